@@ -1,0 +1,117 @@
+//! Copying messages between bags: merge several inputs in time order, filter, rechunk,
+//! recompress. Later layers add encoding conversion on the same pipeline.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::{Path, PathBuf};
+
+use rbag_storage::{Connection, Error, Filter, Format, Message, MessageIter, Result, StorageReader, WriteOptions};
+
+/// How to convert.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertOptions {
+    pub filter: Filter,
+    pub write: WriteOptions,
+}
+
+/// What a conversion did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConvertReport {
+    pub output: PathBuf,
+    pub messages_written: u64,
+    pub connections_written: u64,
+}
+
+/// Progress of a running conversion, for a progress bar.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub messages_done: u64,
+    /// Messages the filter may select, from the inputs' indexes (an upper bound).
+    pub messages_total: u64,
+}
+
+/// Converts `inputs` (already opened) into a new bag at `output` in `format`.
+///
+/// Messages from all inputs are merged by log time; ties keep input order, then each input's
+/// own order. Identical connections from different inputs are written once.
+pub fn convert(
+    inputs: &[(PathBuf, Box<dyn StorageReader>)],
+    output: &Path,
+    format: Format,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ConvertReport> {
+    let mut total = 0;
+    for (_, r) in inputs {
+        let info = r.info()?;
+        for c in r.connections() {
+            if options.filter.accepts_topic(&c.topic) {
+                total += info.connections.get(&c.id).map_or(0, |s| s.message_count);
+            }
+        }
+    }
+    let mut writer = rbag_storage::create(output, format, &options.write)?;
+    let mut ids: HashMap<(usize, u32), u32> = HashMap::new();
+    let mut written: Vec<(Connection, u32)> = Vec::new();
+    for (i, (_, r)) in inputs.iter().enumerate() {
+        for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
+            let key = Connection { id: 0, ..c.clone() };
+            let id = match written.iter().find(|(k, _)| *k == key) {
+                Some(&(_, id)) => id,
+                None => {
+                    let id = writer.add_connection(c).map_err(|e| context(e, &inputs[i].0))?;
+                    written.push((key, id));
+                    id
+                }
+            };
+            ids.insert((i, c.id), id);
+        }
+    }
+
+    let mut streams: Vec<MessageIter<'_>> = Vec::with_capacity(inputs.len());
+    for (_, r) in inputs {
+        streams.push(r.messages(&options.filter)?);
+    }
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut heads: Vec<Option<Message>> = vec![None; inputs.len()];
+    for i in 0..streams.len() {
+        refill(&mut streams, &mut heads, &mut heap, i, inputs)?;
+    }
+    let mut done = 0u64;
+    while let Some(Reverse((_, i))) = heap.pop() {
+        let Some(msg) = heads[i].take() else { continue };
+        let id = *ids.get(&(i, msg.connection)).ok_or(Error::UnknownConnection { id: msg.connection })?;
+        writer.write(id, msg.log_time, msg.publish_time, &msg.data)?;
+        done += 1;
+        if done % 1024 == 0 {
+            progress(Progress { messages_done: done, messages_total: total });
+        }
+        refill(&mut streams, &mut heads, &mut heap, i, inputs)?;
+    }
+    writer.finish()?;
+    progress(Progress { messages_done: done, messages_total: total.max(done) });
+    Ok(ConvertReport { output: output.to_path_buf(), messages_written: done, connections_written: written.len() as u64 })
+}
+
+fn refill(
+    streams: &mut [MessageIter<'_>],
+    heads: &mut [Option<Message>],
+    heap: &mut BinaryHeap<Reverse<(u64, usize)>>,
+    i: usize,
+    inputs: &[(PathBuf, Box<dyn StorageReader>)],
+) -> Result<()> {
+    if let Some(next) = streams[i].next() {
+        let msg = next.map_err(|e| context(e, &inputs[i].0))?;
+        heap.push(Reverse((msg.log_time, i)));
+        heads[i] = Some(msg);
+    }
+    Ok(())
+}
+
+/// Names the input file in an error that does not already.
+fn context(e: Error, path: &Path) -> Error {
+    match e {
+        Error::Io { .. } | Error::UnknownFormat { .. } => e,
+        other => Error::Invalid(format!("{}: {other}", path.display())),
+    }
+}

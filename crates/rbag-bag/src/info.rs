@@ -1,0 +1,100 @@
+//! The summary `rbag info` prints, built from index data only.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rbag_storage::{Result, StorageReader};
+use serde::Serialize;
+
+/// What `rbag info` reports, in the units the JSON output uses.
+#[derive(Debug, Clone, Serialize)]
+pub struct BagInfo {
+    pub path: String,
+    pub storage: &'static str,
+    pub version: String,
+    /// False for a bag whose index was never written; `rbag reindex` repairs it.
+    pub indexed: bool,
+    pub size_bytes: u64,
+    pub message_count: u64,
+    pub start_ns: Option<u64>,
+    pub end_ns: Option<u64>,
+    pub duration_ns: u64,
+    pub chunk_count: u64,
+    pub compression: Vec<CompressionInfo>,
+    pub types: Vec<TypeInfo>,
+    pub topics: Vec<TopicInfo>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompressionInfo {
+    pub name: String,
+    pub chunks: u64,
+    pub compressed_bytes: u64,
+    pub uncompressed_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TypeInfo {
+    pub name: String,
+    /// ROS 1 MD5 sum, when the bag records one.
+    pub md5sum: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TopicInfo {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub message_type: String,
+    pub message_count: u64,
+    pub connections: u64,
+    pub encoding: String,
+    /// 1 / median period between messages, as `rosbag info` computes it.
+    pub frequency_hz: Option<f64>,
+}
+
+/// Summarises an open bag. Reads only index and summary data.
+pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
+    let s = reader.info()?;
+    let mut topics: BTreeMap<&str, TopicInfo> = BTreeMap::new();
+    let mut types = std::collections::BTreeSet::new();
+    for c in reader.connections() {
+        let t = topics.entry(&c.topic).or_insert_with(|| TopicInfo {
+            name: c.topic.clone(),
+            message_type: c.message_type.clone(),
+            message_count: 0,
+            connections: 0,
+            encoding: c.encoding.clone(),
+            frequency_hz: s.topic_median_period_ns.get(&c.topic).map(|&p| 1e9 / p as f64),
+        });
+        t.connections += 1;
+        t.message_count += s.connections.get(&c.id).map_or(0, |x| x.message_count);
+        types.insert(TypeInfo { name: c.message_type.clone(), md5sum: c.metadata.get("md5sum").cloned() });
+    }
+    Ok(BagInfo {
+        path: path.display().to_string(),
+        storage: s.format,
+        version: s.version,
+        indexed: s.indexed,
+        size_bytes: s.size_bytes,
+        message_count: s.message_count,
+        start_ns: s.start_ns,
+        end_ns: s.end_ns,
+        duration_ns: match (s.start_ns, s.end_ns) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => 0,
+        },
+        chunk_count: s.chunk_count,
+        compression: s
+            .compression
+            .into_iter()
+            .map(|(name, c)| CompressionInfo {
+                name,
+                chunks: c.chunks,
+                compressed_bytes: c.compressed_bytes,
+                uncompressed_bytes: c.uncompressed_bytes,
+            })
+            .collect(),
+        types: types.into_iter().collect(),
+        topics: topics.into_values().collect(),
+    })
+}

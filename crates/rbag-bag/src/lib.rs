@@ -1,0 +1,12 @@
+//! The rosbag API: one view of any bag, whatever its storage.
+//!
+//! [`info`] summarises a bag from its index alone; [`convert`] copies messages from one or more
+//! bags into a new one, merged in time order, filtered and rechunked. Both sit on
+//! [`rbag_storage`], so they work the same for every backend.
+
+mod convert;
+mod info;
+
+pub use convert::{convert, ConvertOptions, ConvertReport, Progress};
+pub use info::{info, BagInfo, CompressionInfo, TopicInfo, TypeInfo};
+pub use rbag_storage as storage;

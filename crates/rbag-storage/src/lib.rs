@@ -1,0 +1,82 @@
+//! ROS-agnostic bag storage.
+//!
+//! This crate moves bytes: it stores binary messages with the metadata of the connection they
+//! arrived on, and reads them back through each format's index. It never interprets a message;
+//! a message definition is an opaque string with an encoding name. ROS-specific connection
+//! fields (ROS 1 md5sum, callerid, latching; ROS 2 QoS, type hash) ride in
+//! [`Connection::metadata`].
+//!
+//! ```no_run
+//! use rbag_storage::{open, Filter};
+//! let reader = rbag_storage::open("in.bag".as_ref())?;
+//! for msg in reader.messages(&Filter::default())? {
+//!     let msg = msg?;
+//!     println!("{} {} bytes", msg.log_time, msg.data.len());
+//! }
+//! # Ok::<(), rbag_storage::Error>(())
+//! ```
+
+mod error;
+mod filter;
+mod open;
+pub mod ros1;
+mod types;
+
+pub use error::{Error, Result};
+pub use filter::Filter;
+pub use open::{create, detect, open, Format};
+pub use types::{
+    CompressionStats,
+    Compression, Connection, ConnectionStats, Message, ReadStats, ReindexReport, StorageInfo,
+    WriteOptions,
+};
+
+/// A bag opened for reading. Every backend implements it, so the layers above never know
+/// which format they read.
+pub trait StorageReader: Send + Sync {
+    /// Every connection in the bag, ordered by id.
+    fn connections(&self) -> &[Connection];
+
+    /// A summary built from index/summary data only: no message payload is read.
+    fn info(&self) -> Result<StorageInfo>;
+
+    /// Messages accepted by `filter`, in log-time order (ties broken by file position).
+    fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>>;
+
+    /// The `n`-th message (0-based, log-time order) of `topic`, found through the index.
+    fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>>;
+
+    /// Messages from `time_ns` on, positioned through the index.
+    fn seek<'a>(&'a self, time_ns: u64) -> Result<MessageIter<'a>> {
+        self.messages(&Filter { start: Some(time_ns), ..Filter::default() })
+    }
+
+    /// Counters of the I/O done so far; tests use them to prove the index is used.
+    fn stats(&self) -> ReadStats;
+
+    /// The connection a message refers to.
+    fn connection(&self, id: u32) -> Option<&Connection> {
+        let conns = self.connections();
+        match conns.binary_search_by_key(&id, |c| c.id) {
+            Ok(i) => conns.get(i),
+            Err(_) => None,
+        }
+    }
+}
+
+/// A fallible stream of messages borrowed from its reader.
+pub type MessageIter<'a> = Box<dyn Iterator<Item = Result<Message>> + Send + 'a>;
+
+/// A bag being written. `finish` must be called: dropping a writer leaves a bag that needs
+/// `reindex`.
+pub trait StorageWriter: Send {
+    /// Registers a connection and returns the id to pass to [`StorageWriter::write`]. The
+    /// `id` field of `conn` is ignored.
+    fn add_connection(&mut self, conn: &Connection) -> Result<u32>;
+
+    /// Appends one message. Fails forever after the first I/O error (the writer is poisoned).
+    fn write(&mut self, conn: u32, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()>;
+
+    /// Flushes, writes the index and closes the bag.
+    fn finish(self: Box<Self>) -> Result<()>;
+}

@@ -1,0 +1,234 @@
+//! What the index says about chunks, and the records that describe them: connection, index
+//! data and chunk info. Shared by the reader, the writer and the reindexer.
+
+use std::collections::BTreeMap;
+
+use super::record::{self, op, Header, Record};
+use crate::{Compression, Connection, Error, Result};
+
+/// One message's place: its log time and its offset inside the uncompressed chunk data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    pub time: u64,
+    pub offset: u32,
+    pub conn: u32,
+}
+
+/// Where a chunk's data is when the bag index did not say (found by scanning).
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub compression: Compression,
+    pub data_offset: u64,
+    /// Bytes of (compressed) data in the file that belong to the chunk.
+    pub data_len: u64,
+    /// Uncompressed bytes that hold complete records.
+    pub size: u64,
+    /// Whether the compressed stream is torn and must be decoded leniently.
+    pub salvaged: bool,
+    pub entries: Vec<Entry>,
+}
+
+/// A chunk as the chunk-info records (or a scan) describe it.
+#[derive(Debug, Clone)]
+pub struct ChunkMeta {
+    /// Offset of the chunk record.
+    pub pos: u64,
+    pub start: u64,
+    pub end: u64,
+    /// Messages per connection id.
+    pub counts: Vec<(u32, u32)>,
+    /// Set for chunks found by scanning an unindexed bag.
+    pub located: Option<Located>,
+}
+
+impl ChunkMeta {
+    pub fn message_count(&self) -> u64 {
+        self.counts.iter().map(|&(_, n)| n as u64).sum()
+    }
+}
+
+/// Builds a [`Connection`] from a connection record.
+pub fn parse_connection(rec: &Record<'_>) -> Result<Connection> {
+    let id = rec.header.u32("conn")?;
+    let topic = rec.header.string("topic")?;
+    let fields = Header::parse(rec.data, rec.offset)?;
+    let mut conn = Connection {
+        id,
+        topic,
+        encoding: "ros1".into(),
+        definition_encoding: "ros1msg".into(),
+        ..Connection::default()
+    };
+    for (k, v) in fields.fields() {
+        let v = String::from_utf8_lossy(v).into_owned();
+        match *k {
+            b"type" => conn.message_type = v,
+            b"message_definition" => conn.definition = v,
+            // The record header's topic wins; a differing data topic is kept as metadata.
+            b"topic" if v == conn.topic => {}
+            k => {
+                conn.metadata.insert(String::from_utf8_lossy(k).into_owned(), v);
+            }
+        }
+    }
+    if conn.message_type.is_empty() {
+        return Err(Error::Malformed {
+            offset: rec.offset,
+            what: "connection record",
+            reason: format!("connection {id} on {:?} has no type", conn.topic),
+        });
+    }
+    Ok(conn)
+}
+
+/// Encodes a connection record.
+pub fn write_connection(out: &mut Vec<u8>, conn: &Connection) {
+    let md5 = conn.metadata.get("md5sum").map(String::as_str).unwrap_or("*");
+    let mut data: Vec<(&str, &[u8])> = vec![
+        ("topic", conn.topic.as_bytes()),
+        ("type", conn.message_type.as_bytes()),
+        ("md5sum", md5.as_bytes()),
+        ("message_definition", conn.definition.as_bytes()),
+    ];
+    for (k, v) in &conn.metadata {
+        if !matches!(k.as_str(), "md5sum" | "type" | "message_definition") {
+            data.push((k, v.as_bytes()));
+        }
+    }
+    let mut body = Vec::new();
+    for (k, v) in &data {
+        body.extend_from_slice(&((k.len() + 1 + v.len()) as u32).to_le_bytes());
+        body.extend_from_slice(k.as_bytes());
+        body.push(b'=');
+        body.extend_from_slice(v);
+    }
+    let id = conn.id.to_le_bytes();
+    record::write_record(out, &[("op", &[op::CONNECTION]), ("conn", &id), ("topic", conn.topic.as_bytes())], &body);
+}
+
+/// Parses a chunk-info record.
+pub fn parse_chunk_info(rec: &Record<'_>) -> Result<ChunkMeta> {
+    let ver = rec.header.u32("ver")?;
+    if ver != 1 {
+        return Err(Error::Malformed { offset: rec.offset, what: "chunk info", reason: format!("version {ver}, expected 1") });
+    }
+    let count = rec.header.u32("count")? as usize;
+    if rec.data.len() != count * 8 {
+        return Err(Error::Malformed {
+            offset: rec.offset,
+            what: "chunk info",
+            reason: format!("{count} connections need {} bytes, record has {}", count * 8, rec.data.len()),
+        });
+    }
+    let counts = rec
+        .data
+        .chunks_exact(8)
+        .map(|c| (u32::from_le_bytes([c[0], c[1], c[2], c[3]]), u32::from_le_bytes([c[4], c[5], c[6], c[7]])))
+        .collect();
+    Ok(ChunkMeta {
+        pos: rec.header.u64("chunk_pos")?,
+        start: rec.header.time("start_time")?,
+        end: rec.header.time("end_time")?,
+        counts,
+        located: None,
+    })
+}
+
+/// Encodes a chunk-info record.
+pub fn write_chunk_info(out: &mut Vec<u8>, meta: &ChunkMeta) -> Result<()> {
+    let mut data = Vec::with_capacity(meta.counts.len() * 8);
+    for &(conn, n) in &meta.counts {
+        data.extend_from_slice(&conn.to_le_bytes());
+        data.extend_from_slice(&n.to_le_bytes());
+    }
+    record::write_record(
+        out,
+        &[
+            ("op", &[op::CHUNK_INFO]),
+            ("ver", &1u32.to_le_bytes()),
+            ("chunk_pos", &meta.pos.to_le_bytes()),
+            ("start_time", &record::time_to_bytes(meta.start)?),
+            ("end_time", &record::time_to_bytes(meta.end)?),
+            ("count", &(meta.counts.len() as u32).to_le_bytes()),
+        ],
+        &data,
+    );
+    Ok(())
+}
+
+/// Appends the entries of an index-data record to `out`, keeping those `keep` accepts.
+pub fn parse_index_data(rec: &Record<'_>, out: &mut Vec<Entry>, keep: impl Fn(u32, u64) -> bool) -> Result<()> {
+    let ver = rec.header.u32("ver")?;
+    if ver != 1 {
+        return Err(Error::Malformed { offset: rec.offset, what: "index data", reason: format!("version {ver}, expected 1") });
+    }
+    let conn = rec.header.u32("conn")?;
+    let count = rec.header.u32("count")? as usize;
+    if rec.data.len() != count * 12 {
+        return Err(Error::Malformed {
+            offset: rec.offset,
+            what: "index data",
+            reason: format!("{count} entries need {} bytes, record has {}", count * 12, rec.data.len()),
+        });
+    }
+    for e in rec.data.chunks_exact(12) {
+        let time = record::time_from_bytes(&e[..8]);
+        if keep(conn, time) {
+            out.push(Entry { time, offset: u32::from_le_bytes([e[8], e[9], e[10], e[11]]), conn });
+        }
+    }
+    Ok(())
+}
+
+/// Encodes the index-data records of one chunk, one per connection, ordered by connection.
+pub fn write_index_data(out: &mut Vec<u8>, entries: &[Entry]) -> Result<Vec<(u32, u32)>> {
+    let mut by_conn: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+    for e in entries {
+        let d = by_conn.entry(e.conn).or_default();
+        d.extend_from_slice(&record::time_to_bytes(e.time)?);
+        d.extend_from_slice(&e.offset.to_le_bytes());
+    }
+    let mut counts = Vec::with_capacity(by_conn.len());
+    for (conn, data) in by_conn {
+        let n = (data.len() / 12) as u32;
+        record::write_record(
+            out,
+            &[("op", &[op::INDEX_DATA]), ("ver", &1u32.to_le_bytes()), ("conn", &conn.to_le_bytes()), ("count", &n.to_le_bytes())],
+            &data,
+        );
+        counts.push((conn, n));
+    }
+    Ok(counts)
+}
+
+/// Reads a message-data record at `offset` in uncompressed chunk data.
+pub fn message_at<'a>(data: &'a [u8], offset: u32, chunk_pos: u64, limits: &record::Limits) -> Result<(u32, u64, &'a [u8])> {
+    let at = offset as usize;
+    let rest = data.get(at..).ok_or_else(|| Error::Malformed {
+        offset: chunk_pos,
+        what: "index data",
+        reason: format!("message offset {offset} is past the chunk's {} bytes", data.len()),
+    })?;
+    let rec = record::parse_record(rest, chunk_pos + at as u64, limits).map_err(|e| in_chunk(e, chunk_pos))?;
+    let op = rec.op()?;
+    if op != op::MSG_DATA {
+        return Err(Error::Malformed {
+            offset: chunk_pos,
+            what: "index data",
+            reason: format!("offset {offset} in the chunk holds op 0x{op:02x}, not a message"),
+        });
+    }
+    Ok((rec.header.u32("conn")?, rec.header.time("time")?, rec.data))
+}
+
+/// Errors inside decompressed chunk data carry the chunk's file offset, not a chunk-relative one.
+fn in_chunk(e: Error, chunk_pos: u64) -> Error {
+    match e {
+        Error::Truncated { what, needed, available, .. } => Error::Malformed {
+            offset: chunk_pos,
+            what: "chunk",
+            reason: format!("{what} runs past the chunk's end (needs {needed} bytes, {available} left)"),
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,541 @@
+//! Reading ROS 1 bags through their index: chunk infos → the chunks a query needs → the
+//! message offsets in their index-data records. Bags without an index are scanned once at open.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+
+use super::chunk::{self, ChunkMeta, Entry};
+use super::compression;
+use super::record::{self, op, Limits, Records};
+use super::scan;
+use crate::{
+    Compression, CompressionStats, Connection, ConnectionStats, Error, Filter, Message, MessageIter, ReadStats,
+    Result, StorageInfo, StorageReader,
+};
+
+/// A ROS 1 bag v2.0 opened for reading.
+pub struct Ros1Reader {
+    path: PathBuf,
+    file: File,
+    file_len: u64,
+    limits: Limits,
+    connections: Vec<Connection>,
+    /// In file order.
+    chunks: Vec<ChunkMeta>,
+    /// Where the index section starts (end of the last chunk's index records).
+    index_pos: u64,
+    indexed: bool,
+    chunks_read: AtomicU64,
+    chunks_decompressed: AtomicU64,
+    bytes_read: AtomicU64,
+}
+
+/// A chunk's header fields.
+struct ChunkHeader {
+    compression: Compression,
+    size: u64,
+    data_offset: u64,
+    data_len: u64,
+}
+
+/// Uncompressed chunk data and the index entries a query wants from it, in read order.
+struct Loaded {
+    data: Bytes,
+    entries: Vec<Entry>,
+}
+
+impl Ros1Reader {
+    /// Opens `path`, reading the bag header, connections and chunk infos. A bag whose index was
+    /// never written (a killed recorder) is scanned instead; [`StorageInfo::indexed`] then says so.
+    pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with_limits(path, Limits::default())
+    }
+
+    pub fn open_with_limits(path: &Path, limits: Limits) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let mut reader = Ros1Reader {
+            path: path.into(),
+            file,
+            file_len,
+            limits,
+            connections: Vec::new(),
+            chunks: Vec::new(),
+            index_pos: 0,
+            indexed: true,
+            chunks_read: AtomicU64::new(0),
+            chunks_decompressed: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
+        };
+        let header = reader.read_bag_header()?;
+        if header.index_pos == 0 || header.index_pos >= file_len && header.chunk_count > 0 {
+            reader.load_by_scan()?;
+        } else {
+            reader.load_index(header)?;
+        }
+        Ok(reader)
+    }
+
+    /// Reads `len` bytes at `offset`, checking both against the file size first.
+    fn read_at(&self, offset: u64, len: u64, what: &'static str) -> Result<Vec<u8>> {
+        let available = self.file_len.saturating_sub(offset);
+        if len > available {
+            return Err(Error::Truncated { offset, what, needed: len, available });
+        }
+        let mut buf = vec![0u8; len as usize];
+        self.file.read_exact_at(&mut buf, offset).map_err(|e| Error::io(&self.path, e))?;
+        self.bytes_read.fetch_add(len, Ordering::Relaxed);
+        Ok(buf)
+    }
+
+    fn read_bag_header(&self) -> Result<BagHeader> {
+        let head = self.read_at(0, super::FIRST_RECORD.min(self.file_len), "bag header")?;
+        if !head.starts_with(record::MAGIC) {
+            return Err(Error::Malformed { offset: 0, what: "bag", reason: "not a ROS bag v2.0 (bad magic line)".into() });
+        }
+        let off = record::MAGIC.len() as u64;
+        let rec = record::parse_record(&head[off as usize..], off, &self.limits)?;
+        let op = rec.op()?;
+        if op != op::BAG_HEADER {
+            return Err(Error::Malformed { offset: off, what: "bag header", reason: format!("op 0x{op:02x}, expected 0x03") });
+        }
+        Ok(BagHeader {
+            index_pos: rec.header.u64("index_pos")?,
+            conn_count: rec.header.u32("conn_count")?,
+            chunk_count: rec.header.u32("chunk_count")?,
+            first_record: off + rec.len as u64,
+        })
+    }
+
+    fn load_index(&mut self, header: BagHeader) -> Result<()> {
+        let buf = self.read_at(header.index_pos, self.file_len - header.index_pos, "index section")?;
+        let mut conns = Vec::new();
+        for rec in Records::new(&buf, header.index_pos, self.limits) {
+            let rec = rec?;
+            match rec.op()? {
+                op::CONNECTION => conns.push(chunk::parse_connection(&rec)?),
+                op::CHUNK_INFO => self.chunks.push(chunk::parse_chunk_info(&rec)?),
+                other => return Err(Error::UnknownOp { offset: rec.offset, op: other }),
+            }
+        }
+        if conns.len() != header.conn_count as usize || self.chunks.len() != header.chunk_count as usize {
+            return Err(Error::Malformed {
+                offset: header.index_pos,
+                what: "index section",
+                reason: format!(
+                    "bag header promises {} connections and {} chunks, index holds {} and {} (run `rbag reindex`)",
+                    header.conn_count,
+                    header.chunk_count,
+                    conns.len(),
+                    self.chunks.len()
+                ),
+            });
+        }
+        for c in &self.chunks {
+            if c.pos < header.first_record || c.pos >= header.index_pos {
+                return Err(Error::Malformed {
+                    offset: header.index_pos,
+                    what: "chunk info",
+                    reason: format!("chunk position {} is outside the chunk area", c.pos),
+                });
+            }
+        }
+        self.chunks.sort_by_key(|c| c.pos);
+        self.set_connections(conns);
+        self.index_pos = header.index_pos;
+        Ok(())
+    }
+
+    fn load_by_scan(&mut self) -> Result<()> {
+        let scan = scan::scan(&self.file, &self.path, self.file_len, &self.limits)?;
+        self.bytes_read.fetch_add(scan.bytes_read, Ordering::Relaxed);
+        self.chunks = scan.chunks;
+        self.set_connections(scan.connections.into_values().collect());
+        self.index_pos = self.file_len;
+        self.indexed = false;
+        Ok(())
+    }
+
+    fn set_connections(&mut self, mut conns: Vec<Connection>) {
+        conns.sort_by_key(|c| c.id);
+        conns.dedup_by_key(|c| c.id);
+        self.connections = conns;
+    }
+
+    /// Whether the bag had an index (false: it was scanned and should be reindexed).
+    pub fn is_indexed(&self) -> bool {
+        self.indexed
+    }
+
+    /// End of the region that belongs to chunk `i` (its data and index records).
+    fn region_end(&self, i: usize) -> u64 {
+        self.chunks.get(i + 1).map_or(self.index_pos, |c| c.pos)
+    }
+
+    fn chunk_header(&self, buf: &[u8], pos: u64) -> Result<ChunkHeader> {
+        let hl = record::read_u32(buf, pos, "chunk header length")?;
+        let body = buf.get(4..4 + hl as usize + 4).ok_or(Error::Truncated {
+            offset: pos,
+            what: "chunk header",
+            needed: hl as u64 + 4,
+            available: buf.len().saturating_sub(4) as u64,
+        })?;
+        let header = record::Header::parse(&body[..hl as usize], pos + 4)?;
+        let op = header.op()?;
+        if op != op::CHUNK {
+            return Err(Error::Malformed { offset: pos, what: "chunk", reason: format!("chunk info points at op 0x{op:02x}") });
+        }
+        let compression = compression::parse(header.get("compression").unwrap_or(b"none"), pos)?;
+        let size = header.u32("size")? as u64;
+        record::check_data_len(size, pos, &self.limits)?;
+        let data_len = record::read_u32(&body[hl as usize..], pos, "chunk data length")? as u64;
+        Ok(ChunkHeader { compression, size, data_offset: pos + 8 + hl as u64, data_len })
+    }
+
+    /// Reads just a chunk's header, without its data.
+    fn read_chunk_header(&self, i: usize) -> Result<ChunkHeader> {
+        let pos = self.chunks[i].pos;
+        let avail = self.region_end(i).saturating_sub(pos);
+        let buf = self.read_at(pos, avail.min(4096), "chunk header")?;
+        let hl = record::read_u32(&buf, pos, "chunk header length")?;
+        record::check_header_len(hl, pos, &self.limits)?;
+        if (hl as u64 + 8) as usize > buf.len() {
+            let buf = self.read_at(pos, hl as u64 + 8, "chunk header")?;
+            return self.chunk_header(&buf, pos);
+        }
+        self.chunk_header(&buf, pos)
+    }
+
+    /// The index entries of chunk `i` that `keep` accepts, sorted by (time, offset).
+    fn read_entries(&self, i: usize, keep: &dyn Fn(u32, u64) -> bool) -> Result<Vec<Entry>> {
+        if let Some(loc) = &self.chunks[i].located {
+            return Ok(loc.entries.iter().copied().filter(|e| keep(e.conn, e.time)).collect());
+        }
+        let h = self.read_chunk_header(i)?;
+        let start = h.data_offset + h.data_len;
+        let end = self.region_end(i);
+        let buf = self.read_at(start, end.saturating_sub(start), "index data")?;
+        let mut entries = Vec::new();
+        parse_index_region(&buf, start, &self.limits, &mut entries, keep)?;
+        entries.sort_unstable();
+        Ok(entries)
+    }
+
+    /// Reads and decompresses chunk `i`, with the entries `keep` accepts.
+    fn load(&self, i: usize, keep: &dyn Fn(u32, u64) -> bool) -> Result<Loaded> {
+        let meta = &self.chunks[i];
+        self.chunks_read.fetch_add(1, Ordering::Relaxed);
+        if let Some(loc) = &meta.located {
+            let raw = self.read_at(loc.data_offset, loc.data_len, "chunk data")?;
+            let data = self.decompress(loc.compression, raw, loc.size, meta.pos, loc.salvaged)?;
+            let entries = loc.entries.iter().copied().filter(|e| keep(e.conn, e.time)).collect();
+            return Ok(Loaded { data, entries });
+        }
+        // One read for the chunk and the index records that follow it.
+        let end = self.region_end(i);
+        let region = self.read_at(meta.pos, end.saturating_sub(meta.pos), "chunk")?;
+        let h = self.chunk_header(&region, meta.pos)?;
+        let rel = (h.data_offset - meta.pos) as usize;
+        let data_end = rel as u64 + h.data_len;
+        if data_end > region.len() as u64 {
+            return Err(Error::Truncated { offset: meta.pos, what: "chunk data", needed: h.data_len, available: (region.len() - rel) as u64 });
+        }
+        let mut entries = Vec::new();
+        parse_index_region(&region[data_end as usize..], meta.pos + data_end, &self.limits, &mut entries, keep)?;
+        entries.sort_unstable();
+        let data = if h.compression == Compression::None {
+            if h.size != h.data_len {
+                return Err(Error::Malformed { offset: meta.pos, what: "chunk", reason: format!("uncompressed chunk of {} bytes says size {}", h.data_len, h.size) });
+            }
+            Bytes::from(region).slice(rel..data_end as usize)
+        } else {
+            self.decompress(h.compression, region[rel..data_end as usize].to_vec(), h.size, meta.pos, false)?
+        };
+        Ok(Loaded { data, entries })
+    }
+
+    fn decompress(&self, c: Compression, raw: Vec<u8>, size: u64, pos: u64, salvaged: bool) -> Result<Bytes> {
+        if c == Compression::None {
+            return Ok(Bytes::from(raw));
+        }
+        self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
+        if salvaged {
+            let mut out = compression::salvage(c, &raw, size);
+            out.truncate(size as usize);
+            return Ok(Bytes::from(out));
+        }
+        Ok(Bytes::from(compression::decompress(c, &raw, size, pos)?))
+    }
+
+    fn wanted_connections(&self, filter: &Filter) -> HashMap<u32, ()> {
+        self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| (c.id, ())).collect()
+    }
+
+    fn message(&self, data: &Bytes, e: Entry, chunk_pos: u64) -> Result<Message> {
+        let (conn, time, payload) = chunk::message_at(data, e.offset, chunk_pos, &self.limits)?;
+        if conn != e.conn {
+            return Err(Error::Malformed {
+                offset: chunk_pos,
+                what: "index data",
+                reason: format!("entry for connection {} points at a message of connection {conn}", e.conn),
+            });
+        }
+        Ok(Message { connection: conn, log_time: time, publish_time: time, data: data.slice_ref(payload) })
+    }
+}
+
+struct BagHeader {
+    index_pos: u64,
+    conn_count: u32,
+    chunk_count: u32,
+    first_record: u64,
+}
+
+/// Parses the index-data records that follow a chunk. Other records there end the region.
+fn parse_index_region(buf: &[u8], base: u64, limits: &Limits, out: &mut Vec<Entry>, keep: &dyn Fn(u32, u64) -> bool) -> Result<()> {
+    for rec in Records::new(buf, base, *limits) {
+        let rec = rec?;
+        match rec.op()? {
+            op::INDEX_DATA => chunk::parse_index_data(&rec, out, keep)?,
+            // Some writers put connection records between chunks; they were read from the index.
+            op::CONNECTION => {}
+            _ => break,
+        }
+    }
+    Ok(())
+}
+
+impl StorageReader for Ros1Reader {
+    fn connections(&self) -> &[Connection] {
+        &self.connections
+    }
+
+    fn info(&self) -> Result<StorageInfo> {
+        let mut info = StorageInfo {
+            format: "ros1",
+            version: "2.0".into(),
+            files: vec![self.path.clone()],
+            size_bytes: self.file_len,
+            indexed: self.indexed,
+            chunk_count: self.chunks.len() as u64,
+            ..StorageInfo::default()
+        };
+        for c in &self.connections {
+            info.connections.insert(c.id, ConnectionStats::default());
+        }
+        let topic_of: HashMap<u32, &str> = self.connections.iter().map(|c| (c.id, c.topic.as_str())).collect();
+        let mut times: HashMap<&str, Vec<u64>> = HashMap::new();
+        for (i, c) in self.chunks.iter().enumerate() {
+            for &(conn, n) in &c.counts {
+                info.connections.entry(conn).or_default().message_count += n as u64;
+            }
+            if c.message_count() > 0 {
+                info.start_ns = Some(info.start_ns.map_or(c.start, |s| s.min(c.start)));
+                info.end_ns = Some(info.end_ns.map_or(c.end, |e| e.max(c.end)));
+            }
+            let (compression, stats) = match &c.located {
+                Some(loc) => (loc.compression, (loc.data_len, loc.size)),
+                None => {
+                    let h = self.read_chunk_header(i)?;
+                    (h.compression, (h.data_len, h.size))
+                }
+            };
+            let s = info.compression.entry(compression.name().to_string()).or_insert_with(CompressionStats::default);
+            s.chunks += 1;
+            s.compressed_bytes += stats.0;
+            s.uncompressed_bytes += stats.1;
+            for e in self.read_entries(i, &|_, _| true)? {
+                if let Some(t) = topic_of.get(&e.conn) {
+                    times.entry(t).or_default().push(e.time);
+                }
+            }
+        }
+        info.message_count = info.connections.values().map(|c| c.message_count).sum();
+        for (topic, mut t) in times {
+            if let Some(p) = median_period(&mut t) {
+                info.topic_median_period_ns.insert(topic.to_string(), p);
+            }
+        }
+        Ok(info)
+    }
+
+    fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
+        let want = self.wanted_connections(filter);
+        let mut order: Vec<usize> = (0..self.chunks.len())
+            .filter(|&i| {
+                let c = &self.chunks[i];
+                filter.overlaps(c.start, c.end) && c.counts.iter().any(|(conn, n)| *n > 0 && want.contains_key(conn))
+            })
+            .collect();
+        order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].pos));
+        Ok(Box::new(Merge {
+            reader: self,
+            order,
+            next: 0,
+            heap: BinaryHeap::new(),
+            slots: Vec::new(),
+            want,
+            filter: filter.clone(),
+            done: false,
+        }))
+    }
+
+    fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
+        let conns: Vec<u32> = self.connections.iter().filter(|c| c.topic == topic).map(|c| c.id).collect();
+        let mut relevant: Vec<(usize, u64)> = self
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, c.counts.iter().filter(|(k, _)| conns.contains(k)).map(|&(_, n)| n as u64).sum()))
+            .filter(|&(_, count)| count > 0)
+            .collect();
+        relevant.sort_by_key(|&(i, _)| (self.chunks[i].start, self.chunks[i].pos));
+        // Counting through chunk infos is exact only when the topic's chunks do not interleave in time.
+        let disjoint = relevant.windows(2).all(|w| {
+            let (a, b) = (&self.chunks[w[0].0], &self.chunks[w[1].0]);
+            a.end < b.start || (a.end == b.start && a.pos < b.pos)
+        });
+        if !disjoint {
+            let filter = Filter { topics: vec![topic.to_string()], ..Filter::default() };
+            return self.messages(&filter)?.nth(n as usize).transpose();
+        }
+        let mut skipped = 0u64;
+        for (i, count) in relevant {
+            if n < skipped + count {
+                let keep = |c: u32, _| conns.contains(&c);
+                let loaded = self.load(i, &keep)?;
+                let e = *loaded.entries.get((n - skipped) as usize).ok_or_else(|| Error::Malformed {
+                    offset: self.chunks[i].pos,
+                    what: "chunk info",
+                    reason: format!("chunk info counts {count} messages on {topic}, index data has {}", loaded.entries.len()),
+                })?;
+                return self.message(&loaded.data, e, self.chunks[i].pos).map(Some);
+            }
+            skipped += count;
+        }
+        Ok(None)
+    }
+
+    fn stats(&self) -> ReadStats {
+        ReadStats {
+            chunks_read: self.chunks_read.load(Ordering::Relaxed),
+            chunks_decompressed: self.chunks_decompressed.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The median gap between consecutive times, as rosbag computes topic frequency.
+fn median_period(times: &mut [u64]) -> Option<u64> {
+    if times.len() < 2 {
+        return None;
+    }
+    times.sort_unstable();
+    let mut gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    let mid = gaps.len() / 2;
+    let median = if gaps.len() % 2 == 1 {
+        *gaps.select_nth_unstable(mid).1
+    } else {
+        let hi = *gaps.select_nth_unstable(mid).1;
+        let lo = *gaps[..mid].iter().max()?;
+        (lo + hi) / 2
+    };
+    (median > 0).then_some(median)
+}
+
+/// A chunk being drained by the merge.
+struct Cursor {
+    data: Bytes,
+    entries: Vec<Entry>,
+    next: usize,
+    chunk_pos: u64,
+}
+
+/// K-way merge over the chunks that overlap in time. Chunks are opened in start-time order, only
+/// when the merge reaches their start, so memory holds the overlapping chunks, not the bag.
+struct Merge<'a> {
+    reader: &'a Ros1Reader,
+    order: Vec<usize>,
+    next: usize,
+    /// (time, chunk position, offset, slot): ties fall back to file position, as in rosbag.
+    heap: BinaryHeap<Reverse<(u64, u64, u32, usize)>>,
+    slots: Vec<Option<Cursor>>,
+    want: HashMap<u32, ()>,
+    filter: Filter,
+    done: bool,
+}
+
+impl Merge<'_> {
+    fn open_next(&mut self) -> Result<()> {
+        let i = self.order[self.next];
+        self.next += 1;
+        let (want, filter) = (&self.want, &self.filter);
+        let keep = |conn: u32, t: u64| want.contains_key(&conn) && filter.accepts_time(t);
+        let loaded = self.reader.load(i, &keep)?;
+        if let Some(first) = loaded.entries.first() {
+            let pos = self.reader.chunks[i].pos;
+            let slot = match self.slots.iter().position(Option::is_none) {
+                Some(s) => s,
+                None => {
+                    self.slots.push(None);
+                    self.slots.len() - 1
+                }
+            };
+            self.heap.push(Reverse((first.time, pos, first.offset, slot)));
+            self.slots[slot] = Some(Cursor { data: loaded.data, entries: loaded.entries, next: 1, chunk_pos: pos });
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for Merge<'_> {
+    type Item = Result<Message>;
+
+    fn next(&mut self) -> Option<Result<Message>> {
+        if self.done {
+            return None;
+        }
+        while self.next < self.order.len() {
+            let start = self.reader.chunks[self.order[self.next]].start;
+            if self.heap.peek().is_some_and(|Reverse(top)| start > top.0) {
+                break;
+            }
+            if let Err(e) = self.open_next() {
+                self.done = true;
+                return Some(Err(e));
+            }
+        }
+        let Reverse((_, _, _, slot)) = self.heap.pop()?;
+        let cursor = self.slots[slot].as_mut()?;
+        let entry = cursor.entries[cursor.next - 1];
+        let msg = self.reader.message(&cursor.data, entry, cursor.chunk_pos);
+        if let Some(e) = cursor.entries.get(cursor.next) {
+            self.heap.push(Reverse((e.time, cursor.chunk_pos, e.offset, slot)));
+            cursor.next += 1;
+        } else {
+            self.slots[slot] = None;
+        }
+        if msg.is_err() {
+            self.done = true;
+        }
+        Some(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median_period;
+
+    #[test]
+    fn median_of_gaps() {
+        assert_eq!(median_period(&mut [0, 10, 20, 40]), Some(10));
+        assert_eq!(median_period(&mut [5]), None);
+        assert_eq!(median_period(&mut [0, 10, 30]), Some(15));
+    }
+}

@@ -1,0 +1,148 @@
+//! The data the storage API moves: connections, messages, summaries and options.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One publisher-topic pairing. A topic may have several (ROS 1 connections, MCAP channels),
+/// but all of a topic's connections share one message encoding.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Connection {
+    /// Id unique within the bag; messages refer to it.
+    pub id: u32,
+    pub topic: String,
+    /// Message type as the bag names it (`std_msgs/String`, `std_msgs/msg/String`).
+    pub message_type: String,
+    /// Serialization of the payload: `ros1` or `cdr`.
+    pub encoding: String,
+    /// Definition text, opaque here.
+    pub definition: String,
+    /// Dialect of `definition`: `ros1msg`, `ros2msg`, `ros2idl`, or empty when unknown.
+    pub definition_encoding: String,
+    /// Middleware-specific fields (ROS 1 `md5sum`, `callerid`, `latching`; ROS 2
+    /// `offered_qos_profiles`, `type_hash`), kept as text so storage stays ROS-agnostic.
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// One stored message. `data` shares the buffer it was read into, so handing messages out does
+/// not copy payloads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub connection: u32,
+    /// Receive time, nanoseconds since the epoch.
+    pub log_time: u64,
+    /// Send time; formats that store one time (ROS 1) repeat `log_time`.
+    pub publish_time: u64,
+    pub data: bytes::Bytes,
+}
+
+/// Per-connection numbers from the index.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionStats {
+    pub message_count: u64,
+}
+
+/// Chunk compression of a storage file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    #[default]
+    None,
+    Lz4,
+    Bz2,
+    Zstd,
+}
+
+impl Compression {
+    /// The name the formats use on disk.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Lz4 => "lz4",
+            Compression::Bz2 => "bz2",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+impl std::str::FromStr for Compression {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Compression::None),
+            "lz4" => Ok(Compression::Lz4),
+            "bz2" => Ok(Compression::Bz2),
+            "zstd" => Ok(Compression::Zstd),
+            other => Err(format!("unknown compression {other:?} (none, lz4, bz2, zstd)")),
+        }
+    }
+}
+
+/// A summary read from index data only.
+#[derive(Debug, Clone, Default)]
+pub struct StorageInfo {
+    /// Storage format name: `ros1`, `sqlite3`, `mcap`.
+    pub format: &'static str,
+    /// Format version, e.g. `2.0` for ROS 1 bags.
+    pub version: String,
+    pub files: Vec<PathBuf>,
+    pub size_bytes: u64,
+    /// False when the bag lost its index and was scanned; `reindex` repairs it.
+    pub indexed: bool,
+    pub message_count: u64,
+    /// First and last log time; `None` for an empty bag.
+    pub start_ns: Option<u64>,
+    pub end_ns: Option<u64>,
+    pub chunk_count: u64,
+    /// Chunks per compression (e.g. `lz4` → 3), with compressed and uncompressed bytes.
+    pub compression: BTreeMap<String, CompressionStats>,
+    /// Keyed by connection id.
+    pub connections: BTreeMap<u32, ConnectionStats>,
+    /// Median period between messages of each topic (all its connections), from the index.
+    pub topic_median_period_ns: BTreeMap<String, u64>,
+}
+
+/// Chunk counts and sizes for one compression.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompressionStats {
+    pub chunks: u64,
+    pub compressed_bytes: u64,
+    pub uncompressed_bytes: u64,
+}
+
+/// I/O counters of a reader.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// Chunks whose data was read from the file.
+    pub chunks_read: u64,
+    /// Chunks that were decompressed (uncompressed chunks are not counted).
+    pub chunks_decompressed: u64,
+    /// Bytes read from the file.
+    pub bytes_read: u64,
+}
+
+/// Options for creating a bag.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    pub compression: Compression,
+    /// A chunk is flushed once its uncompressed size reaches this (ROS 1 default 768 KiB).
+    pub chunk_size: u64,
+    /// A chunk is also flushed once the log times it holds span this many nanoseconds.
+    pub chunk_interval_ns: Option<u64>,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { compression: Compression::None, chunk_size: 768 * 1024, chunk_interval_ns: None }
+    }
+}
+
+/// What `reindex` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReindexReport {
+    pub output: PathBuf,
+    pub messages_kept: u64,
+    pub chunks_written: u64,
+    /// Bytes at the end of the input that held no complete record.
+    pub bytes_dropped: u64,
+    /// Message records that were started but torn.
+    pub messages_dropped: u64,
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the real peers rbag's tests compare against, when they are missing.
+# Idempotent: a second run only checks. Recipes: ../shared/peers/NOTES.md.
+#   - Debian's ROS 1 (ros_comm 1.15): rosbag Python API, C++ rosbag record/play, roscore.
+#   - Python oracles in a venv at .peers/venv: rosbags, mcap (pinned versions).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+[ -x /usr/bin/rosbag ] || need_apt+=(ros-core python3-rosbag python3-rostopic python3-rospy)
+/usr/bin/python3 -c 'import rosbag, std_msgs.msg, sensor_msgs.msg' 2>/dev/null || need_apt+=(python3-rosbag python3-std-msgs python3-sensor-msgs)
+[ -x /usr/lib/rosbag/record ] || need_apt+=(ros-core)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup-peers: installing Debian's ROS 1 (apt)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends \
+    ros-core python3-rosbag python3-rostopic python3-rospy \
+    python3-std-msgs python3-sensor-msgs python3-geometry-msgs python3-nav-msgs \
+    python3-tf2-msgs python3-diagnostic-msgs ros-std-msgs ros-sensor-msgs >/dev/null
+fi
+
+VENV=.peers/venv
+if ! "$VENV/bin/python" -c 'import rosbags, mcap' 2>/dev/null; then
+  echo "setup-peers: creating the Python oracle venv in $VENV" >&2
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    rosbags==0.11.9 mcap==1.6.0 mcap-ros2-support==0.6.0
+fi
+echo "setup-peers: ok (rosbag $(dpkg-query -W -f='${Version}' python3-rosbag 2>/dev/null || echo '?'), rosbags $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("rosbags"))'))" >&2
