@@ -1,1 +1,55 @@
-fn main(){}
+//! `rbag`: record, play, inspect, convert and repair robot bags, with no ROS installed.
+//!
+//! `main` only parses arguments and maps the outcome to an exit code; each verb lives in its own
+//! file under `commands/`.
+
+mod commands;
+mod output;
+mod units;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Record, play, inspect, convert and repair ROS 1 and ROS 2 bags.
+///
+/// Reads and writes ROS 1 bags (v2.0). rosbag2 SQLite3 and MCAP follow.
+#[derive(Parser)]
+#[command(name = "rbag", version, propagate_version = true, max_term_width = 100)]
+#[command(after_help = "Exit codes: 0 ok, 1 error (bad input, I/O), 2 usage error, 3 finished but data was dropped.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Info(commands::info::Args),
+    Reindex(commands::reindex::Args),
+    Convert(commands::convert::Args),
+}
+
+/// How a verb finished when it did not fail.
+pub enum Outcome {
+    Ok,
+    /// The job finished but dropped data; the verb has said how much.
+    Dropped,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info(a) => commands::info::run(a),
+        Command::Reindex(a) => commands::reindex::run(a),
+        Command::Convert(a) => commands::convert::run(a),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Dropped) => ExitCode::from(3),
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            output::error(&e);
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! `rbag info`: a bag's summary from its index, like `rosbag info` and `ros2 bag info`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use rbag_bag::BagInfo;
+
+use crate::output::{human_duration, human_frequency, human_size, human_time};
+use crate::Outcome;
+
+/// Summarise a bag: duration, sizes, compression, types and topics. Reads only the index.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Bags to summarise.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Print JSON (one object per bag, or an array for several).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let mut infos = Vec::new();
+    for path in &args.paths {
+        let reader = super::open(path)?;
+        let info = rbag_bag::info(path, reader.as_ref()).with_context(|| format!("cannot summarise {}", path.display()))?;
+        if !info.indexed {
+            eprintln!(
+                "warning: {} is unindexed (its recorder did not close it); read by scanning. Repair it with `rbag reindex {}`",
+                path.display(),
+                path.display()
+            );
+        }
+        infos.push(info);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        if infos.len() == 1 {
+            serde_json::to_writer_pretty(&mut out, &infos[0])?;
+        } else {
+            serde_json::to_writer_pretty(&mut out, &infos)?;
+        }
+        writeln!(out)?;
+    } else {
+        for (i, info) in infos.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            write_text(&mut out, info)?;
+        }
+    }
+    out.flush()?;
+    Ok(Outcome::Ok)
+}
+
+fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
+    let label = |s: &str| format!("{:<14}", format!("{s}:"));
+    writeln!(out, "{}{}", label("path"), info.path)?;
+    writeln!(out, "{}{}", label("version"), info.version)?;
+    writeln!(out, "{}{}{}", label("storage"), info.storage, if info.indexed { "" } else { " (UNINDEXED: run `rbag reindex`)" })?;
+    writeln!(out, "{}{}", label("duration"), human_duration(info.duration_ns))?;
+    if let (Some(s), Some(e)) = (info.start_ns, info.end_ns) {
+        writeln!(out, "{}{}", label("start"), human_time(s))?;
+        writeln!(out, "{}{}", label("end"), human_time(e))?;
+    }
+    writeln!(out, "{}{}", label("size"), human_size(info.size_bytes))?;
+    writeln!(out, "{}{}", label("messages"), info.message_count)?;
+    let total: u64 = info.compression.iter().map(|c| c.chunks).sum();
+    for (i, c) in info.compression.iter().enumerate() {
+        let ratio = if c.uncompressed_bytes > 0 && c.name != "none" {
+            format!("; {:.2}%", 100.0 * c.compressed_bytes as f64 / c.uncompressed_bytes as f64)
+        } else {
+            String::new()
+        };
+        let l = if i == 0 { label("compression") } else { " ".repeat(14) };
+        writeln!(out, "{l}{} [{}/{} chunks{ratio}]", c.name, c.chunks, total)?;
+    }
+    if info.compression.iter().any(|c| c.name != "none") {
+        let (u, z): (u64, u64) = info.compression.iter().fold((0, 0), |a, c| (a.0 + c.uncompressed_bytes, a.1 + c.compressed_bytes));
+        let secs = info.duration_ns as f64 / 1e9;
+        let rate = |b: u64| if secs > 0.0 { format!(" @ {}/s", human_size((b as f64 / secs) as u64)) } else { String::new() };
+        writeln!(out, "{}{}{}", label("uncompressed"), human_size(u), rate(u))?;
+        writeln!(out, "{}{}{}", label("compressed"), human_size(z), rate(z))?;
+    }
+    let type_width = info.types.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    for (i, t) in info.types.iter().enumerate() {
+        let l = if i == 0 { label("types") } else { " ".repeat(14) };
+        match &t.md5sum {
+            Some(md5) => writeln!(out, "{l}{:<type_width$} [{md5}]", t.name)?,
+            None => writeln!(out, "{l}{}", t.name)?,
+        }
+    }
+    let name_width = info.topics.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let count_width = info.topics.iter().map(|t| t.message_count.to_string().len()).max().unwrap_or(0);
+    let freq_width = info.topics.iter().filter_map(|t| t.frequency_hz).map(|f| human_frequency(f).len()).max().unwrap_or(0);
+    for (i, t) in info.topics.iter().enumerate() {
+        let l = if i == 0 { label("topics") } else { " ".repeat(14) };
+        let unit = if t.message_count == 1 { "msg " } else { "msgs" };
+        let freq = match t.frequency_hz {
+            Some(f) => format!(" @ {:>freq_width$}", human_frequency(f)),
+            None if freq_width > 0 => " ".repeat(freq_width + 3),
+            None => String::new(),
+        };
+        let conns = if t.connections > 1 { format!(" ({} connections)", t.connections) } else { String::new() };
+        writeln!(out, "{l}{:<name_width$} {:>count_width$} {unit}{freq} : {}{conns}", t.name, t.message_count, t.message_type)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! `rbag reindex`: repair bags whose index was never written (a recorder that was killed).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use crate::Outcome;
+
+/// Rebuild the index of bags whose recorder died (e.g. `X.bag.active`).
+///
+/// `X.bag.active` is written to `X.bag`; `X.bag` is repaired in place with the original kept as
+/// `X.orig.bag`. Every complete message is kept; a torn tail is dropped and reported (exit code 3).
+/// The input is never modified: a failed reindex leaves it as it was.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Bags to repair.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Write the repaired bag here instead (one input only).
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// Overwrite an existing output.
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    if args.output.is_some() && args.paths.len() > 1 {
+        bail!("-o/--output takes one input bag; {} were given", args.paths.len());
+    }
+    let mut outcome = Outcome::Ok;
+    for input in &args.paths {
+        rbag_storage::detect(input).with_context(|| format!("cannot reindex {}", input.display()))?;
+        let (output, backup) = match &args.output {
+            Some(o) => (o.clone(), None),
+            None => rbag_storage::ros1::default_output(input),
+        };
+        if output != *input && output.exists() && !args.force {
+            bail!("{} exists; use --force to overwrite it or -o to choose another output", output.display());
+        }
+        if let Some(b) = &backup {
+            if b.exists() && !args.force {
+                bail!("backup {} exists; use --force to overwrite it", b.display());
+            }
+        }
+        let report = rbag_storage::ros1::reindex(input, &output, backup.as_deref())
+            .with_context(|| format!("cannot reindex {} (the input is unchanged)", input.display()))?;
+        eprintln!(
+            "{} -> {}: kept {} messages in {} chunks; dropped {} bytes and {} messages of torn tail{}",
+            input.display(),
+            report.output.display(),
+            report.messages_kept,
+            report.chunks_written,
+            report.bytes_dropped,
+            report.messages_dropped,
+            backup.map(|b| format!("; original kept as {}", b.display())).unwrap_or_default()
+        );
+        if report.bytes_dropped > 0 || report.messages_dropped > 0 {
+            outcome = Outcome::Dropped;
+        }
+    }
+    Ok(outcome)
+}

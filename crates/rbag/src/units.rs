@@ -1,0 +1,66 @@
+//! Parsers for command-line values: times and sizes.
+
+/// A time: seconds since the epoch (`1700000000.5`) or integer nanoseconds (`1700000000500000000ns`).
+pub fn parse_time(s: &str) -> Result<u64, String> {
+    if let Some(ns) = s.strip_suffix("ns") {
+        return ns.trim().parse::<u64>().map_err(|e| format!("{s:?} is not integer nanoseconds: {e}"));
+    }
+    let secs: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not seconds since the epoch (or integer ns with an `ns` suffix)"))?;
+    if !secs.is_finite() || secs < 0.0 || secs > u64::MAX as f64 / 1e9 {
+        return Err(format!("{s:?} is out of range"));
+    }
+    // Split to keep nanosecond precision for typical epoch values.
+    let whole = secs.trunc() as u64;
+    let frac = match s.split_once('.') {
+        Some((_, f)) if !f.contains(['e', 'E']) => {
+            let digits: String = f.chars().take(9).collect();
+            format!("{digits:0<9}").parse::<u64>().unwrap_or(0)
+        }
+        _ => ((secs - secs.trunc()) * 1e9).round() as u64,
+    };
+    Ok(whole * 1_000_000_000 + frac)
+}
+
+/// A size in bytes, with an optional unit (`768KiB`, `2GB`, `1.5M`); plain numbers are bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("{s:?} is not a size (e.g. 768KiB, 2GB, 1048576)"))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mib" => 1024.0 * 1024.0,
+        "g" | "gb" => 1e9,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" => 1e12,
+        "tib" => 1024f64.powi(4),
+        other => return Err(format!("unknown size unit {other:?} in {s:?} (B, KB, KiB, MB, MiB, GB, GiB, TB, TiB)")),
+    };
+    Ok((v * mult).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("1700000000.5").unwrap(), 1_700_000_000_500_000_000);
+        assert_eq!(parse_time("1700000000.123456789").unwrap(), 1_700_000_000_123_456_789);
+        assert_eq!(parse_time("12ns").unwrap(), 12);
+        assert_eq!(parse_time("3").unwrap(), 3_000_000_000);
+        assert!(parse_time("-1").is_err());
+        assert!(parse_time("abc").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("768KiB").unwrap(), 786_432);
+        assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
+        assert_eq!(parse_size("100").unwrap(), 100);
+        assert!(parse_size("5 parsecs").is_err());
+    }
+}
