@@ -1,0 +1,89 @@
+//! Raw-read benchmark (bench/ros1.sh): opens a bag with `rbag_storage::open`, iterates every
+//! message in log-time order and touches every payload byte (wrapping sum of little-endian u64
+//! words, tail bytes added one by one).
+//!
+//! ```text
+//! cargo run --release -p rbag-storage --example bench_read -- BAG [--phases]
+//! ```
+//!
+//! Prints `messages=N bytes=B sum=HEX elapsed=SECONDS` where `elapsed` covers open + iterate.
+//! `--phases` also prints how long open, iteration (index, chunk loads, merge) and the checksum
+//! took, to see what dominates.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rbag_storage::Filter;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("bench_read: {e}");
+        std::process::exit(1);
+    }
+}
+
+#[inline(never)]
+fn checksum(data: &[u8]) -> u64 {
+    let words = data.chunks_exact(8);
+    let tail = words.remainder();
+    let mut sum = words.fold(0u64, |s, w| s.wrapping_add(u64::from_le_bytes(w.try_into().unwrap())));
+    for &b in tail {
+        sum = sum.wrapping_add(b as u64);
+    }
+    sum
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let mut path: Option<PathBuf> = None;
+    let mut phases = false;
+    for a in std::env::args().skip(1) {
+        match a.as_str() {
+            "--phases" => phases = true,
+            _ if path.is_none() => path = Some(a.into()),
+            other => return Err(format!("unexpected argument {other:?}").into()),
+        }
+    }
+    let path = path.ok_or("usage: bench_read BAG [--phases]")?;
+
+    let start = Instant::now();
+    let reader = rbag_storage::open(&path)?;
+    let opened = start.elapsed();
+    let (mut n, mut bytes, mut sum) = (0u64, 0u64, 0u64);
+    let mut in_checksum = Duration::ZERO;
+    let mut iter = reader.messages(&Filter::default())?;
+    if phases {
+        loop {
+            let Some(msg) = iter.next() else { break };
+            let msg = msg?;
+            let t = Instant::now();
+            sum = sum.wrapping_add(checksum(&msg.data));
+            in_checksum += t.elapsed();
+            n += 1;
+            bytes += msg.data.len() as u64;
+        }
+    } else {
+        for msg in iter {
+            let msg = msg?;
+            sum = sum.wrapping_add(checksum(&msg.data));
+            n += 1;
+            bytes += msg.data.len() as u64;
+        }
+    }
+    let elapsed = start.elapsed();
+    println!("messages={n} bytes={bytes} sum={sum:016x} elapsed={:.6}", elapsed.as_secs_f64());
+    if phases {
+        let stats = reader.stats();
+        let iterate = elapsed - opened - in_checksum;
+        eprintln!(
+            "phases: open {:.4}s  iterate (index+chunk reads+merge) {:.4}s  checksum {:.4}s  \
+             [chunks read {}, bytes read {} = {:.2}x payload]",
+            opened.as_secs_f64(),
+            iterate.as_secs_f64(),
+            in_checksum.as_secs_f64(),
+            stats.chunks_read,
+            stats.bytes_read,
+            stats.bytes_read as f64 / bytes.max(1) as f64
+        );
+    }
+    Ok(())
+}
