@@ -105,3 +105,5 @@ pub fn digest(data: &[u8]) -> String {
     }
     format!("{h:016x}{:08x}", data.len())
 }
+
+pub mod sample;

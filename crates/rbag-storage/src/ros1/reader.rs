@@ -173,6 +173,11 @@ impl Ros1Reader {
         self.indexed
     }
 
+    /// Each chunk's (file offset, first log time, last log time, message count), in file order.
+    pub fn chunk_spans(&self) -> Vec<(u64, u64, u64, u64)> {
+        self.chunks.iter().map(|c| (c.pos, c.start, c.end, c.message_count())).collect()
+    }
+
     /// End of the region that belongs to chunk `i` (its data and index records).
     fn region_end(&self, i: usize) -> u64 {
         self.chunks.get(i + 1).map_or(self.index_pos, |c| c.pos)
