@@ -59,7 +59,7 @@ pub fn convert(
             let id = match written.iter().find(|(k, _)| *k == key) {
                 Some(&(_, id)) => id,
                 None => {
-                    let id = writer.add_connection(c).map_err(|e| context(e, &inputs[i].0))?;
+                    let id = writer.add_connection(c).map_err(|e| e.in_file(&inputs[i].0))?;
                     written.push((key, id));
                     id
                 }
@@ -75,7 +75,7 @@ pub fn convert(
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
     let mut heads: Vec<Option<Message>> = vec![None; inputs.len()];
     for i in 0..streams.len() {
-        refill(&mut streams, &mut heads, &mut heap, i, inputs)?;
+        refill(&mut streams, &mut heads, &mut heap, i)?;
     }
     let mut done = 0u64;
     while let Some(Reverse((_, i))) = heap.pop() {
@@ -86,7 +86,7 @@ pub fn convert(
         if done % 1024 == 0 {
             progress(Progress { messages_done: done, messages_total: total });
         }
-        refill(&mut streams, &mut heads, &mut heap, i, inputs)?;
+        refill(&mut streams, &mut heads, &mut heap, i)?;
     }
     writer.finish()?;
     progress(Progress { messages_done: done, messages_total: total.max(done) });
@@ -98,20 +98,11 @@ fn refill(
     heads: &mut [Option<Message>],
     heap: &mut BinaryHeap<Reverse<(u64, usize)>>,
     i: usize,
-    inputs: &[(PathBuf, Box<dyn StorageReader>)],
 ) -> Result<()> {
     if let Some(next) = streams[i].next() {
-        let msg = next.map_err(|e| context(e, &inputs[i].0))?;
+        let msg = next?;
         heap.push(Reverse((msg.log_time, i)));
         heads[i] = Some(msg);
     }
     Ok(())
-}
-
-/// Names the input file in an error that does not already.
-fn context(e: Error, path: &Path) -> Error {
-    match e {
-        Error::Io { .. } | Error::UnknownFormat { .. } => e,
-        other => Error::Invalid(format!("{}: {other}", path.display())),
-    }
 }

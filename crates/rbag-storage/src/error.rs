@@ -11,6 +11,10 @@ pub enum Error {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
 
+    /// Any other error, with the file it happened in.
+    #[error("{path}: {source}")]
+    InFile { path: PathBuf, source: Box<Error> },
+
     #[error("{path}: not a bag this build can read ({reason})")]
     UnknownFormat { path: PathBuf, reason: String },
 
@@ -19,6 +23,9 @@ pub enum Error {
 
     #[error("offset {offset}: file ends inside {what}: needs {needed} bytes, {available} left")]
     Truncated { offset: u64, what: &'static str, needed: u64, available: u64 },
+
+    #[error("file is truncated: the bag header puts the index at offset {index_pos}, but the file has {file_len} bytes (`rbag reindex` recovers its complete chunks)")]
+    TruncatedBag { index_pos: u64, file_len: u64 },
 
     #[error("offset {offset}: {what} claims {len} bytes, over the limit of {limit}")]
     TooLarge { offset: u64, what: &'static str, len: u64, limit: u64 },
@@ -49,6 +56,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// Names `path` in the error unless it already does.
+    pub fn in_file(self, path: &std::path::Path) -> Self {
+        match self {
+            Error::Io { .. } | Error::UnknownFormat { .. } | Error::InFile { .. } | Error::OutputExists { .. } => self,
+            other => Error::InFile { path: path.into(), source: Box::new(other) },
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
     }

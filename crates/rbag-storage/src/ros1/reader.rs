@@ -58,6 +58,10 @@ impl Ros1Reader {
     }
 
     pub fn open_with_limits(path: &Path, limits: Limits) -> Result<Self> {
+        Self::open_inner(path, limits).map_err(|e| e.in_file(path))
+    }
+
+    fn open_inner(path: &Path, limits: Limits) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let mut reader = Ros1Reader {
@@ -74,8 +78,10 @@ impl Ros1Reader {
             bytes_read: AtomicU64::new(0),
         };
         let header = reader.read_bag_header()?;
-        if header.index_pos == 0 || header.index_pos >= file_len && header.chunk_count > 0 {
+        if header.index_pos == 0 {
             reader.load_by_scan()?;
+        } else if header.index_pos > file_len || header.index_pos == file_len && header.chunk_count > 0 {
+            return Err(Error::TruncatedBag { index_pos: header.index_pos, file_len });
         } else {
             reader.load_index(header)?;
         }
@@ -322,6 +328,29 @@ impl StorageReader for Ros1Reader {
     }
 
     fn info(&self) -> Result<StorageInfo> {
+        self.summary().map_err(|e| e.in_file(&self.path))
+    }
+
+    fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
+        let path = &self.path;
+        Ok(Box::new(self.merge(filter).map(move |m| m.map_err(|e| e.in_file(path)))))
+    }
+
+    fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
+        self.find_nth(topic, n).map_err(|e| e.in_file(&self.path))
+    }
+
+    fn stats(&self) -> ReadStats {
+        ReadStats {
+            chunks_read: self.chunks_read.load(Ordering::Relaxed),
+            chunks_decompressed: self.chunks_decompressed.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Ros1Reader {
+    fn summary(&self) -> Result<StorageInfo> {
         let mut info = StorageInfo {
             format: "ros1",
             version: "2.0".into(),
@@ -370,7 +399,7 @@ impl StorageReader for Ros1Reader {
         Ok(info)
     }
 
-    fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
+    fn merge(&self, filter: &Filter) -> Merge<'_> {
         let want = self.wanted_connections(filter);
         let mut order: Vec<usize> = (0..self.chunks.len())
             .filter(|&i| {
@@ -379,19 +408,10 @@ impl StorageReader for Ros1Reader {
             })
             .collect();
         order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].pos));
-        Ok(Box::new(Merge {
-            reader: self,
-            order,
-            next: 0,
-            heap: BinaryHeap::new(),
-            slots: Vec::new(),
-            want,
-            filter: filter.clone(),
-            done: false,
-        }))
+        Merge { reader: self, order, next: 0, heap: BinaryHeap::new(), slots: Vec::new(), want, filter: filter.clone(), done: false }
     }
 
-    fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
+    fn find_nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
         let conns: Vec<u32> = self.connections.iter().filter(|c| c.topic == topic).map(|c| c.id).collect();
         let mut relevant: Vec<(usize, u64)> = self
             .chunks
@@ -408,7 +428,7 @@ impl StorageReader for Ros1Reader {
         });
         if !disjoint {
             let filter = Filter { topics: vec![topic.to_string()], ..Filter::default() };
-            return self.messages(&filter)?.nth(n as usize).transpose();
+            return self.merge(&filter).nth(n as usize).transpose();
         }
         let mut skipped = 0u64;
         for (i, count) in relevant {
@@ -425,14 +445,6 @@ impl StorageReader for Ros1Reader {
             skipped += count;
         }
         Ok(None)
-    }
-
-    fn stats(&self) -> ReadStats {
-        ReadStats {
-            chunks_read: self.chunks_read.load(Ordering::Relaxed),
-            chunks_decompressed: self.chunks_decompressed.load(Ordering::Relaxed),
-            bytes_read: self.bytes_read.load(Ordering::Relaxed),
-        }
     }
 }
 

@@ -178,11 +178,10 @@ fn index_chunk(data: &[u8], limits: &Limits, out: &mut Scan) -> (Vec<Entry>, usi
     let mut used = 0;
     while let Some(rec) = records.next() {
         let Ok(rec) = rec else {
-            // A message whose header survived but whose data did not is a torn message.
-            if let Ok(h) = torn_header(&data[used..]) {
-                if h == op::MSG_DATA {
-                    out.torn_messages += 1;
-                }
+            // A torn record inside a chunk is a message unless its header says otherwise
+            // (chunks hold only messages and the occasional connection record).
+            if torn_header(&data[used..]).map_or(true, |op| op == op::MSG_DATA) {
+                out.torn_messages += 1;
             }
             break;
         };
