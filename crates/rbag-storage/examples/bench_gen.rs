@@ -63,11 +63,11 @@ time stamp
 string frame_id
 ";
 
-/// (topic, type, md5sum, definition, period in ns)
+/// (topic, type, md5sum, definition, rate in Hz)
 const TOPICS: [(&str, &str, &str, &str, u64); 3] = [
-    ("/chatter", "std_msgs/String", "992ce8a1687cec8c8bd883ec73ca41d1", STRING_DEF, 1_000_000),
-    ("/imu/data", "sensor_msgs/Imu", "6a62c6daae103f4ff57a132d6f95cec2", IMU_DEF, 2_500_000),
-    ("/camera/image_raw", "sensor_msgs/Image", "060021388200f6f0f447d0fcd9c64743", IMAGE_DEF, 33_333_333),
+    ("/chatter", "std_msgs/String", "992ce8a1687cec8c8bd883ec73ca41d1", STRING_DEF, 1000),
+    ("/imu/data", "sensor_msgs/Imu", "6a62c6daae103f4ff57a132d6f95cec2", IMU_DEF, 400),
+    ("/camera/image_raw", "sensor_msgs/Image", "060021388200f6f0f447d0fcd9c64743", IMAGE_DEF, 30),
 ];
 
 const IMAGE_SIDE: u32 = 1024;
@@ -95,15 +95,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let out = out.ok_or("usage: bench_gen OUT.bag [--seconds N]")?;
-    let duration = seconds * 1_000_000_000;
-
     // Every (time, topic) event of the recording, in log-time order (ties by topic index).
     let mut events: Vec<(u64, usize)> = Vec::new();
     for (k, t) in TOPICS.iter().enumerate() {
-        let mut at = 0;
-        while at < duration {
-            events.push((T0_NS + at, k));
-            at += t.4;
+        for i in 0..seconds * t.4 {
+            events.push((T0_NS + i * 1_000_000_000 / t.4, k));
         }
     }
     events.sort_unstable();

@@ -43,6 +43,9 @@ fn main() -> ExitCode {
         Command::Reindex(a) => commands::reindex::run(a),
         Command::Convert(a) => commands::convert::run(a),
     };
+    if std::env::var_os("RBAG_REPORT_PEAK_RSS").is_some() {
+        output::report_peak_rss();
+    }
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Dropped) => ExitCode::from(3),

@@ -32,6 +32,16 @@ pub fn progress_bar(total: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// Prints this process's peak resident memory (`VmHWM`) on stderr, for memory tests: a parent's
+/// `wait4` figure also counts the memory of the process it was spawned from.
+pub fn report_peak_rss() {
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+            eprintln!("rbag: peak RSS {}", line.trim_start_matches("VmHWM:").trim());
+        }
+    }
+}
+
 /// Bytes as rosbag prints them (`1.2 MB`), in powers of 1024.
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];

@@ -302,16 +302,16 @@ fn a_full_disk_is_a_clear_error_and_what_was_flushed_survives() {
     assert_eq!(recovered[..], all[..recovered.len()], "what survives is exactly the start of the input");
 }
 
-/// Peak RSS of a child process, in KiB.
-fn peak_rss_kib(mut cmd: Command) -> (i32, i64) {
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child; `usage` is a valid out-pointer.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid);
-    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+/// Peak RSS of an rbag run, in KiB, as the process itself measured it (`VmHWM`).
+fn peak_rss_kib(mut cmd: Command) -> (i32, u64) {
+    let o = cmd.env("RBAG_REPORT_PEAK_RSS", "1").output().unwrap();
+    let err = stderr(&o);
+    let kib = err
+        .lines()
+        .find_map(|l| l.strip_prefix("rbag: peak RSS "))
+        .and_then(|v| v.trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS report: {err}"));
+    (o.status.code().unwrap_or(-1), kib)
 }
 
 #[test]
