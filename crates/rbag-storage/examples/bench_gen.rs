@@ -2,10 +2,12 @@
 //! sizes, written in log-time order as a recorder would.
 //!
 //! ```text
-//! cargo run --release -p rbag-storage --example bench_gen -- OUT.bag [--seconds 10]
+//! cargo run --release -p rbag-storage --example bench_gen -- OUT.bag [--seconds 10] \
+//!     [--rates 1000,400,30]
 //! ```
 //!
-//! Per second of recording (defaults give ~300 MiB for 10 s):
+//! Per second of recording (defaults give ~300 MiB for 10 s; `--rates` changes the three rates,
+//! 0 leaves a topic out):
 //! - `/chatter`           std_msgs/String     1000 Hz, 50 B
 //! - `/imu/data`          sensor_msgs/Imu      400 Hz, 324 B
 //! - `/camera/image_raw`  sensor_msgs/Image     30 Hz, 1024x1024 mono8 (~1 MiB)
@@ -83,23 +85,29 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut out: Option<PathBuf> = None;
     let mut seconds: u64 = 10;
+    let mut rates: [u64; 3] = TOPICS.map(|t| t.4);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--seconds" => seconds = args.next().ok_or("--seconds needs a value")?.parse()?,
+            "--rates" => {
+                let v = args.next().ok_or("--rates needs STRING_HZ,IMU_HZ,IMAGE_HZ")?;
+                let r: Vec<u64> = v.split(',').map(str::parse).collect::<Result<_, _>>()?;
+                rates = <[u64; 3]>::try_from(r).map_err(|_| "--rates needs three numbers")?;
+            }
             "-h" | "--help" => {
-                println!("usage: bench_gen OUT.bag [--seconds N]");
+                println!("usage: bench_gen OUT.bag [--seconds N] [--rates STRING_HZ,IMU_HZ,IMAGE_HZ]");
                 return Ok(());
             }
             _ if out.is_none() => out = Some(a.into()),
             other => return Err(format!("unexpected argument {other:?}").into()),
         }
     }
-    let out = out.ok_or("usage: bench_gen OUT.bag [--seconds N]")?;
+    let out = out.ok_or("usage: bench_gen OUT.bag [--seconds N] [--rates STRING_HZ,IMU_HZ,IMAGE_HZ]")?;
     // Every (time, topic) event of the recording, in log-time order (ties by topic index).
     let mut events: Vec<(u64, usize)> = Vec::new();
-    for (k, t) in TOPICS.iter().enumerate() {
-        for i in 0..seconds * t.4 {
-            events.push((T0_NS + i * 1_000_000_000 / t.4, k));
+    for (k, &rate) in rates.iter().enumerate() {
+        for i in 0..seconds * rate {
+            events.push((T0_NS + i * 1_000_000_000 / rate, k));
         }
     }
     events.sort_unstable();

@@ -12,8 +12,8 @@ pub enum Error {
     Io { path: PathBuf, source: std::io::Error },
 
     /// Any other error, with the file it happened in.
-    #[error("{path}: {source}")]
-    InFile { path: PathBuf, source: Box<Error> },
+    #[error("{path}: {inner}")]
+    InFile { path: PathBuf, inner: Box<Error> },
 
     #[error("{path}: not a bag this build can read ({reason})")]
     UnknownFormat { path: PathBuf, reason: String },
@@ -26,6 +26,9 @@ pub enum Error {
 
     #[error("file is truncated: the bag header puts the index at offset {index_pos}, but the file has {file_len} bytes (`rbag reindex` recovers its complete chunks)")]
     TruncatedBag { index_pos: u64, file_len: u64 },
+
+    #[error("the index at the end of the bag is damaged ({inner}); `rbag reindex` rebuilds it")]
+    BadIndex { inner: Box<Error> },
 
     #[error("offset {offset}: {what} claims {len} bytes, over the limit of {limit}")]
     TooLarge { offset: u64, what: &'static str, len: u64, limit: u64 },
@@ -60,7 +63,7 @@ impl Error {
     pub fn in_file(self, path: &std::path::Path) -> Self {
         match self {
             Error::Io { .. } | Error::UnknownFormat { .. } | Error::InFile { .. } | Error::OutputExists { .. } => self,
-            other => Error::InFile { path: path.into(), source: Box::new(other) },
+            other => Error::InFile { path: path.into(), inner: Box::new(other) },
         }
     }
 

@@ -83,7 +83,10 @@ impl Ros1Reader {
         } else if header.index_pos > file_len || header.index_pos == file_len && header.chunk_count > 0 {
             return Err(Error::TruncatedBag { index_pos: header.index_pos, file_len });
         } else {
-            reader.load_index(header)?;
+            reader.load_index(header).map_err(|e| match e {
+                Error::Io { .. } => e,
+                other => Error::BadIndex { inner: Box::new(other) },
+            })?;
         }
         Ok(reader)
     }

@@ -6,9 +6,9 @@ pub mod reindex;
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-/// Opens a bag for reading, naming it in any error.
+/// Opens a bag for reading. Storage errors already name the file.
 pub fn open(path: &Path) -> Result<Box<dyn rbag_storage::StorageReader>> {
-    rbag_storage::open(path).with_context(|| format!("cannot read {}", path.display()))
+    Ok(rbag_storage::open(path)?)
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs one fuzz target: ./run.sh TARGET SECONDS [extra libFuzzer flags...]
+# Seeds come from examples/make_seeds.rs and the real bags in $RBAG_BAGS (default
+# /work/shared/corpus/ros1); both land in corpus/TARGET, which git ignores.
+# SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
+set -euo pipefail
+cd "$(dirname "$0")"
+target=${1:?target: ros1_record or ros1_bag}
+secs=${2:-600}
+shift 2 || true
+bags=${RBAG_BAGS:-/work/shared/corpus/ros1}
+san=${SANITIZER:-address}
+
+mkdir -p corpus/"$target" artifacts/"$target"
+cargo run --quiet --release --example make_seeds -- corpus >/dev/null
+if [ "$target" = ros1_bag ]; then
+    for b in "$bags"/*.bag "$bags"/*.bag.active; do
+        [ -f "$b" ] && cp -f "$b" corpus/ros1_bag/real-"$(basename "$b")"
+    done
+    maxlen=200000
+else
+    # The first records of each real bag (bag header, connections, first chunk).
+    for b in "$bags"/*.bag; do
+        [ -f "$b" ] && tail -c +14 "$b" | head -c 65536 > corpus/ros1_record/real-"$(basename "$b")".bin
+    done
+    maxlen=65536
+fi
+
+export RUSTC_BOOTSTRAP=1
+exec nice -n 10 cargo fuzz run -s "$san" "$target" corpus/"$target" -- \
+    -dict=ros1.dict -max_len="$maxlen" -rss_limit_mb=2048 -timeout=10 \
+    -max_total_time="$secs" -print_final_stats=1 "$@"
