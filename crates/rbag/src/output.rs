@@ -13,7 +13,11 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 pub fn error(e: &anyhow::Error) {
     let mut msg = format!("error: {e}");
     for cause in e.chain().skip(1) {
-        msg.push_str(&format!("\n  caused by: {cause}"));
+        // Library errors often repeat their source in their own message; say it once.
+        let cause = cause.to_string();
+        if !msg.contains(&cause) {
+            msg.push_str(&format!("\n  caused by: {cause}"));
+        }
     }
     eprintln!("{msg}");
 }
