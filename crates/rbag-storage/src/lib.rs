@@ -24,7 +24,7 @@ mod types;
 
 pub use error::{Error, Result};
 pub use filter::Filter;
-pub use open::{create, detect, open, Format};
+pub use open::{create, detect, open, reindex, Format};
 pub use types::{
     CompressionStats,
     Compression, Connection, ConnectionStats, Message, ReadStats, ReindexReport, StorageInfo,

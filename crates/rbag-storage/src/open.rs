@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::{ros1, Error, Result, StorageReader, StorageWriter, WriteOptions};
+use crate::{ros1, Error, ReindexReport, Result, StorageReader, StorageWriter, WriteOptions};
 
 /// A storage format rbag recognises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,5 +85,15 @@ pub fn create(path: &Path, format: Format, options: &WriteOptions) -> Result<Box
             path: path.into(),
             reason: format!("writing {} is not built yet", other.name()),
         }),
+    }
+}
+
+/// Rebuilds the index of a bag that lost it, writing the repaired bag to `output` (and first
+/// renaming the input to `backup` when repairing in place). The input is never modified when
+/// this fails.
+pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>) -> Result<ReindexReport> {
+    match detect(input)? {
+        Format::Ros1 => ros1::reindex(input, output, backup).map_err(|e| e.in_file(input)),
+        other => Err(Error::UnknownFormat { path: input.into(), reason: format!("reindexing {} is not built yet", other.name()) }),
     }
 }

@@ -11,13 +11,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Record, play, inspect, convert and repair ROS 1 and ROS 2 bags.
+/// Inspect, convert and repair robot bags, with no ROS installed.
 ///
-/// Reads and writes ROS 1 bags (v2.0). rosbag2 SQLite3 and MCAP follow.
+/// Reads and writes ROS 1 bags (format 2.0, chunks uncompressed, lz4 or bz2). rosbag2 storage
+/// (SQLite3, MCAP), message decoding, recording and playback are being built.
 #[derive(Parser)]
 #[command(name = "rbag", version, propagate_version = true, max_term_width = 100)]
 #[command(after_help = "Exit codes: 0 ok, 1 error (bad input, I/O), 2 usage error, 3 finished but data was dropped.")]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -27,6 +28,7 @@ enum Command {
     Info(commands::info::Args),
     Reindex(commands::reindex::Args),
     Convert(commands::convert::Args),
+    Completions(commands::completions::Args),
 }
 
 /// How a verb finished when it did not fail.
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Reindex(a) => commands::reindex::run(a),
         Command::Convert(a) => commands::convert::run(a),
+        Command::Completions(a) => commands::completions::run(a),
     };
     if std::env::var_os("RBAG_REPORT_PEAK_RSS").is_some() {
         output::report_peak_rss();

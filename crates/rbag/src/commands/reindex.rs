@@ -30,7 +30,6 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     let mut outcome = Outcome::Ok;
     for input in &args.paths {
-        rbag_storage::detect(input).with_context(|| format!("cannot reindex {}", input.display()))?;
         let (output, backup) = match &args.output {
             Some(o) => (o.clone(), None),
             None => rbag_storage::ros1::default_output(input),
@@ -43,8 +42,8 @@ pub fn run(args: Args) -> Result<Outcome> {
                 bail!("backup {} exists; use --force to overwrite it", b.display());
             }
         }
-        let report = rbag_storage::ros1::reindex(input, &output, backup.as_deref())
-            .with_context(|| format!("cannot reindex {} (the input is unchanged)", input.display()))?;
+        let report = rbag_storage::reindex(input, &output, backup.as_deref())
+            .context("reindex failed; the input is unchanged")?;
         eprintln!(
             "{} -> {}: kept {} messages in {} chunks; dropped {} bytes and {} messages of torn tail{}",
             input.display(),
