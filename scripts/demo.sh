@@ -11,16 +11,18 @@ rbag=target/release/rbag
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 
-rm -f "$out"/sample.bag "$out"/sample_lz4.bag "$out"/chatter.bag "$out"/crashed.bag "$out"/crashed.bag.active
+rm -f "$out"/*.bag "$out"/*.bag.active
 step target/release/examples/write_sample "$out/sample.bag" 10
 step "$rbag" info "$out/sample.bag"
 step "$rbag" convert "$out/sample.bag" -o "$out/sample_lz4.bag" --compression lz4
 step "$rbag" info "$out/sample_lz4.bag"
 step "$rbag" convert "$out/sample_lz4.bag" -o "$out/chatter.bag" --topics /chatter --start 1700000002 --end 1700000004
 step "$rbag" info --json "$out/chatter.bag"
-# A bag cut short: its index at the end is gone.
-head -c -1000 "$out/sample.bag" > "$out/crashed.bag.active"
-printf "\n$ # the bag cut 1000 bytes short (an interrupted copy, a full disk)\n"
+# A recorder killed mid-write: no index at the end, and the last chunk torn.
+step "$rbag" convert "$out/sample.bag" -o "$out/chunked.bag" --chunk-interval 1
+size=$(stat -c %s "$out/chunked.bag")
+head -c $((size * 6 / 10)) "$out/chunked.bag" > "$out/crashed.bag.active"
+printf '\n$ # keep the first 60%% of chunked.bag as crashed.bag.active, as if its recorder had been killed\n'
 step "$rbag" info "$out/crashed.bag.active" || true
 step "$rbag" reindex "$out/crashed.bag.active" || [ $? -eq 3 ]
 step "$rbag" info "$out/crashed.bag"
