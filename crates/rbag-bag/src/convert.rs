@@ -83,7 +83,7 @@ pub fn convert(
         let id = *ids.get(&(i, msg.connection)).ok_or(Error::UnknownConnection { id: msg.connection })?;
         writer.write(id, msg.log_time, msg.publish_time, &msg.data)?;
         done += 1;
-        if done % 1024 == 0 {
+        if done.is_multiple_of(1024) {
             progress(Progress { messages_done: done, messages_total: total });
         }
         refill(&mut streams, &mut heads, &mut heap, i)?;

@@ -83,9 +83,8 @@ fn crashed_bag_keeps_more_than_rosbag_reindex_and_rosbag_agrees() {
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("crashed.bag");
     std::fs::copy(dir.join("crashed.bag.active"), &copy).unwrap();
-    let mut perm = std::fs::metadata(&copy).unwrap().permissions();
-    perm.set_readonly(false);
-    std::fs::set_permissions(&copy, perm).unwrap();
+    // The corpus is read-only and the copy inherits that; rosbag reindex must write it.
+    std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     std::fs::create_dir(tmp.path().join("out")).unwrap();
     let mut cmd = Command::new("/usr/bin/rosbag");
     cmd.arg("reindex").arg("--output-dir").arg(tmp.path().join("out")).arg(&copy);

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use rbag_storage::{Filter, StorageReader};
+use rbag_storage::Filter;
 use rbag_testkit::{corpus, ros_env, rosbag_cli, sample};
 
 const START: u64 = 1_700_000_000_000_000_000;

@@ -383,7 +383,7 @@ impl Ros1Reader {
                     (h.compression, (h.data_len, h.size))
                 }
             };
-            let s = info.compression.entry(compression.name().to_string()).or_insert_with(CompressionStats::default);
+            let s = info.compression.entry(compression.name().to_string()).or_default();
             s.chunks += 1;
             s.compressed_bytes += stats.0;
             s.uncompressed_bytes += stats.1;

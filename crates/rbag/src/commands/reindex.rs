@@ -43,7 +43,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             }
         }
         let report = rbag_storage::reindex(input, &output, backup.as_deref())
-            .context("reindex failed; the input is unchanged")?;
+            .with_context(|| format!("cannot reindex {} (it is left unchanged)", input.display()))?;
         eprintln!(
             "{} -> {}: kept {} messages in {} chunks; dropped {} bytes and {} messages of torn tail{}",
             input.display(),
