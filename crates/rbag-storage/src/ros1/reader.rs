@@ -15,7 +15,7 @@ use super::compression;
 use super::record::{self, op, Limits, Records};
 use super::scan;
 use crate::{
-    Compression, CompressionStats, Connection, ConnectionStats, Error, Filter, Message, MessageIter, ReadStats,
+    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, ReadStats,
     Result, StorageInfo, StorageReader,
 };
 
