@@ -21,7 +21,7 @@ if [ "$target" = ros1_bag ]; then
 else
     # The first records of each real bag (bag header, connections, first chunk).
     for b in "$bags"/*.bag; do
-        [ -f "$b" ] && tail -c +14 "$b" | head -c 65536 > corpus/ros1_record/real-"$(basename "$b")".bin
+        [ -f "$b" ] && head -c $((65536 + 13)) "$b" | tail -c +14 > corpus/ros1_record/real-"$(basename "$b")".bin
     done
     maxlen=65536
 fi

@@ -123,15 +123,27 @@ impl Ros1Reader {
     }
 
     fn load_index(&mut self, header: BagHeader) -> Result<()> {
-        let buf = self.read_at(header.index_pos, self.file_len - header.index_pos, "index section")?;
+        // Streamed record by record: a lying index position costs one bad record, not a read of
+        // the rest of the file into memory.
+        let mut file = std::io::BufReader::with_capacity(1 << 20, &self.file);
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(header.index_pos)).map_err(|e| Error::io(&self.path, e))?;
         let mut conns = Vec::new();
-        for rec in Records::new(&buf, header.index_pos, self.limits) {
-            let rec = rec?;
+        let mut pos = header.index_pos;
+        let mut buf = Vec::new();
+        while pos < self.file_len {
+            record::read_record_into(&mut file, pos, self.file_len - pos, &self.limits, &mut buf)
+                .map_err(|e| match e {
+                    Error::Io { source, .. } => Error::io(&self.path, source),
+                    other => other,
+                })?;
+            self.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            let rec = record::parse_record(&buf, pos, &self.limits)?;
             match rec.op()? {
                 op::CONNECTION => conns.push(chunk::parse_connection(&rec)?),
                 op::CHUNK_INFO => self.chunks.push(chunk::parse_chunk_info(&rec)?),
                 other => return Err(Error::UnknownOp { offset: rec.offset, op: other }),
             }
+            pos += buf.len() as u64;
         }
         if conns.len() != header.conn_count as usize || self.chunks.len() != header.chunk_count as usize {
             return Err(Error::Malformed {
@@ -234,7 +246,11 @@ impl Ros1Reader {
         let h = self.read_chunk_header(i)?;
         let start = h.data_offset + h.data_len;
         let end = self.region_end(i);
-        let buf = self.read_at(start, end.saturating_sub(start), "index data")?;
+        let len = end.saturating_sub(start);
+        if len > self.limits.max_data_len {
+            return Err(Error::TooLarge { offset: start, what: "index data after a chunk", len, limit: self.limits.max_data_len });
+        }
+        let buf = self.read_at(start, len, "index data")?;
         let mut entries = Vec::new();
         parse_index_region(&buf, start, &self.limits, &mut entries, keep)?;
         entries.sort_unstable();
@@ -253,6 +269,10 @@ impl Ros1Reader {
         }
         // One read for the chunk and the index records that follow it.
         let end = self.region_end(i);
+        let max_region = self.limits.max_data_len.saturating_mul(2);
+        if end.saturating_sub(meta.pos) > max_region {
+            return Err(Error::TooLarge { offset: meta.pos, what: "chunk with its index", len: end - meta.pos, limit: max_region });
+        }
         let region = self.read_at(meta.pos, end.saturating_sub(meta.pos), "chunk")?;
         let h = self.chunk_header(&region, meta.pos)?;
         let rel = (h.data_offset - meta.pos) as usize;

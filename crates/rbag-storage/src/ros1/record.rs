@@ -220,6 +220,35 @@ pub(crate) fn check_data_len(len: u64, offset: u64, limits: &Limits) -> Result<(
     Ok(())
 }
 
+/// Reads one whole record from `r` (positioned at file offset `offset`, with `remaining` bytes
+/// left in the file) into `buf`, checking both lengths before allocating.
+pub fn read_record_into(r: &mut impl std::io::Read, offset: u64, remaining: u64, limits: &Limits, buf: &mut Vec<u8>) -> Result<()> {
+    let io = |e: std::io::Error| Error::Io { path: Default::default(), source: e };
+    let truncated = |what, needed| Error::Truncated { offset, what, needed, available: remaining };
+    buf.clear();
+    if remaining < 4 {
+        return Err(truncated("record header length", 4));
+    }
+    buf.resize(4, 0);
+    r.read_exact(buf).map_err(io)?;
+    let header_len = read_u32(buf, offset, "record header length")?;
+    check_header_len(header_len, offset, limits)?;
+    let with_len = 8 + header_len as u64;
+    if with_len > remaining {
+        return Err(truncated("record header", with_len));
+    }
+    buf.resize(with_len as usize, 0);
+    r.read_exact(&mut buf[4..]).map_err(io)?;
+    let data_len = read_u32(&buf[4 + header_len as usize..], offset, "record data length")? as u64;
+    check_data_len(data_len, offset, limits)?;
+    if with_len + data_len > remaining {
+        return Err(truncated("record data", with_len + data_len));
+    }
+    buf.resize((with_len + data_len) as usize, 0);
+    r.read_exact(&mut buf[with_len as usize..]).map_err(io)?;
+    Ok(())
+}
+
 /// Appends a record with the given header fields and data.
 pub fn write_record(out: &mut Vec<u8>, fields: &[(&str, &[u8])], data: &[u8]) {
     let header_len: usize = fields.iter().map(|(k, v)| 4 + k.len() + 1 + v.len()).sum();

@@ -92,11 +92,15 @@ fn scan_record(src: &mut Source<'_>, pos: u64, limits: &Limits, out: &mut Scan) 
             // patching it, so the chunk runs to the end of the file.
             let open = data_len == 0 && size == 0 && data_avail > 0;
             if open || data_len > data_avail {
-                let raw = src.read(data_offset, data_avail)?;
+                // Never more than one chunk's worth: the rest of a huge file is not a chunk.
+                let take = data_avail.min(limits.max_data_len);
+                let raw = src.read(data_offset, take)?;
+                out.torn_bytes += data_avail - take;
                 salvage_chunk(pos, compression, data_offset, &raw, limits, out)?;
                 return Ok(src.len);
             }
             record::check_data_len(size, pos, limits)?;
+            record::check_data_len(data_len, pos, limits)?;
             let raw = src.read(data_offset, data_len)?;
             match compression::decompress(compression, &raw, size, pos) {
                 Ok(data) => {
