@@ -106,12 +106,17 @@ pub fn write_connection(out: &mut Vec<u8>, conn: &Connection) {
     record::write_record(out, &[("op", &[op::CONNECTION]), ("conn", &id), ("topic", conn.topic.as_bytes())], &body);
 }
 
+/// Both index record kinds carry `ver=1`; anything else is a format this reader does not know.
+fn check_version(rec: &Record<'_>, what: &'static str) -> Result<()> {
+    match rec.header.u32("ver")? {
+        1 => Ok(()),
+        ver => Err(Error::Malformed { offset: rec.offset, what, reason: format!("version {ver}, expected 1") }),
+    }
+}
+
 /// Parses a chunk-info record.
 pub fn parse_chunk_info(rec: &Record<'_>) -> Result<ChunkMeta> {
-    let ver = rec.header.u32("ver")?;
-    if ver != 1 {
-        return Err(Error::Malformed { offset: rec.offset, what: "chunk info", reason: format!("version {ver}, expected 1") });
-    }
+    check_version(rec, "chunk info")?;
     let count = rec.header.u32("count")? as usize;
     if rec.data.len() != count * 8 {
         return Err(Error::Malformed {
@@ -158,10 +163,7 @@ pub fn write_chunk_info(out: &mut Vec<u8>, meta: &ChunkMeta) -> Result<()> {
 
 /// Appends the entries of an index-data record to `out`, keeping those `keep` accepts.
 pub fn parse_index_data(rec: &Record<'_>, out: &mut Vec<Entry>, keep: impl Fn(u32, u64) -> bool) -> Result<()> {
-    let ver = rec.header.u32("ver")?;
-    if ver != 1 {
-        return Err(Error::Malformed { offset: rec.offset, what: "index data", reason: format!("version {ver}, expected 1") });
-    }
+    check_version(rec, "index data")?;
     let conn = rec.header.u32("conn")?;
     let count = rec.header.u32("count")? as usize;
     if rec.data.len() != count * 12 {
