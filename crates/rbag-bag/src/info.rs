@@ -55,6 +55,7 @@ pub struct TopicInfo {
 /// Summarises an open bag. Reads only index and summary data.
 pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
     let s = reader.info()?;
+    let periods = reader.median_periods()?;
     let mut topics: BTreeMap<&str, TopicInfo> = BTreeMap::new();
     let mut types = std::collections::BTreeSet::new();
     for c in reader.connections() {
@@ -64,7 +65,7 @@ pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
             message_count: 0,
             connections: 0,
             encoding: c.encoding.clone(),
-            frequency_hz: s.topic_median_period_ns.get(&c.topic).map(|&p| 1e9 / p as f64),
+            frequency_hz: periods.get(&c.topic).map(|&p| 1e9 / p as f64),
         });
         t.connections += 1;
         t.message_count += s.connections.get(&c.id).map_or(0, |x| x.message_count);

@@ -18,6 +18,7 @@
 
 mod error;
 mod filter;
+mod mmap;
 mod open;
 pub mod ros1;
 mod types;
@@ -50,6 +51,10 @@ pub trait StorageReader: Send + Sync {
     fn seek<'a>(&'a self, time_ns: u64) -> Result<MessageIter<'a>> {
         self.messages(&Filter { start: Some(time_ns), ..Filter::default() })
     }
+
+    /// Median period between consecutive messages of each topic (all its connections), from the
+    /// index; `1 / period` is the frequency `rosbag info --freq` prints. Reads no payload.
+    fn median_periods(&self) -> Result<std::collections::BTreeMap<String, u64>>;
 
     /// Counters of the I/O done so far; tests use them to prove the index is used.
     fn stats(&self) -> ReadStats;

@@ -96,8 +96,6 @@ pub struct StorageInfo {
     pub compression: BTreeMap<String, CompressionStats>,
     /// Keyed by connection id.
     pub connections: BTreeMap<u32, ConnectionStats>,
-    /// Median period between messages of each topic (all its connections), from the index.
-    pub topic_median_period_ns: BTreeMap<String, u64>,
 }
 
 /// Chunk counts and sizes for one compression.

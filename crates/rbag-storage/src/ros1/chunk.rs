@@ -61,7 +61,7 @@ pub fn parse_connection(rec: &Record<'_>) -> Result<Connection> {
     };
     for (k, v) in fields.fields() {
         let v = String::from_utf8_lossy(v).into_owned();
-        match *k {
+        match k {
             b"type" => conn.message_type = v,
             b"message_definition" => conn.definition = v,
             // The record header's topic wins; a differing data topic is kept as metadata.
@@ -161,8 +161,8 @@ pub fn write_chunk_info(out: &mut Vec<u8>, meta: &ChunkMeta) -> Result<()> {
     Ok(())
 }
 
-/// Appends the entries of an index-data record to `out`, keeping those `keep` accepts.
-pub fn parse_index_data(rec: &Record<'_>, out: &mut Vec<Entry>, keep: impl Fn(u32, u64) -> bool) -> Result<()> {
+/// Calls `f` for each entry of an index-data record, in record order.
+pub fn for_each_entry(rec: &Record<'_>, mut f: impl FnMut(Entry)) -> Result<()> {
     check_version(rec, "index data")?;
     let conn = rec.header.u32("conn")?;
     let count = rec.header.u32("count")? as usize;
@@ -174,10 +174,7 @@ pub fn parse_index_data(rec: &Record<'_>, out: &mut Vec<Entry>, keep: impl Fn(u3
         });
     }
     for e in rec.data.chunks_exact(12) {
-        let time = record::time_from_bytes(&e[..8]);
-        if keep(conn, time) {
-            out.push(Entry { time, offset: u32::from_le_bytes([e[8], e[9], e[10], e[11]]), conn });
-        }
+        f(Entry { time: record::time_from_bytes(&e[..8]), offset: u32::from_le_bytes([e[8], e[9], e[10], e[11]]), conn });
     }
     Ok(())
 }

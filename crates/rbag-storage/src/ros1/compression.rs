@@ -1,5 +1,6 @@
 //! Chunk compression: none, bz2 and lz4 (roslz4 writes standard LZ4 frames).
 
+use std::borrow::Cow;
 use std::io::{Read, Write};
 
 use crate::{Compression, Error, Result};
@@ -58,16 +59,16 @@ pub fn salvage(compression: Compression, data: &[u8], limit: u64) -> Vec<u8> {
     out
 }
 
-/// Compresses chunk data for writing.
-pub fn compress(compression: Compression, data: &[u8]) -> Result<Vec<u8>> {
+/// Compresses chunk data for writing (uncompressed chunks are passed through, not copied).
+pub fn compress(compression: Compression, data: &[u8]) -> Result<Cow<'_, [u8]>> {
     let io = |e: std::io::Error| Error::Invalid(format!("{} compression failed: {e}", compression.name()));
     match compression {
-        Compression::None => Ok(data.to_vec()),
+        Compression::None => Ok(Cow::Borrowed(data)),
         Compression::Bz2 => {
             // Level 9 and the default work factor, as rosbag does.
             let mut enc = bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 4), bzip2::Compression::best());
             enc.write_all(data).map_err(io)?;
-            enc.finish().map_err(io)
+            enc.finish().map(Cow::Owned).map_err(io)
         }
         Compression::Lz4 => {
             // roslz4 reads independent blocks with a content checksum.
@@ -77,7 +78,7 @@ pub fn compress(compression: Compression, data: &[u8]) -> Result<Vec<u8>> {
                 .content_checksum(true);
             let mut enc = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::with_capacity(data.len() / 2));
             enc.write_all(data).map_err(io)?;
-            enc.finish().map_err(|e| Error::Invalid(format!("lz4 compression failed: {e}")))
+            enc.finish().map(Cow::Owned).map_err(|e| Error::Invalid(format!("lz4 compression failed: {e}")))
         }
         Compression::Zstd => Err(Error::Invalid("ROS 1 bags have no zstd chunk compression (use lz4 or bz2)".into())),
     }

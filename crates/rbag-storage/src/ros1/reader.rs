@@ -2,7 +2,7 @@
 //! message offsets in their index-data records. Bags without an index are scanned once at open.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ use super::chunk::{self, ChunkMeta, Entry};
 use super::compression;
 use super::record::{self, op, Limits, Records};
 use super::scan;
+use crate::mmap::Mapped;
 use crate::{
     Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, ReadStats,
     Result, StorageInfo, StorageReader,
@@ -23,6 +24,8 @@ use crate::{
 pub struct Ros1Reader {
     path: PathBuf,
     file: File,
+    /// The whole file, mapped; `None` where mapping failed and reads use `pread`.
+    map: Option<Mapped>,
     file_len: u64,
     limits: Limits,
     connections: Vec<Connection>,
@@ -64,9 +67,11 @@ impl Ros1Reader {
     fn open_inner(path: &Path, limits: Limits) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let map = Mapped::new(&file).filter(|m| m.len() as u64 == file_len);
         let mut reader = Ros1Reader {
             path: path.into(),
             file,
+            map,
             file_len,
             limits,
             connections: Vec::new(),
@@ -91,16 +96,20 @@ impl Ros1Reader {
         Ok(reader)
     }
 
-    /// Reads `len` bytes at `offset`, checking both against the file size first.
-    fn read_at(&self, offset: u64, len: u64, what: &'static str) -> Result<Vec<u8>> {
+    /// `len` bytes at `offset`, checked against the file size first: a slice of the map, or a
+    /// fresh buffer read with `pread`.
+    fn read_at(&self, offset: u64, len: u64, what: &'static str) -> Result<Bytes> {
         let available = self.file_len.saturating_sub(offset);
         if len > available {
             return Err(Error::Truncated { offset, what, needed: len, available });
         }
+        self.bytes_read.fetch_add(len, Ordering::Relaxed);
+        if let Some(map) = &self.map {
+            return Ok(map.slice(offset as usize..(offset + len) as usize));
+        }
         let mut buf = vec![0u8; len as usize];
         self.file.read_exact_at(&mut buf, offset).map_err(|e| Error::io(&self.path, e))?;
-        self.bytes_read.fetch_add(len, Ordering::Relaxed);
-        Ok(buf)
+        Ok(Bytes::from(buf))
     }
 
     fn read_bag_header(&self) -> Result<BagHeader> {
@@ -199,6 +208,13 @@ impl Ros1Reader {
         self.chunks.iter().map(|c| (c.pos, c.start, c.end, c.message_count())).collect()
     }
 
+    /// Lets go of the pages of chunk `i` once the merge is done with it.
+    fn release(&self, i: usize) {
+        if let Some(map) = &self.map {
+            map.release(self.chunks[i].pos as usize..self.region_end(i) as usize);
+        }
+    }
+
     /// End of the region that belongs to chunk `i` (its data and index records).
     fn region_end(&self, i: usize) -> u64 {
         self.chunks.get(i + 1).map_or(self.index_pos, |c| c.pos)
@@ -238,10 +254,11 @@ impl Ros1Reader {
         self.chunk_header(&buf, pos)
     }
 
-    /// The index entries of chunk `i` that `keep` accepts, sorted by (time, offset).
-    fn read_entries(&self, i: usize, keep: &dyn Fn(u32, u64) -> bool) -> Result<Vec<Entry>> {
+    /// Calls `f(connection, time)` for every index entry of chunk `i`, in file order.
+    fn index_times(&self, i: usize, f: &mut dyn FnMut(u32, u64)) -> Result<()> {
         if let Some(loc) = &self.chunks[i].located {
-            return Ok(loc.entries.iter().copied().filter(|e| keep(e.conn, e.time)).collect());
+            loc.entries.iter().for_each(|e| f(e.conn, e.time));
+            return Ok(());
         }
         let h = self.read_chunk_header(i)?;
         let start = h.data_offset + h.data_len;
@@ -251,10 +268,15 @@ impl Ros1Reader {
             return Err(Error::TooLarge { offset: start, what: "index data after a chunk", len, limit: self.limits.max_data_len });
         }
         let buf = self.read_at(start, len, "index data")?;
-        let mut entries = Vec::new();
-        parse_index_region(&buf, start, &self.limits, &mut entries, keep)?;
-        entries.sort_unstable();
-        Ok(entries)
+        for rec in Records::new(&buf, start, self.limits) {
+            let rec = rec?;
+            match rec.op()? {
+                op::INDEX_DATA => chunk::for_each_entry(&rec, |e| f(e.conn, e.time))?,
+                op::CONNECTION => {}
+                _ => break,
+            }
+        }
+        Ok(())
     }
 
     /// Reads and decompresses chunk `i`, with the entries `keep` accepts.
@@ -287,16 +309,16 @@ impl Ros1Reader {
             if h.size != h.data_len {
                 return Err(Error::Malformed { offset: meta.pos, what: "chunk", reason: format!("uncompressed chunk of {} bytes says size {}", h.data_len, h.size) });
             }
-            Bytes::from(region).slice(rel..data_end as usize)
+            region.slice(rel..data_end as usize)
         } else {
-            self.decompress(h.compression, region[rel..data_end as usize].to_vec(), h.size, meta.pos, false)?
+            self.decompress(h.compression, region.slice(rel..data_end as usize), h.size, meta.pos, false)?
         };
         Ok(Loaded { data, entries })
     }
 
-    fn decompress(&self, c: Compression, raw: Vec<u8>, size: u64, pos: u64, salvaged: bool) -> Result<Bytes> {
+    fn decompress(&self, c: Compression, raw: Bytes, size: u64, pos: u64, salvaged: bool) -> Result<Bytes> {
         if c == Compression::None {
-            return Ok(Bytes::from(raw));
+            return Ok(raw);
         }
         self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
         if salvaged {
@@ -336,7 +358,11 @@ fn parse_index_region(buf: &[u8], base: u64, limits: &Limits, out: &mut Vec<Entr
     for rec in Records::new(buf, base, *limits) {
         let rec = rec?;
         match rec.op()? {
-            op::INDEX_DATA => chunk::parse_index_data(&rec, out, keep)?,
+            op::INDEX_DATA => chunk::for_each_entry(&rec, |e| {
+                if keep(e.conn, e.time) {
+                    out.push(e);
+                }
+            })?,
             // Some writers put connection records between chunks; they were read from the index.
             op::CONNECTION => {}
             _ => break,
@@ -363,6 +389,10 @@ impl StorageReader for Ros1Reader {
         self.find_nth(topic, n).map_err(|e| e.in_file(&self.path))
     }
 
+    fn median_periods(&self) -> Result<BTreeMap<String, u64>> {
+        self.periods().map_err(|e| e.in_file(&self.path))
+    }
+
     fn stats(&self) -> ReadStats {
         ReadStats {
             chunks_read: self.chunks_read.load(Ordering::Relaxed),
@@ -386,8 +416,6 @@ impl Ros1Reader {
         for c in &self.connections {
             info.connections.insert(c.id, ConnectionStats::default());
         }
-        let topic_of: HashMap<u32, &str> = self.connections.iter().map(|c| (c.id, c.topic.as_str())).collect();
-        let mut times: HashMap<&str, Vec<u64>> = HashMap::new();
         for (i, c) in self.chunks.iter().enumerate() {
             for &(conn, n) in &c.counts {
                 info.connections.entry(conn).or_default().message_count += n as u64;
@@ -407,18 +435,8 @@ impl Ros1Reader {
             s.chunks += 1;
             s.compressed_bytes += stats.0;
             s.uncompressed_bytes += stats.1;
-            for e in self.read_entries(i, &|_, _| true)? {
-                if let Some(t) = topic_of.get(&e.conn) {
-                    times.entry(t).or_default().push(e.time);
-                }
-            }
         }
         info.message_count = info.connections.values().map(|c| c.message_count).sum();
-        for (topic, mut t) in times {
-            if let Some(p) = median_period(&mut t) {
-                info.topic_median_period_ns.insert(topic.to_string(), p);
-            }
-        }
         Ok(info)
     }
 
@@ -431,7 +449,30 @@ impl Ros1Reader {
             })
             .collect();
         order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].pos));
-        Merge { reader: self, order, next: 0, heap: BinaryHeap::new(), slots: Vec::new(), want, filter: filter.clone(), done: false }
+        Merge { reader: self, order, next: 0, heap: BinaryHeap::new(), slots: Vec::new(), want, filter: filter.clone(), done: false, drained: None }
+    }
+
+    fn periods(&self) -> Result<BTreeMap<String, u64>> {
+        // Times are gathered per connection (ids are looked up once per index record), then
+        // merged per topic: rosbag's frequency is over all of a topic's connections.
+        let slot: HashMap<u32, usize> = self.connections.iter().enumerate().map(|(k, c)| (c.id, k)).collect();
+        let mut times: Vec<Vec<u64>> = vec![Vec::new(); self.connections.len()];
+        for i in 0..self.chunks.len() {
+            let mut last = (u32::MAX, usize::MAX);
+            self.index_times(i, &mut |conn, t| {
+                if conn != last.0 {
+                    last = (conn, slot.get(&conn).copied().unwrap_or(usize::MAX));
+                }
+                if let Some(v) = times.get_mut(last.1) {
+                    v.push(t);
+                }
+            })?;
+        }
+        let mut by_topic: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+        for (c, t) in self.connections.iter().zip(times) {
+            by_topic.entry(&c.topic).or_default().extend(t);
+        }
+        Ok(by_topic.into_iter().filter_map(|(topic, mut t)| median_period(&mut t).map(|p| (topic.to_string(), p))).collect())
     }
 
     fn find_nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
@@ -495,6 +536,7 @@ struct Cursor {
     entries: Vec<Entry>,
     next: usize,
     chunk_pos: u64,
+    chunk: usize,
 }
 
 /// K-way merge over the chunks that overlap in time. Chunks are opened in start-time order, only
@@ -509,6 +551,9 @@ struct Merge<'a> {
     want: HashMap<u32, ()>,
     filter: Filter,
     done: bool,
+    /// A drained chunk whose pages are released on the next call, once the caller is done
+    /// with the last message it returned.
+    drained: Option<usize>,
 }
 
 impl Merge<'_> {
@@ -528,9 +573,19 @@ impl Merge<'_> {
                 }
             };
             self.heap.push(Reverse((first.time, pos, first.offset, slot)));
-            self.slots[slot] = Some(Cursor { data: loaded.data, entries: loaded.entries, next: 1, chunk_pos: pos });
+            self.slots[slot] = Some(Cursor { data: loaded.data, entries: loaded.entries, next: 1, chunk_pos: pos, chunk: i });
+        } else {
+            self.reader.release(i);
         }
         Ok(())
+    }
+}
+
+impl Drop for Merge<'_> {
+    fn drop(&mut self) {
+        if let Some(i) = self.drained.take() {
+            self.reader.release(i);
+        }
     }
 }
 
@@ -538,6 +593,9 @@ impl Iterator for Merge<'_> {
     type Item = Result<Message>;
 
     fn next(&mut self) -> Option<Result<Message>> {
+        if let Some(i) = self.drained.take() {
+            self.reader.release(i);
+        }
         if self.done {
             return None;
         }
@@ -559,6 +617,7 @@ impl Iterator for Merge<'_> {
             self.heap.push(Reverse((e.time, cursor.chunk_pos, e.offset, slot)));
             cursor.next += 1;
         } else {
+            self.drained = Some(cursor.chunk);
             self.slots[slot] = None;
         }
         if msg.is_err() {

@@ -34,48 +34,57 @@ impl Default for Limits {
     }
 }
 
-/// A record header: its fields in file order, borrowed.
-#[derive(Debug, Clone)]
+/// A record header: its `name=value` fields in file order, borrowed and validated once; field
+/// lookups walk the (short) list again rather than allocating one.
+#[derive(Debug, Clone, Copy)]
 pub struct Header<'a> {
     /// File offset of the header, for error messages.
     pub offset: u64,
-    fields: Vec<(&'a [u8], &'a [u8])>,
+    raw: &'a [u8],
+}
+
+/// Splits the first field off `rest`: `(name, value, rest)`.
+fn split_field(rest: &[u8], at: u64) -> Result<(&[u8], &[u8], &[u8])> {
+    let len = read_u32(rest, at, "header field length")? as usize;
+    let body = rest.get(4..).and_then(|r| r.get(..len)).ok_or_else(|| Error::Truncated {
+        offset: at,
+        what: "header field",
+        needed: len as u64,
+        available: rest.len().saturating_sub(4) as u64,
+    })?;
+    let eq = body.iter().position(|&b| b == b'=').ok_or_else(|| Error::Malformed {
+        offset: at,
+        what: "header field",
+        reason: "no '=' in field".into(),
+    })?;
+    Ok((&body[..eq], &body[eq + 1..], &rest[4 + len..]))
 }
 
 impl<'a> Header<'a> {
-    /// Splits `buf` into `name=value` fields.
+    /// Checks that `buf` splits into `name=value` fields.
     pub fn parse(buf: &'a [u8], offset: u64) -> Result<Self> {
-        let mut fields = Vec::new();
         let mut rest = buf;
-        let mut at = offset;
         while !rest.is_empty() {
-            let len = read_u32(rest, at, "header field length")? as usize;
-            let body = rest.get(4..4 + len).ok_or(Error::Truncated {
-                offset: at,
-                what: "header field",
-                needed: len as u64,
-                available: rest.len().saturating_sub(4) as u64,
-            })?;
-            let eq = body.iter().position(|&b| b == b'=').ok_or_else(|| Error::Malformed {
-                offset: at,
-                what: "header field",
-                reason: "no '=' in field".into(),
-            })?;
-            fields.push((&body[..eq], &body[eq + 1..]));
-            rest = &rest[4 + len..];
-            at += 4 + len as u64;
+            let at = offset + (buf.len() - rest.len()) as u64;
+            rest = split_field(rest, at)?.2;
         }
-        Ok(Header { offset, fields })
+        Ok(Header { offset, raw: buf })
     }
 
     /// The first value of field `name`.
     pub fn get(&self, name: &str) -> Option<&'a [u8]> {
-        self.fields.iter().find(|(k, _)| *k == name.as_bytes()).map(|(_, v)| *v)
+        self.fields().find(|(k, _)| *k == name.as_bytes()).map(|(_, v)| v)
     }
 
     /// All fields in file order.
-    pub fn fields(&self) -> &[(&'a [u8], &'a [u8])] {
-        &self.fields
+    pub fn fields(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+        let mut rest = self.raw;
+        std::iter::from_fn(move || {
+            // `parse` validated every field, so splitting cannot fail here.
+            let (k, v, r) = split_field(rest, 0).ok()?;
+            rest = r;
+            Some((k, v))
+        })
     }
 
     fn require(&self, name: &'static str, len: usize) -> Result<&'a [u8]> {
@@ -181,7 +190,7 @@ pub fn parse_record<'a>(buf: &'a [u8], offset: u64, limits: &Limits) -> Result<R
     let header_len = read_u32(buf, offset, "record header length")?;
     check_header_len(header_len, offset, limits)?;
     let hl = header_len as usize;
-    let header_bytes = buf.get(4..4 + hl).ok_or(Error::Truncated {
+    let header_bytes = buf.get(4..4 + hl).ok_or_else(|| Error::Truncated {
         offset,
         what: "record header",
         needed: header_len as u64,
@@ -191,7 +200,7 @@ pub fn parse_record<'a>(buf: &'a [u8], offset: u64, limits: &Limits) -> Result<R
     let data_len = read_u32(&buf[data_at.min(buf.len())..], offset + data_at as u64, "record data length")?;
     check_data_len(data_len as u64, offset, limits)?;
     let start = data_at + 4;
-    let data = buf.get(start..start + data_len as usize).ok_or(Error::Truncated {
+    let data = buf.get(start..start + data_len as usize).ok_or_else(|| Error::Truncated {
         offset,
         what: "record data",
         needed: data_len as u64,
