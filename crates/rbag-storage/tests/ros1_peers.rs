@@ -58,7 +58,8 @@ fn rosbag_play_publishes_what_rbag_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let bag = dir.path().join("play.bag");
     let mut w = rbag_storage::create(&bag, rbag_storage::Format::Ros1, &WriteOptions { compression: Compression::Lz4, ..Default::default() }).unwrap();
-    sample::write(w.as_mut(), START, 1_000_000_000).unwrap();
+    // 5 s of /chatter at 100 Hz: rostopic needs only 20 of them, however late it subscribes.
+    sample::write(w.as_mut(), START, 5_000_000_000).unwrap();
     w.finish().unwrap();
 
     let port = free_port();
