@@ -124,7 +124,7 @@ fn compact(bag: &[u8]) -> Vec<u8> {
     let head = parse_record(&bag[MAGIC.len()..], MAGIC.len() as u64, &limits).unwrap();
     let mut out = MAGIC.to_vec();
     let new_fields: Vec<(String, Vec<u8>)> =
-        head.header.fields().iter().map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), v.to_vec())).collect();
+        head.header.fields().map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), v.to_vec())).collect();
     // Placeholder header first, to learn its length; then the real one.
     let mut probe = Vec::new();
     write_fields(&mut probe, &new_fields, &[]);
@@ -146,7 +146,6 @@ fn compact(bag: &[u8]) -> Vec<u8> {
         let fields: Vec<(String, Vec<u8>)> = rec
             .header
             .fields()
-            .iter()
             .map(|(k, v)| {
                 let k = String::from_utf8_lossy(k).into_owned();
                 if k == "chunk_pos" {

@@ -1,4 +1,4 @@
-//! A whole bag file: open (index or scan), info, every message, nth, and reindex.
+//! A whole bag file: open (index or scan), info, median periods, every message, nth, and reindex.
 #![no_main]
 
 use std::path::PathBuf;
@@ -31,6 +31,7 @@ fuzz_target!(|data: &[u8]| {
 
     if let Ok(reader) = Ros1Reader::open(&input) {
         let _ = reader.info();
+        let _ = reader.median_periods();
         if let Ok(iter) = reader.messages(&Filter::default()) {
             for msg in iter {
                 if msg.is_err() {

@@ -32,7 +32,7 @@ fn replay_record(data: &[u8]) -> rbag_storage::Result<()> {
     first
 }
 
-/// `fuzz_targets/ros1_bag.rs`: open (prefixing the magic line unless present), info, every
+/// `fuzz_targets/ros1_bag.rs`: open (prefixing the magic line unless present), info, periods, every
 /// message, nth on the first connection's topic, then reindex. Returns the first error of
 /// the reader, if any; reindex's result is returned separately.
 fn replay_bag(data: &[u8]) -> (rbag_storage::Result<()>, rbag_storage::Result<()>) {
@@ -53,6 +53,7 @@ fn replay_bag(data: &[u8]) -> (rbag_storage::Result<()>, rbag_storage::Result<()
 fn read_all(path: &Path) -> rbag_storage::Result<()> {
     let reader = Ros1Reader::open(path)?;
     reader.info()?;
+    reader.median_periods()?;
     for msg in reader.messages(&Filter::default())? {
         msg?;
     }

@@ -329,8 +329,10 @@ impl Ros1Reader {
         Ok(Bytes::from(compression::decompress(c, &raw, size, pos)?))
     }
 
-    fn wanted_connections(&self, filter: &Filter) -> HashMap<u32, ()> {
-        self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| (c.id, ())).collect()
+    /// Ids of the connections `filter` selects, sorted (connections are few: a binary search
+    /// beats hashing per index entry).
+    fn wanted_connections(&self, filter: &Filter) -> Vec<u32> {
+        self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id).collect()
     }
 
     fn message(&self, data: &Bytes, e: Entry, chunk_pos: u64) -> Result<Message> {
@@ -445,7 +447,7 @@ impl Ros1Reader {
         let mut order: Vec<usize> = (0..self.chunks.len())
             .filter(|&i| {
                 let c = &self.chunks[i];
-                filter.overlaps(c.start, c.end) && c.counts.iter().any(|(conn, n)| *n > 0 && want.contains_key(conn))
+                filter.overlaps(c.start, c.end) && c.counts.iter().any(|(conn, n)| *n > 0 && want.binary_search(conn).is_ok())
             })
             .collect();
         order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].pos));
@@ -548,7 +550,7 @@ struct Merge<'a> {
     /// (time, chunk position, offset, slot): ties fall back to file position, as in rosbag.
     heap: BinaryHeap<Reverse<(u64, u64, u32, usize)>>,
     slots: Vec<Option<Cursor>>,
-    want: HashMap<u32, ()>,
+    want: Vec<u32>,
     filter: Filter,
     done: bool,
     /// A drained chunk whose pages are released on the next call, once the caller is done
@@ -561,7 +563,7 @@ impl Merge<'_> {
         let i = self.order[self.next];
         self.next += 1;
         let (want, filter) = (&self.want, &self.filter);
-        let keep = |conn: u32, t: u64| want.contains_key(&conn) && filter.accepts_time(t);
+        let keep = |conn: u32, t: u64| want.binary_search(&conn).is_ok() && filter.accepts_time(t);
         let loaded = self.reader.load(i, &keep)?;
         if let Some(first) = loaded.entries.first() {
             let pos = self.reader.chunks[i].pos;

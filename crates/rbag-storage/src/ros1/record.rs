@@ -87,6 +87,24 @@ impl<'a> Header<'a> {
         })
     }
 
+    /// `op`, `conn` and `time` in one pass over the fields: the hot path of reading messages.
+    /// A missing or mis-sized field is reported as [`Header::u32`] would.
+    pub fn message_fields(&self) -> Result<(u8, u32, u64)> {
+        let (mut op, mut conn, mut time) = (None, None, None);
+        for (k, v) in self.fields() {
+            match (k, v.len()) {
+                (b"op", 1) if op.is_none() => op = Some(v[0]),
+                (b"conn", 4) if conn.is_none() => conn = Some(u32::from_le_bytes([v[0], v[1], v[2], v[3]])),
+                (b"time", 8) if time.is_none() => time = Some(time_from_bytes(v)),
+                _ => {}
+            }
+        }
+        match (op, conn, time) {
+            (Some(op), Some(conn), Some(time)) => Ok((op, conn, time)),
+            (op, _, _) => Ok((op.map_or_else(|| self.op(), Ok)?, self.u32("conn")?, self.time("time")?)),
+        }
+    }
+
     fn require(&self, name: &'static str, len: usize) -> Result<&'a [u8]> {
         let v = self.get(name).ok_or_else(|| Error::Malformed {
             offset: self.offset,
