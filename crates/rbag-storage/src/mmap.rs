@@ -18,6 +18,8 @@ pub struct Mapped {
     bytes: Bytes,
 }
 
+const PAGE: usize = 4096;
+
 struct Owner(Arc<Mmap>);
 
 impl AsRef<[u8]> for Owner {
@@ -53,7 +55,6 @@ impl Mapped {
     /// them, so reading a bag does not grow RSS with its size. The pages stay in the page
     /// cache; a slice still held elsewhere faults them back in with the same contents.
     pub fn release(&self, range: Range<usize>) {
-        const PAGE: usize = 4096;
         let start = range.start.div_ceil(PAGE) * PAGE;
         let end = (range.end / PAGE) * PAGE;
         if end > start {
