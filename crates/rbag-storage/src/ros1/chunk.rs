@@ -208,11 +208,11 @@ pub fn message_at<'a>(data: &'a [u8], offset: u32, chunk_pos: u64, limits: &reco
         what: "index data",
         reason: format!("message offset {offset} is past the chunk's {} bytes", data.len()),
     })?;
-    let rec = record::parse_record(rest, chunk_pos + at as u64, limits).map_err(|e| in_chunk(e, chunk_pos))?;
-    let (op, conn, time) = match rec.header.message_fields() {
+    let (header, data, _) = record::split_record(rest, chunk_pos + at as u64, limits).map_err(|e| in_chunk(e, chunk_pos))?;
+    let (op, conn, time) = match record::message_fields(header, chunk_pos + at as u64 + 4) {
         Ok(f) => f,
         // Another record kind lacks conn/time: report it by its op.
-        Err(e) => (rec.op().map_err(|_| e)?, 0, 0),
+        Err(e) => (record::Header::parse(header, chunk_pos)?.op().map_err(|_| e)?, 0, 0),
     };
     if op != op::MSG_DATA {
         return Err(Error::Malformed {
@@ -221,7 +221,7 @@ pub fn message_at<'a>(data: &'a [u8], offset: u32, chunk_pos: u64, limits: &reco
             reason: format!("offset {offset} in the chunk holds op 0x{op:02x}, not a message"),
         });
     }
-    Ok((conn, time, rec.data))
+    Ok((conn, time, data))
 }
 
 /// Errors inside decompressed chunk data carry the chunk's file offset, not a chunk-relative one.

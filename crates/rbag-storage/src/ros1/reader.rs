@@ -304,7 +304,8 @@ impl Ros1Reader {
         }
         let mut entries = Vec::new();
         parse_index_region(&region[data_end as usize..], meta.pos + data_end, &self.limits, &mut entries, keep)?;
-        entries.sort_unstable();
+        // One sorted run per connection: the stable sort merges runs in near-linear time.
+        entries.sort();
         let data = if h.compression == Compression::None {
             if h.size != h.data_len {
                 return Err(Error::Malformed { offset: meta.pos, what: "chunk", reason: format!("uncompressed chunk of {} bytes says size {}", h.data_len, h.size) });

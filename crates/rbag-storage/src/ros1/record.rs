@@ -87,24 +87,6 @@ impl<'a> Header<'a> {
         })
     }
 
-    /// `op`, `conn` and `time` in one pass over the fields: the hot path of reading messages.
-    /// A missing or mis-sized field is reported as [`Header::u32`] would.
-    pub fn message_fields(&self) -> Result<(u8, u32, u64)> {
-        let (mut op, mut conn, mut time) = (None, None, None);
-        for (k, v) in self.fields() {
-            match (k, v.len()) {
-                (b"op", 1) if op.is_none() => op = Some(v[0]),
-                (b"conn", 4) if conn.is_none() => conn = Some(u32::from_le_bytes([v[0], v[1], v[2], v[3]])),
-                (b"time", 8) if time.is_none() => time = Some(time_from_bytes(v)),
-                _ => {}
-            }
-        }
-        match (op, conn, time) {
-            (Some(op), Some(conn), Some(time)) => Ok((op, conn, time)),
-            (op, _, _) => Ok((op.map_or_else(|| self.op(), Ok)?, self.u32("conn")?, self.time("time")?)),
-        }
-    }
-
     fn require(&self, name: &'static str, len: usize) -> Result<&'a [u8]> {
         let v = self.get(name).ok_or_else(|| Error::Malformed {
             offset: self.offset,
@@ -151,6 +133,30 @@ impl<'a> Header<'a> {
             reason: format!("missing field {name:?}"),
         })?;
         Ok(String::from_utf8_lossy(v).into_owned())
+    }
+}
+
+/// `op`, `conn` and `time` of a record header in one validating pass over its fields: the hot
+/// path of reading messages. A missing or mis-sized field is reported as [`Header::u32`] would.
+pub fn message_fields(raw: &[u8], offset: u64) -> Result<(u8, u32, u64)> {
+    let (mut op, mut conn, mut time) = (None, None, None);
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let (k, v, r) = split_field(rest, offset + (raw.len() - rest.len()) as u64)?;
+        rest = r;
+        match (k, v.len()) {
+            (b"op", 1) if op.is_none() => op = Some(v[0]),
+            (b"conn", 4) if conn.is_none() => conn = Some(u32::from_le_bytes([v[0], v[1], v[2], v[3]])),
+            (b"time", 8) if time.is_none() => time = Some(time_from_bytes(v)),
+            _ => {}
+        }
+    }
+    match (op, conn, time) {
+        (Some(op), Some(conn), Some(time)) => Ok((op, conn, time)),
+        _ => {
+            let h = Header { offset, raw };
+            Ok((h.op()?, h.u32("conn")?, h.time("time")?))
+        }
     }
 }
 
@@ -203,12 +209,13 @@ pub struct Prefix {
     pub data_len: u32,
 }
 
-/// Parses the record at the start of `buf` (which begins at file offset `offset`).
-pub fn parse_record<'a>(buf: &'a [u8], offset: u64, limits: &Limits) -> Result<Record<'a>> {
+/// Splits the record at the start of `buf` (file offset `offset`) into its header bytes and
+/// data, checking both lengths; the header's fields are not looked at.
+pub fn split_record<'a>(buf: &'a [u8], offset: u64, limits: &Limits) -> Result<(&'a [u8], &'a [u8], usize)> {
     let header_len = read_u32(buf, offset, "record header length")?;
     check_header_len(header_len, offset, limits)?;
     let hl = header_len as usize;
-    let header_bytes = buf.get(4..4 + hl).ok_or_else(|| Error::Truncated {
+    let header = buf.get(4..4 + hl).ok_or_else(|| Error::Truncated {
         offset,
         what: "record header",
         needed: header_len as u64,
@@ -224,8 +231,14 @@ pub fn parse_record<'a>(buf: &'a [u8], offset: u64, limits: &Limits) -> Result<R
         needed: data_len as u64,
         available: buf.len().saturating_sub(start) as u64,
     })?;
-    let header = Header::parse(header_bytes, offset + 4)?;
-    Ok(Record { header, data, offset, len: start + data_len as usize })
+    Ok((header, data, start + data_len as usize))
+}
+
+/// Parses the record at the start of `buf` (which begins at file offset `offset`).
+pub fn parse_record<'a>(buf: &'a [u8], offset: u64, limits: &Limits) -> Result<Record<'a>> {
+    let (header, data, len) = split_record(buf, offset, limits)?;
+    let header = Header::parse(header, offset + 4)?;
+    Ok(Record { header, data, offset, len })
 }
 
 pub(crate) fn check_header_len(len: u32, offset: u64, limits: &Limits) -> Result<()> {
