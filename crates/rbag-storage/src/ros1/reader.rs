@@ -100,7 +100,7 @@ impl Ros1Reader {
     /// fresh buffer read with `pread`.
     fn read_at(&self, offset: u64, len: u64, what: &'static str) -> Result<Bytes> {
         let available = self.file_len.saturating_sub(offset);
-        if len > available {
+        if offset > self.file_len || len > available {
             return Err(Error::Truncated { offset, what, needed: len, available });
         }
         self.bytes_read.fetch_add(len, Ordering::Relaxed);
@@ -263,7 +263,14 @@ impl Ros1Reader {
         let h = self.read_chunk_header(i)?;
         let start = h.data_offset + h.data_len;
         let end = self.region_end(i);
-        let len = end.saturating_sub(start);
+        if start > end {
+            return Err(Error::Malformed {
+                offset: self.chunks[i].pos,
+                what: "chunk",
+                reason: format!("its {} bytes of data run past the next chunk at offset {end}", h.data_len),
+            });
+        }
+        let len = end - start;
         if len > self.limits.max_data_len {
             return Err(Error::TooLarge { offset: start, what: "index data after a chunk", len, limit: self.limits.max_data_len });
         }
