@@ -6,6 +6,7 @@
 
 mod chunk;
 mod compression;
+mod merge;
 mod reader;
 pub mod record;
 mod reindex;

@@ -1,8 +1,7 @@
 //! Reading ROS 1 bags through their index: chunk infos → the chunks a query needs → the
 //! message offsets in their index-data records. Bags without an index are scanned once at open.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -12,6 +11,7 @@ use bytes::Bytes;
 
 use super::chunk::{self, ChunkMeta, Entry};
 use super::compression;
+use super::merge::Merge;
 use super::record::{self, op, Limits, Records};
 use super::scan;
 use crate::mmap::Mapped;
@@ -30,7 +30,7 @@ pub struct Ros1Reader {
     limits: Limits,
     connections: Vec<Connection>,
     /// In file order.
-    chunks: Vec<ChunkMeta>,
+    pub(super) chunks: Vec<ChunkMeta>,
     /// Where the index section starts (end of the last chunk's index records).
     index_pos: u64,
     indexed: bool,
@@ -48,9 +48,9 @@ struct ChunkHeader {
 }
 
 /// Uncompressed chunk data and the index entries a query wants from it, in read order.
-struct Loaded {
-    data: Bytes,
-    entries: Vec<Entry>,
+pub(super) struct Loaded {
+    pub data: Bytes,
+    pub entries: Vec<Entry>,
 }
 
 impl Ros1Reader {
@@ -209,7 +209,7 @@ impl Ros1Reader {
     }
 
     /// Lets go of the pages of chunk `i` once the merge is done with it.
-    fn release(&self, i: usize) {
+    pub(super) fn release(&self, i: usize) {
         if let Some(map) = &self.map {
             map.release(self.chunks[i].pos as usize..self.region_end(i) as usize);
         }
@@ -287,7 +287,7 @@ impl Ros1Reader {
     }
 
     /// Reads and decompresses chunk `i`, with the entries `keep` accepts.
-    fn load(&self, i: usize, keep: &dyn Fn(u32, u64) -> bool) -> Result<Loaded> {
+    pub(super) fn load(&self, i: usize, keep: &dyn Fn(u32, u64) -> bool) -> Result<Loaded> {
         let meta = &self.chunks[i];
         self.chunks_read.fetch_add(1, Ordering::Relaxed);
         if let Some(loc) = &meta.located {
@@ -343,7 +343,7 @@ impl Ros1Reader {
         self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id).collect()
     }
 
-    fn message(&self, data: &Bytes, e: Entry, chunk_pos: u64) -> Result<Message> {
+    pub(super) fn message(&self, data: &Bytes, e: Entry, chunk_pos: u64) -> Result<Message> {
         let (conn, time, payload) = chunk::message_at(data, e.offset, chunk_pos, &self.limits)?;
         if conn != e.conn {
             return Err(Error::Malformed {
@@ -459,7 +459,7 @@ impl Ros1Reader {
             })
             .collect();
         order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].pos));
-        Merge { reader: self, order, next: 0, heap: BinaryHeap::new(), slots: Vec::new(), want, filter: filter.clone(), done: false, drained: None }
+        Merge::new(self, order, want, filter.clone())
     }
 
     fn periods(&self) -> Result<BTreeMap<String, u64>> {
@@ -538,103 +538,6 @@ fn median_period(times: &mut [u64]) -> Option<u64> {
         (lo + hi) / 2
     };
     (median > 0).then_some(median)
-}
-
-/// A chunk being drained by the merge.
-struct Cursor {
-    data: Bytes,
-    entries: Vec<Entry>,
-    next: usize,
-    chunk_pos: u64,
-    chunk: usize,
-}
-
-/// K-way merge over the chunks that overlap in time. Chunks are opened in start-time order, only
-/// when the merge reaches their start, so memory holds the overlapping chunks, not the bag.
-struct Merge<'a> {
-    reader: &'a Ros1Reader,
-    order: Vec<usize>,
-    next: usize,
-    /// (time, chunk position, offset, slot): ties fall back to file position, as in rosbag.
-    heap: BinaryHeap<Reverse<(u64, u64, u32, usize)>>,
-    slots: Vec<Option<Cursor>>,
-    want: Vec<u32>,
-    filter: Filter,
-    done: bool,
-    /// A drained chunk whose pages are released on the next call, once the caller is done
-    /// with the last message it returned.
-    drained: Option<usize>,
-}
-
-impl Merge<'_> {
-    fn open_next(&mut self) -> Result<()> {
-        let i = self.order[self.next];
-        self.next += 1;
-        let (want, filter) = (&self.want, &self.filter);
-        let keep = |conn: u32, t: u64| want.binary_search(&conn).is_ok() && filter.accepts_time(t);
-        let loaded = self.reader.load(i, &keep)?;
-        if let Some(first) = loaded.entries.first() {
-            let pos = self.reader.chunks[i].pos;
-            let slot = match self.slots.iter().position(Option::is_none) {
-                Some(s) => s,
-                None => {
-                    self.slots.push(None);
-                    self.slots.len() - 1
-                }
-            };
-            self.heap.push(Reverse((first.time, pos, first.offset, slot)));
-            self.slots[slot] = Some(Cursor { data: loaded.data, entries: loaded.entries, next: 1, chunk_pos: pos, chunk: i });
-        } else {
-            self.reader.release(i);
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Merge<'_> {
-    fn drop(&mut self) {
-        if let Some(i) = self.drained.take() {
-            self.reader.release(i);
-        }
-    }
-}
-
-impl Iterator for Merge<'_> {
-    type Item = Result<Message>;
-
-    fn next(&mut self) -> Option<Result<Message>> {
-        if let Some(i) = self.drained.take() {
-            self.reader.release(i);
-        }
-        if self.done {
-            return None;
-        }
-        while self.next < self.order.len() {
-            let start = self.reader.chunks[self.order[self.next]].start;
-            if self.heap.peek().is_some_and(|Reverse(top)| start > top.0) {
-                break;
-            }
-            if let Err(e) = self.open_next() {
-                self.done = true;
-                return Some(Err(e));
-            }
-        }
-        let Reverse((_, _, _, slot)) = self.heap.pop()?;
-        let cursor = self.slots[slot].as_mut()?;
-        let entry = cursor.entries[cursor.next - 1];
-        let msg = self.reader.message(&cursor.data, entry, cursor.chunk_pos);
-        if let Some(e) = cursor.entries.get(cursor.next) {
-            self.heap.push(Reverse((e.time, cursor.chunk_pos, e.offset, slot)));
-            cursor.next += 1;
-        } else {
-            self.drained = Some(cursor.chunk);
-            self.slots[slot] = None;
-        }
-        if msg.is_err() {
-            self.done = true;
-        }
-        Some(msg)
-    }
 }
 
 #[cfg(test)]
