@@ -13,33 +13,11 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
 use std::time::Instant;
 
-// Linux mmap(2) through the C library std already links (the crate has no libc dependency).
-mod sys {
-    use std::ffi::c_void;
-    pub const PROT_READ: i32 = 1;
-    pub const MAP_PRIVATE: i32 = 2;
-    pub const MADV_SEQUENTIAL: i32 = 2;
-    pub const MAP_FAILED: *mut c_void = !0usize as *mut c_void;
-    extern "C" {
-        pub fn mmap(addr: *mut c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut c_void;
-        pub fn munmap(addr: *mut c_void, len: usize) -> i32;
-        pub fn madvise(addr: *mut c_void, len: usize, advice: i32) -> i32;
-    }
-}
-
-#[inline(never)]
-fn checksum(data: &[u8]) -> u64 {
-    let words = data.chunks_exact(8);
-    let tail = words.remainder();
-    let mut sum = words.fold(0u64, |s, w| s.wrapping_add(u64::from_le_bytes(w.try_into().unwrap())));
-    for &b in tail {
-        sum = sum.wrapping_add(b as u64);
-    }
-    sum
-}
+#[path = "common/checksum.rs"]
+mod common;
+use common::checksum;
 
 fn main() {
     if let Err(e) = run() {
@@ -70,18 +48,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         "mmap" => {
             if len > 0 {
-                // SAFETY: a read-only private mapping of a file nobody truncates while we read it.
-                let p = unsafe {
-                    sys::mmap(std::ptr::null_mut(), len as usize, sys::PROT_READ, sys::MAP_PRIVATE, file.as_raw_fd(), 0)
-                };
-                if p == sys::MAP_FAILED {
-                    return Err(std::io::Error::last_os_error().into());
-                }
-                unsafe { sys::madvise(p, len as usize, sys::MADV_SEQUENTIAL) };
-                // SAFETY: the mapping is `len` readable bytes until munmap below.
-                let data = unsafe { std::slice::from_raw_parts(p as *const u8, len as usize) };
-                sum = checksum(data);
-                unsafe { sys::munmap(p, len as usize) };
+                // SAFETY: a read-only map of a file nobody truncates while we read it.
+                let map = unsafe { memmap2::Mmap::map(&file)? };
+                map.advise(memmap2::Advice::Sequential)?;
+                sum = checksum(&map);
             }
         }
         other => return Err(format!("unknown mode {other:?} (read, mmap)").into()),

@@ -16,22 +16,15 @@ use std::time::Instant;
 
 use rbag_storage::Filter;
 
+#[path = "common/checksum.rs"]
+mod common;
+use common::checksum;
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("bench_read: {e}");
         std::process::exit(1);
     }
-}
-
-#[inline(never)]
-fn checksum(data: &[u8]) -> u64 {
-    let words = data.chunks_exact(8);
-    let tail = words.remainder();
-    let mut sum = words.fold(0u64, |s, w| s.wrapping_add(u64::from_le_bytes(w.try_into().unwrap())));
-    for &b in tail {
-        sum = sum.wrapping_add(b as u64);
-    }
-    sum
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -42,26 +42,24 @@ fn python_has(python: &Path, modules: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Debian's Python 3 with the ROS 1 `rosbag` module (it imports only in /usr/bin/python3).
-pub fn rosbag_python(test: &str) -> Option<PathBuf> {
-    let p = PathBuf::from("/usr/bin/python3");
-    if python_has(&p, "rosbag") {
-        Some(p)
+/// `python` if it imports `module`, or `None` after recording a skip that says how to get it.
+fn python_with(test: &str, python: PathBuf, module: &str, missing: &str) -> Option<PathBuf> {
+    if python_has(&python, module) {
+        Some(python)
     } else {
-        skip(test, "Debian's python3-rosbag is not installed (run scripts/setup-peers.sh)");
+        skip(test, &format!("{missing} (run scripts/setup-peers.sh)"));
         None
     }
 }
 
+/// Debian's Python 3 with the ROS 1 `rosbag` module (it imports only in /usr/bin/python3).
+pub fn rosbag_python(test: &str) -> Option<PathBuf> {
+    python_with(test, "/usr/bin/python3".into(), "rosbag", "Debian's python3-rosbag is not installed")
+}
+
 /// The venv Python with the `rosbags` and `mcap` oracles.
 pub fn oracle_python(test: &str) -> Option<PathBuf> {
-    let p = repo_root().join(".peers/venv/bin/python");
-    if python_has(&p, "rosbags") {
-        Some(p)
-    } else {
-        skip(test, "the rosbags oracle venv is missing (run scripts/setup-peers.sh)");
-        None
-    }
+    python_with(test, repo_root().join(".peers/venv/bin/python"), "rosbags", "the rosbags oracle venv is missing")
 }
 
 /// Debian's `rosbag` command line.

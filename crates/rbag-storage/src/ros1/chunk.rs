@@ -106,25 +106,27 @@ pub fn write_connection(out: &mut Vec<u8>, conn: &Connection) {
     record::write_record(out, &[("op", &[op::CONNECTION]), ("conn", &id), ("topic", conn.topic.as_bytes())], &body);
 }
 
-/// Both index record kinds carry `ver=1`; anything else is a format this reader does not know.
-fn check_version(rec: &Record<'_>, what: &'static str) -> Result<()> {
-    match rec.header.u32("ver")? {
-        1 => Ok(()),
-        ver => Err(Error::Malformed { offset: rec.offset, what, reason: format!("version {ver}, expected 1") }),
+/// Checks an index record (chunk info or index data): `ver=1`, and data that holds exactly
+/// `count` entries of `size` bytes.
+fn check_index_record(rec: &Record<'_>, what: &'static str, size: usize) -> Result<()> {
+    let ver = rec.header.u32("ver")?;
+    if ver != 1 {
+        return Err(Error::Malformed { offset: rec.offset, what, reason: format!("version {ver}, expected 1") });
     }
+    let count = rec.header.u32("count")? as usize;
+    if rec.data.len() != count * size {
+        return Err(Error::Malformed {
+            offset: rec.offset,
+            what,
+            reason: format!("{count} entries of {size} bytes need {} bytes, record has {}", count * size, rec.data.len()),
+        });
+    }
+    Ok(())
 }
 
 /// Parses a chunk-info record.
 pub fn parse_chunk_info(rec: &Record<'_>) -> Result<ChunkMeta> {
-    check_version(rec, "chunk info")?;
-    let count = rec.header.u32("count")? as usize;
-    if rec.data.len() != count * 8 {
-        return Err(Error::Malformed {
-            offset: rec.offset,
-            what: "chunk info",
-            reason: format!("{count} connections need {} bytes, record has {}", count * 8, rec.data.len()),
-        });
-    }
+    check_index_record(rec, "chunk info", 8)?;
     let counts = rec
         .data
         .chunks_exact(8)
@@ -163,16 +165,8 @@ pub fn write_chunk_info(out: &mut Vec<u8>, meta: &ChunkMeta) -> Result<()> {
 
 /// Calls `f` for each entry of an index-data record, in record order.
 pub fn for_each_entry(rec: &Record<'_>, mut f: impl FnMut(Entry)) -> Result<()> {
-    check_version(rec, "index data")?;
+    check_index_record(rec, "index data", 12)?;
     let conn = rec.header.u32("conn")?;
-    let count = rec.header.u32("count")? as usize;
-    if rec.data.len() != count * 12 {
-        return Err(Error::Malformed {
-            offset: rec.offset,
-            what: "index data",
-            reason: format!("{count} entries need {} bytes, record has {}", count * 12, rec.data.len()),
-        });
-    }
     for e in rec.data.chunks_exact(12) {
         f(Entry { time: record::time_from_bytes(&e[..8]), offset: u32::from_le_bytes([e[8], e[9], e[10], e[11]]), conn });
     }
