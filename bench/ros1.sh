@@ -22,6 +22,7 @@ RUNS=${RUNS:-5}
 PY_RUNS=${PY_RUNS:-$RUNS}
 BAG_SECONDS=${BAG_SECONDS:-10}
 RATES=${RATES:-1000,400,30}
+NET_RUNS=${NET_RUNS:-3}   # runs of the separate "excl. checksum" processes
 PY=/usr/bin/python3
 VENV_PY=$ROOT/.peers/venv/bin/python
 ROSBAG=/usr/bin/rosbag
@@ -107,6 +108,8 @@ read_rbag() { "$EX/bench_read" "$BAG"; }
 read_rbag_net() { "$EX/bench_read" --net "$BAG"; }
 read_rosbag() { "$PY" "$HERE/py/rosbag_read.py" "$BAG"; }
 read_rosbags() { "$VENV_PY" "$HERE/py/rosbags_read.py" "$BAG"; }
+read_rosbag_net() { "$PY" "$HERE/py/rosbag_read.py" --net "$BAG"; }
+read_rosbags_net() { "$VENV_PY" "$HERE/py/rosbags_read.py" --net "$BAG"; }
 read_cat() { cat "$BAG" >/dev/null; }
 
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -122,6 +125,10 @@ for i in $(seq 1 "$RUNS"); do
     if ((i <= PY_RUNS)); then
         timed read_rosbag read_rosbag
         timed read_rosbags read_rosbags
+        if ((i <= NET_RUNS)); then
+            timed read_rosbag_net read_rosbag_net
+            timed read_rosbags_net read_rosbags_net
+        fi
     fi
 done
 for t in rosbag rosbags; do
@@ -164,8 +171,8 @@ rm -f "$TMP"/out_*.bag
 
 # --- table ----------------------------------------------------------------------------------
 r_in=$(med read_rbag.in); r_wall=$(med read_rbag.wall); r_net=$(med read_rbag_net.net)
-rb_in=$(med read_rosbag.in); rb_wall=$(med read_rosbag.wall); rb_net=$(med read_rosbag.net)
-rs_in=$(med read_rosbags.in); rs_wall=$(med read_rosbags.wall); rs_net=$(med read_rosbags.net)
+rb_in=$(med read_rosbag.in); rb_wall=$(med read_rosbag.wall); rb_net=$(med read_rosbag_net.net)
+rs_in=$(med read_rosbags.in); rs_wall=$(med read_rosbags.wall); rs_net=$(med read_rosbags_net.net)
 cat_wall=$(med read_cat.wall)
 f_read=$(med floor_read.wall); f_mmap=$(med floor_mmap.wall)
 i_rbag=$(med info_rbag.wall); i_rosbag=$(med info_rosbag.wall)
