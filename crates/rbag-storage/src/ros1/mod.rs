@@ -15,7 +15,7 @@ mod writer;
 
 pub use reader::Ros1Reader;
 pub use record::{Limits, MAGIC};
-pub use reindex::{default_output, reindex};
+pub use reindex::{default_output, reindex, reindex_with_limits};
 pub use writer::Ros1Writer;
 
 /// The first chunk starts here: magic (13 bytes) + bag header record (4104 bytes).

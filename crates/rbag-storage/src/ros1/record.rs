@@ -29,8 +29,19 @@ pub struct Limits {
 }
 
 impl Default for Limits {
+    /// 1 GiB of data: roscpp itself refuses messages over 10^9 bytes, so no real bag holds a
+    /// larger record, and a lying length costs at most that much memory.
     fn default() -> Self {
-        Limits { max_header_len: 16 << 20, max_data_len: 2 << 30 }
+        Limits { max_header_len: 16 << 20, max_data_len: 1 << 30 }
+    }
+}
+
+impl Limits {
+    /// How much a torn compressed chunk (whose header gives no size) may inflate to: 1024 times
+    /// its compressed bytes, at least 64 MiB, at most `max_data_len`. Real chunks compress far
+    /// less; a decompression bomb stops there instead of filling memory.
+    pub fn salvage_limit(&self, compressed: usize) -> u64 {
+        ((compressed as u64).saturating_mul(1024)).max(64 << 20).min(self.max_data_len)
     }
 }
 

@@ -31,7 +31,12 @@ pub fn default_output(input: &Path) -> (PathBuf, Option<PathBuf>) {
 /// Reindexes `input` into `output` (see [`default_output`] for the default). When `output` is
 /// the input itself, the original is first renamed to `backup`.
 pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>) -> Result<ReindexReport> {
-    let limits = Limits::default();
+    reindex_with_limits(input, output, backup, Limits::default())
+}
+
+/// [`reindex`] with explicit bounds on what the input may make it allocate (fuzzing uses
+/// small ones).
+pub fn reindex_with_limits(input: &Path, output: &Path, backup: Option<&Path>, limits: Limits) -> Result<ReindexReport> {
     let file = File::open(input).map_err(|e| Error::io(input, e))?;
     let len = file.metadata().map_err(|e| Error::io(input, e))?.len();
     let scan = scan::scan(&file, input, len, &limits)?;

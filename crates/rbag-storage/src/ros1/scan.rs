@@ -139,7 +139,7 @@ fn scan_record(src: &mut Source<'_>, pos: u64, limits: &Limits, out: &mut Scan) 
 
 /// Keeps what decodes of a torn or damaged chunk.
 fn salvage_chunk(pos: u64, compression: Compression, data_offset: u64, raw: &[u8], limits: &Limits, out: &mut Scan) -> Result<()> {
-    let data = compression::salvage(compression, raw, limits.max_data_len);
+    let data = compression::salvage(compression, raw, limits.salvage_limit(raw.len()));
     let (entries, used) = index_chunk(&data, limits, out);
     if compression == Compression::None {
         out.torn_bytes += (raw.len() - used) as u64;
