@@ -10,12 +10,13 @@ export RBAG_SKIP_LOG="$PWD/target/test-skips.log"
 mkdir -p target
 : > "$RBAG_SKIP_LOG"
 
+# Doc examples first, so the run closes on the main runner's summary.
+cargo test --workspace --doc --quiet
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
 else
   cargo test --workspace --no-fail-fast
 fi
-cargo test --workspace --doc --quiet
 
 skips=$(sort -u "$RBAG_SKIP_LOG" | grep -c . || true)
 if [ "$skips" -gt 0 ]; then
