@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::io::{Read, Write};
 
+use super::record::Limits;
 use crate::{Compression, Error, Result};
 
 /// Parses a chunk's `compression` field.
@@ -27,7 +28,11 @@ fn reader<'a>(compression: Compression, data: &'a [u8]) -> Box<dyn Read + 'a> {
 }
 
 /// Decompresses a whole chunk whose header says it holds `size` bytes.
-pub fn decompress(compression: Compression, data: &[u8], size: u64, offset: u64) -> Result<Vec<u8>> {
+pub fn decompress(compression: Compression, data: &[u8], size: u64, offset: u64, limits: &Limits) -> Result<Vec<u8>> {
+    let limit = limits.inflate_limit(data.len());
+    if compression != Compression::None && size > limit {
+        return Err(Error::TooLarge { offset, what: "chunk (its size for so few compressed bytes)", len: size, limit });
+    }
     // Do not trust `size` for the allocation: grow past 64 MiB only as data arrives.
     let mut out = Vec::with_capacity(size.min(64 << 20) as usize);
     // Read one byte past `size` so a chunk that inflates to more than it claims is caught.
@@ -89,12 +94,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_size_no_real_data_reaches_is_refused_before_inflating() {
+        let z = compress(Compression::Bz2, &[0u8; 1000]).unwrap();
+        let e = decompress(Compression::Bz2, &z, 1 << 30, 7, &Limits::default()).unwrap_err();
+        assert!(matches!(e, Error::TooLarge { offset: 7, .. }), "{e}");
+    }
+
+    #[test]
     fn roundtrip_every_compression() {
         let data: Vec<u8> = (0..200_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
         for c in [Compression::None, Compression::Lz4, Compression::Bz2] {
             let z = compress(c, &data).unwrap();
-            assert_eq!(decompress(c, &z, data.len() as u64, 0).unwrap(), data);
-            assert!(decompress(c, &z, data.len() as u64 - 1, 0).is_err(), "{c:?} size lie");
+            let l = Limits::default();
+            assert_eq!(decompress(c, &z, data.len() as u64, 0, &l).unwrap(), data);
+            assert!(decompress(c, &z, data.len() as u64 - 1, 0, &l).is_err(), "{c:?} size lie");
             let cut = &z[..z.len() / 2];
             let part = salvage(c, cut, u64::MAX);
             assert!(data.starts_with(&part), "{c:?} salvage is a prefix");

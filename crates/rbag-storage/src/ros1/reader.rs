@@ -334,7 +334,7 @@ impl Ros1Reader {
             out.truncate(size as usize);
             return Ok(Bytes::from(out));
         }
-        Ok(Bytes::from(compression::decompress(c, &raw, size, pos)?))
+        Ok(Bytes::from(compression::decompress(c, &raw, size, pos, &self.limits)?))
     }
 
     /// Ids of the connections `filter` selects, sorted (connections are few: a binary search

@@ -37,6 +37,14 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The largest uncompressed size a chunk with `compressed` bytes may declare: 100 000 times
+    /// those bytes, at least 64 MiB, at most `max_data_len`. Real data (even blank images)
+    /// stays far below that ratio in chunks this large; a decompression bomb is refused before
+    /// it inflates.
+    pub fn inflate_limit(&self, compressed: usize) -> u64 {
+        ((compressed as u64).saturating_mul(100_000)).max(64 << 20).min(self.max_data_len)
+    }
+
     /// How much a torn compressed chunk (whose header gives no size) may inflate to: 1024 times
     /// its compressed bytes, at least 64 MiB, at most `max_data_len`. Real chunks compress far
     /// less; a decompression bomb stops there instead of filling memory.

@@ -102,7 +102,7 @@ fn scan_record(src: &mut Source<'_>, pos: u64, limits: &Limits, out: &mut Scan) 
             record::check_data_len(size, pos, limits)?;
             record::check_data_len(data_len, pos, limits)?;
             let raw = src.read(data_offset, data_len)?;
-            match compression::decompress(compression, &raw, size, pos) {
+            match compression::decompress(compression, &raw, size, pos, limits) {
                 Ok(data) => {
                     let (entries, used) = index_chunk(&data, limits, out);
                     let complete = used == data.len();
