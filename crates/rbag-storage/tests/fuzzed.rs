@@ -569,17 +569,16 @@ fn fuzz_crash_bz2_bomb_claims_2gib() {
     assert_eq!(rbag_storage::ros1::Limits::default().salvage_limit(BZ2_BOMB_2GIB.len()), 64 << 20);
 }
 
-// Crash 2 again, within today's limits (still open): 924 bytes, an unindexed bag with one bz2
+// Crash 2 again, within the 1 GiB limit (fixed in b6b382d by Limits::inflate_limit): 924 bytes, an unindexed bag with one bz2
 // chunk whose `size` says 1 GiB (= Limits::default().max_data_len) and whose 786 bytes of
 // bz2 data inflate to 1 GiB + 1 MiB of zeros. The chunk is not torn, so `salvage_limit` does
-// not apply: scan.rs:105 calls compression.rs `decompress`, which trusts `size` and inflates
+// not apply: scan.rs:105 called compression.rs `decompress`, which trusted `size` and inflated
 // (read_to_end, compression.rs:36) up to size + 1 bytes before finding the size wrong. The
-// replay (open, then reindex, which scans again) takes 9.7 s and 1.08 GB of RSS with no
-// sanitizer. The ASan fuzz binary reports `libFuzzer: timeout` inside the first inflation:
+// replay (open, then reindex, which scans again) took 9.7 s and 1.08 GB of RSS with no
+// sanitizer. The ASan fuzz binary reported `libFuzzer: timeout` inside the first inflation:
 // compression.rs:36 (decompress) <- scan.rs:105 (scan_record) <- scan.rs:57 (scan)
 // <- reader.rs:186 (load_by_scan) <- Ros1Reader::open. An indexed
-// bag does the same at the first `messages`/`nth` (reader.rs:337). A bound on inflated size
-// per compressed byte (as `salvage_limit` does for torn chunks) would stop it.
+// bag did the same at the first `messages`/`nth` (reader.rs:337). (Lines as of e8ad057.)
 const BZ2_BOMB_1GIB: &[u8] = b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x00\x00\x00\x00\x0f\x00\x00\x00conn_co\
     unt=\x00\x00\x00\x00\x12\x00\x00\x00index_pos=\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00op\
     =\x03\x00\x00\x00\x00(\x00\x00\x00\x04\x00\x00\x00op=\x05\x0f\x00\x00\x00compression=bz2\x09\x00\
