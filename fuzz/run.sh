@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs one fuzz target: ./run.sh TARGET SECONDS [extra libFuzzer flags...]
 # Seeds come from examples/make_seeds.rs and the real bags in $RBAG_BAGS (default
-# /work/shared/corpus/ros1); both land in corpus/TARGET, which git ignores.
+# ../shared/corpus/ros1 beside the repository); both land in corpus/TARGET, which git ignores.
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
 target=${1:?target: ros1_record or ros1_bag}
 secs=${2:-600}
 shift 2 || true
-bags=${RBAG_BAGS:-/work/shared/corpus/ros1}
+bags=${RBAG_BAGS:-$(pwd)/../../shared/corpus/ros1}
 san=${SANITIZER:-address}
 
 mkdir -p corpus/"$target" artifacts/"$target"
