@@ -147,11 +147,14 @@ impl<W: Write + Seek> Ros1Writer<W> {
     /// copy intact chunks without recompressing them.
     pub(crate) fn write_chunk(&mut self, compression: Compression, size: u64, packed: &[u8], entries: &[Entry]) -> Result<()> {
         let size32 = u32::try_from(size).map_err(|_| Error::Invalid(format!("chunk of {size} bytes is over the 4 GiB format limit")))?;
+        let packed_len = u32::try_from(packed.len()).map_err(|_| Error::Invalid(format!("compressed chunk of {} bytes is over the 4 GiB format limit", packed.len())))?;
         let pos = self.pos;
+        // The chunk header record with empty data, then its real data length: the data itself
+        // is written straight from `packed`, without copying it into the header buffer.
         let mut head = Vec::with_capacity(64);
         record::write_record(&mut head, &[("op", &[op::CHUNK]), ("compression", compression.name().as_bytes()), ("size", &size32.to_le_bytes())], &[]);
         head.truncate(head.len() - 4);
-        head.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+        head.extend_from_slice(&packed_len.to_le_bytes());
         self.emit(&head)?;
         self.emit(packed)?;
         let mut index = Vec::new();
