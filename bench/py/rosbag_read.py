@@ -6,10 +6,10 @@ Prints `messages=N bytes=B adler32=HEX elapsed=SECONDS`; elapsed covers open + i
 checksum and `checksum=SECONDS` (the checksummed pass minus that one) is added. No message is
 timed on its own, as in bench_read.
 """
-import sys
 import time
 import zlib
 
+import bench_common
 import rosbag
 
 
@@ -28,14 +28,5 @@ def read(path, with_checksum):
     return n, total, ck, time.perf_counter() - start
 
 
-def main(args):
-    net = '--net' in args
-    path = [a for a in args if a != '--net'][0]
-    plain = read(path, False)[3] if net else None
-    n, total, ck, elapsed = read(path, True)
-    extra = f' checksum={elapsed - plain:.6f}' if net else ''
-    print(f'messages={n} bytes={total} adler32={ck:08x} elapsed={elapsed:.6f}{extra}')
-
-
 if __name__ == '__main__':
-    main(sys.argv[1:])
+    bench_common.main(read)
