@@ -47,6 +47,12 @@ impl ChunkMeta {
     }
 }
 
+/// A chunk header's compression and uncompressed size (a missing `compression` means none).
+pub fn chunk_fields(header: &Header<'_>, pos: u64) -> Result<(Compression, u64)> {
+    let compression = super::compression::parse(header.get("compression").unwrap_or(b"none"), pos)?;
+    Ok((compression, header.u32("size")? as u64))
+}
+
 /// Builds a [`Connection`] from a connection record.
 pub fn parse_connection(rec: &Record<'_>) -> Result<Connection> {
     let id = rec.header.u32("conn")?;

@@ -233,8 +233,7 @@ impl Ros1Reader {
         if op != op::CHUNK {
             return Err(Error::Malformed { offset: pos, what: "chunk", reason: format!("chunk info points at op 0x{op:02x}") });
         }
-        let compression = compression::parse(header.get("compression").unwrap_or(b"none"), pos)?;
-        let size = header.u32("size")? as u64;
+        let (compression, size) = chunk::chunk_fields(&header, pos)?;
         record::check_data_len(size, pos, &self.limits)?;
         let data_len = record::read_u32(&body[hl as usize..], pos, "chunk data length")? as u64;
         Ok(ChunkHeader { compression, size, data_offset: pos + 8 + hl as u64, data_len })
@@ -275,15 +274,7 @@ impl Ros1Reader {
             return Err(Error::TooLarge { offset: start, what: "index data after a chunk", len, limit: self.limits.max_data_len });
         }
         let buf = self.read_at(start, len, "index data")?;
-        for rec in Records::new(&buf, start, self.limits) {
-            let rec = rec?;
-            match rec.op()? {
-                op::INDEX_DATA => chunk::for_each_entry(&rec, |e| f(e.conn, e.time))?,
-                op::CONNECTION => {}
-                _ => break,
-            }
-        }
-        Ok(())
+        parse_index_region(&buf, start, &self.limits, &mut |e| f(e.conn, e.time))
     }
 
     /// Reads and decompresses chunk `i`, with the entries `keep` accepts.
@@ -310,7 +301,11 @@ impl Ros1Reader {
             return Err(Error::Truncated { offset: meta.pos, what: "chunk data", needed: h.data_len, available: (region.len() - rel) as u64 });
         }
         let mut entries = Vec::new();
-        parse_index_region(&region[data_end as usize..], meta.pos + data_end, &self.limits, &mut entries, keep)?;
+        parse_index_region(&region[data_end as usize..], meta.pos + data_end, &self.limits, &mut |e| {
+            if keep(e.conn, e.time) {
+                entries.push(e);
+            }
+        })?;
         // One sorted run per connection: the stable sort merges runs in near-linear time.
         entries.sort();
         let data = if h.compression == Compression::None {
@@ -364,15 +359,11 @@ struct BagHeader {
 }
 
 /// Parses the index-data records that follow a chunk. Other records there end the region.
-fn parse_index_region(buf: &[u8], base: u64, limits: &Limits, out: &mut Vec<Entry>, keep: &dyn Fn(u32, u64) -> bool) -> Result<()> {
+fn parse_index_region(buf: &[u8], base: u64, limits: &Limits, f: &mut dyn FnMut(Entry)) -> Result<()> {
     for rec in Records::new(buf, base, *limits) {
         let rec = rec?;
         match rec.op()? {
-            op::INDEX_DATA => chunk::for_each_entry(&rec, |e| {
-                if keep(e.conn, e.time) {
-                    out.push(e);
-                }
-            })?,
+            op::INDEX_DATA => chunk::for_each_entry(&rec, &mut *f)?,
             // Some writers put connection records between chunks; they were read from the index.
             op::CONNECTION => {}
             _ => break,

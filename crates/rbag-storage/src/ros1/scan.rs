@@ -86,8 +86,7 @@ fn scan_record(src: &mut Source<'_>, pos: u64, limits: &Limits, out: &mut Scan) 
     let data_avail = src.len - data_offset;
     match header.op()? {
         op::CHUNK => {
-            let compression = compression::parse(header.get("compression").unwrap_or(b"none"), pos)?;
-            let size = header.u32("size")? as u64;
+            let (compression, size) = chunk::chunk_fields(&header, pos)?;
             // An open chunk: the recorder wrote a placeholder header and was killed before
             // patching it, so the chunk runs to the end of the file.
             let open = data_len == 0 && size == 0 && data_avail > 0;
