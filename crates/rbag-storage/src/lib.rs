@@ -20,16 +20,17 @@ mod error;
 mod filter;
 mod mmap;
 mod open;
+pub mod mcap;
 pub mod ros1;
+pub mod rosbag2;
 mod types;
 
 pub use error::{Error, Result};
 pub use filter::Filter;
 pub use open::{create, detect, open, reindex, Format};
 pub use types::{
-    CompressionStats,
-    Compression, Connection, ConnectionStats, Message, ReadStats, ReindexReport, StorageInfo,
-    WriteOptions,
+    Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, Message,
+    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions,
 };
 
 /// A bag opened for reading. Every backend implements it, so the layers above never know

@@ -19,7 +19,7 @@ pub struct Connection {
     /// Dialect of `definition`: `ros1msg`, `ros2msg`, `ros2idl`, or empty when unknown.
     pub definition_encoding: String,
     /// Middleware-specific fields (ROS 1 `md5sum`, `callerid`, `latching`; ROS 2
-    /// `offered_qos_profiles`, `type_hash`), kept as text so storage stays ROS-agnostic.
+    /// `offered_qos_profiles` as rosbag2 stores it in the file, `type_description_hash`), kept as text so storage stays ROS-agnostic.
     pub metadata: BTreeMap<String, String>,
 }
 
@@ -39,6 +39,8 @@ pub struct Message {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConnectionStats {
     pub message_count: u64,
+    /// Sum of payload sizes, where the storage knows it without reading payloads.
+    pub data_bytes: Option<u64>,
 }
 
 /// Chunk compression of a storage file.
@@ -120,16 +122,76 @@ pub struct ReadStats {
 /// Options for creating a bag.
 #[derive(Debug, Clone)]
 pub struct WriteOptions {
+    /// Chunk compression: ROS 1 bz2/lz4, MCAP zstd/lz4. rosbag2's own zstd modes are in
+    /// [`Rosbag2Options::compression_mode`].
     pub compression: Compression,
     /// A chunk is flushed once its uncompressed size reaches this (ROS 1 default 768 KiB).
     pub chunk_size: u64,
     /// A chunk is also flushed once the log times it holds span this many nanoseconds.
     pub chunk_interval_ns: Option<u64>,
+    /// Settings that only rosbag2 bags (SQLite3, MCAP) use.
+    pub rosbag2: Rosbag2Options,
 }
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { compression: Compression::None, chunk_size: 768 * 1024, chunk_interval_ns: None }
+        WriteOptions {
+            compression: Compression::None,
+            chunk_size: 768 * 1024,
+            chunk_interval_ns: None,
+            rosbag2: Rosbag2Options::default(),
+        }
+    }
+}
+
+/// rosbag2's zstd compression: whole files once they are closed, or each message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompressionMode {
+    #[default]
+    None,
+    File,
+    Message,
+}
+
+/// rosbag2 SQLite3 storage presets (`--storage-preset-profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SqlitePreset {
+    /// `journal_mode=MEMORY`, `synchronous=OFF`: fastest; a crash can corrupt the file.
+    #[default]
+    Default,
+    /// `journal_mode=WAL`, `synchronous=NORMAL`: survives a crash.
+    Resilient,
+}
+
+/// rosbag2 directory and file settings.
+#[derive(Debug, Clone)]
+pub struct Rosbag2Options {
+    /// zstd applied by rosbag2 itself, on top of the storage.
+    pub compression_mode: CompressionMode,
+    /// Start a new file once the current one reaches this many bytes.
+    pub max_file_size: Option<u64>,
+    /// Start a new file once the current one spans this many nanoseconds.
+    pub max_file_duration_ns: Option<u64>,
+    /// Keep at most this many files, deleting the oldest (circular logging).
+    pub max_files: Option<usize>,
+    pub sqlite_preset: SqlitePreset,
+    /// metadata.yaml version to write (9 by default; 5 for Humble and Iron readers).
+    pub metadata_version: u32,
+    /// `ros_distro` recorded in metadata.yaml and the storage files.
+    pub ros_distro: String,
+}
+
+impl Default for Rosbag2Options {
+    fn default() -> Self {
+        Rosbag2Options {
+            compression_mode: CompressionMode::None,
+            max_file_size: None,
+            max_file_duration_ns: None,
+            max_files: None,
+            sqlite_preset: SqlitePreset::Default,
+            metadata_version: 9,
+            ros_distro: "rolling".into(),
+        }
     }
 }
 
