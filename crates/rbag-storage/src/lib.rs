@@ -20,6 +20,7 @@ mod error;
 mod filter;
 mod mmap;
 mod open;
+mod periods;
 pub mod mcap;
 pub mod ros1;
 pub mod rosbag2;
@@ -29,7 +30,7 @@ pub use error::{Error, Result};
 pub use filter::Filter;
 pub use open::{create, detect, open, reindex, Format};
 pub use types::{
-    Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, Message,
+    Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, McapPreset, Message,
     ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions,
 };
 
@@ -59,6 +60,12 @@ pub trait StorageReader: Send + Sync {
 
     /// Counters of the I/O done so far; tests use them to prove the index is used.
     fn stats(&self) -> ReadStats;
+
+    /// Problems found at open that did not stop reading (a missing summary that forced a
+    /// scan, a damaged chunk that was skipped). Tools print them.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The connection a message refers to.
     fn connection(&self, id: u32) -> Option<&Connection> {

@@ -3,6 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use crate::rosbag2::{self, Rosbag2Reader, Rosbag2Writer};
 use crate::{ros1, Error, ReindexReport, Result, StorageReader, StorageWriter, WriteOptions};
 
 /// A storage format rbag recognises.
@@ -26,13 +27,11 @@ impl Format {
     }
 }
 
-/// Recognises a bag by its first bytes (a directory is a rosbag2 bag).
+/// Recognises a bag by its first bytes; a directory is a rosbag2 bag, recognised by its
+/// metadata.yaml or its first storage file.
 pub fn detect(path: &Path) -> Result<Format> {
     if path.is_dir() {
-        return Err(Error::UnknownFormat {
-            path: path.into(),
-            reason: "rosbag2 directories are not supported yet".into(),
-        });
+        return rosbag2::detect_dir(path);
     }
     let mut head = [0u8; 16];
     let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
@@ -69,22 +68,17 @@ pub fn detect(path: &Path) -> Result<Format> {
 pub fn open(path: &Path) -> Result<Box<dyn StorageReader>> {
     match detect(path)? {
         Format::Ros1 => Ok(Box::new(ros1::Ros1Reader::open(path)?)),
-        other => Err(Error::UnknownFormat {
-            path: path.into(),
-            reason: format!("the {} backend is not built yet", other.name()),
-        }),
+        Format::Sqlite3 | Format::Mcap => Ok(Box::new(Rosbag2Reader::open(path)?)),
     }
 }
 
-/// Creates a bag for writing in `format`. An existing file is replaced only when the caller
-/// removed it first; rbag never truncates a bag it did not create.
+/// Creates a bag for writing in `format`: a ROS 1 file, or a rosbag2 directory (a single
+/// storage file when `path` ends in `.db3`/`.mcap`). rbag never overwrites: an existing
+/// output is an error, and the caller removes it first.
 pub fn create(path: &Path, format: Format, options: &WriteOptions) -> Result<Box<dyn StorageWriter>> {
     match format {
         Format::Ros1 => Ok(Box::new(ros1::Ros1Writer::create(path, options.clone())?)),
-        other => Err(Error::UnknownFormat {
-            path: path.into(),
-            reason: format!("writing {} is not built yet", other.name()),
-        }),
+        Format::Sqlite3 | Format::Mcap => Ok(Box::new(Rosbag2Writer::create(path, format, options)?)),
     }
 }
 
@@ -94,6 +88,7 @@ pub fn create(path: &Path, format: Format, options: &WriteOptions) -> Result<Box
 pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>) -> Result<ReindexReport> {
     match detect(input)? {
         Format::Ros1 => ros1::reindex(input, output, backup).map_err(|e| e.in_file(input)),
-        other => Err(Error::UnknownFormat { path: input.into(), reason: format!("reindexing {} is not built yet", other.name()) }),
+        Format::Sqlite3 | Format::Mcap if input.is_dir() => rosbag2::reindex(input),
+        other => Err(Error::UnknownFormat { path: input.into(), reason: format!("a single {} file has its own index; reindex works on a bag directory", other.name()) }),
     }
 }

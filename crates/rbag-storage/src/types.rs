@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 /// One publisher-topic pairing. A topic may have several (ROS 1 connections, MCAP channels),
 /// but all of a topic's connections share one message encoding.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Connection {
     /// Id unique within the bag; messages refer to it.
     pub id: u32,
@@ -98,6 +98,8 @@ pub struct StorageInfo {
     pub compression: BTreeMap<String, CompressionStats>,
     /// Keyed by connection id.
     pub connections: BTreeMap<u32, ConnectionStats>,
+    /// Format-specific facts worth showing (MCAP `profile`, rosbag2 `ros_distro`).
+    pub properties: BTreeMap<String, String>,
 }
 
 /// Chunk counts and sizes for one compression.
@@ -163,6 +165,33 @@ pub enum SqlitePreset {
     Resilient,
 }
 
+/// rosbag2's MCAP writer presets (`--storage-preset-profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum McapPreset {
+    /// Chunks of `chunk_size` with the chosen compression, chunk CRCs on.
+    #[default]
+    Default,
+    /// No chunks and no message indexes: the least work per message.
+    Fastwrite,
+    /// zstd at its fastest level.
+    ZstdFast,
+    /// zstd at its strongest level in 4 MiB chunks.
+    ZstdSmall,
+}
+
+impl std::str::FromStr for McapPreset {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "" | "none" | "default" => Ok(McapPreset::Default),
+            "fastwrite" => Ok(McapPreset::Fastwrite),
+            "zstd_fast" => Ok(McapPreset::ZstdFast),
+            "zstd_small" => Ok(McapPreset::ZstdSmall),
+            other => Err(format!("unknown MCAP preset {other:?} (fastwrite, zstd_fast, zstd_small)")),
+        }
+    }
+}
+
 /// rosbag2 directory and file settings.
 #[derive(Debug, Clone)]
 pub struct Rosbag2Options {
@@ -175,6 +204,7 @@ pub struct Rosbag2Options {
     /// Keep at most this many files, deleting the oldest (circular logging).
     pub max_files: Option<usize>,
     pub sqlite_preset: SqlitePreset,
+    pub mcap_preset: McapPreset,
     /// metadata.yaml version to write (9 by default; 5 for Humble and Iron readers).
     pub metadata_version: u32,
     /// `ros_distro` recorded in metadata.yaml and the storage files.
@@ -189,6 +219,7 @@ impl Default for Rosbag2Options {
             max_file_duration_ns: None,
             max_files: None,
             sqlite_preset: SqlitePreset::Default,
+            mcap_preset: McapPreset::Default,
             metadata_version: 9,
             ros_distro: "rolling".into(),
         }

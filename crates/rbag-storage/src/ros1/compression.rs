@@ -23,7 +23,20 @@ fn reader<'a>(compression: Compression, data: &'a [u8]) -> Box<dyn Read + 'a> {
     match compression {
         Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(data)),
         Compression::Bz2 => Box::new(bzip2::read::BzDecoder::new(data)),
-        Compression::None | Compression::Zstd => Box::new(data),
+        Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(data) {
+            Ok(d) => Box::new(d),
+            Err(e) => Box::new(FailingReader(Some(e))),
+        },
+        Compression::None => Box::new(data),
+    }
+}
+
+/// A reader whose first read reports the error that kept the real reader from starting.
+struct FailingReader(Option<std::io::Error>);
+
+impl Read for FailingReader {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(self.0.take().unwrap_or_else(|| std::io::ErrorKind::InvalidData.into()))
     }
 }
 

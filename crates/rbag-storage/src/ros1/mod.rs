@@ -5,7 +5,7 @@
 //! and at the end every connection record and one chunk-info record per chunk.
 
 mod chunk;
-mod compression;
+pub(crate) mod compression;
 mod merge;
 mod reader;
 pub mod record;

@@ -469,11 +469,7 @@ impl Ros1Reader {
                 }
             })?;
         }
-        let mut by_topic: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-        for (c, t) in self.connections.iter().zip(times) {
-            by_topic.entry(&c.topic).or_default().extend(t);
-        }
-        Ok(by_topic.into_iter().filter_map(|(topic, mut t)| median_period(&mut t).map(|p| (topic.to_string(), p))).collect())
+        Ok(crate::periods::by_topic(self.connections.iter().map(|c| c.topic.as_str()).zip(times)))
     }
 
     fn find_nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
@@ -510,35 +506,5 @@ impl Ros1Reader {
             skipped += count;
         }
         Ok(None)
-    }
-}
-
-/// The median gap between consecutive times, as rosbag computes topic frequency.
-fn median_period(times: &mut [u64]) -> Option<u64> {
-    if times.len() < 2 {
-        return None;
-    }
-    times.sort_unstable();
-    let mut gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    let mid = gaps.len() / 2;
-    let median = if gaps.len() % 2 == 1 {
-        *gaps.select_nth_unstable(mid).1
-    } else {
-        let hi = *gaps.select_nth_unstable(mid).1;
-        let lo = *gaps[..mid].iter().max()?;
-        (lo + hi) / 2
-    };
-    (median > 0).then_some(median)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::median_period;
-
-    #[test]
-    fn median_of_gaps() {
-        assert_eq!(median_period(&mut [0, 10, 20, 40]), Some(10));
-        assert_eq!(median_period(&mut [5]), None);
-        assert_eq!(median_period(&mut [0, 10, 30]), Some(15));
     }
 }

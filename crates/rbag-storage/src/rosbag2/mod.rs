@@ -1,12 +1,19 @@
 //! rosbag2 bags: a directory of storage files (SQLite3 `.db3` or MCAP) described by
 //! `metadata.yaml`, split by size or duration and optionally zstd-compressed by rosbag2 itself.
 
+mod bag;
 pub mod metadata;
+pub mod qos;
+mod reindex;
 mod sqlite;
+mod writer;
 
+pub use bag::Rosbag2Reader;
+pub use reindex::{detect_dir, reindex};
 pub use sqlite::{SqliteReader, SqliteWriter};
+pub use writer::Rosbag2Writer;
 
-use crate::{Result, StorageWriter};
+use crate::StorageWriter;
 
 /// `Connection::metadata` key of a topic's QoS profiles, kept as rosbag2 stores them in the
 /// storage file (a YAML string).

@@ -1,0 +1,544 @@
+//! Reading MCAP through its summary: chunk indexes pick the chunks a query needs (by time and
+//! channel), statistics give the counts. A file without a summary (a recorder that crashed) is
+//! scanned once at open, with a warning.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+
+use super::records::{self, op, Raw, Walk, MAGIC};
+use crate::mmap::Mapped;
+use crate::ros1::record::Limits;
+use crate::rosbag2::TYPE_HASH_KEY;
+use crate::{
+    Compression, CompressionStats, Connection, ConnectionStats, Error, Filter, Message, MessageIter,
+    ReadStats, Result, StorageInfo, StorageReader,
+};
+
+/// MCAP's name for the channel metadata key rbag calls [`TYPE_HASH_KEY`].
+pub const MCAP_TYPE_HASH_KEY: &str = "topic_type_hash";
+
+/// An MCAP file opened for reading.
+pub struct McapReader {
+    path: PathBuf,
+    map: Mapped,
+    profile: String,
+    library: String,
+    connections: Vec<Connection>,
+    /// Sorted by (start time, file offset).
+    chunks: Vec<ChunkMeta>,
+    counts: BTreeMap<u16, u64>,
+    metadata: BTreeMap<String, BTreeMap<String, String>>,
+    indexed: bool,
+    warnings: Vec<String>,
+    limits: Limits,
+    chunks_read: AtomicU64,
+    chunks_decompressed: AtomicU64,
+    bytes_read: AtomicU64,
+}
+
+/// A run of records that holds messages: a Chunk record, or (in files written without chunks)
+/// a stretch of top-level records.
+#[derive(Debug, Clone)]
+struct ChunkMeta {
+    offset: u64,
+    /// The whole record (chunk) or the stretch of records (loose), in the file.
+    range: Range<usize>,
+    loose: bool,
+    start: u64,
+    end: u64,
+    /// Channels with messages here; `None` when the file does not say.
+    channels: Option<BTreeSet<u16>>,
+    /// MessageIndex records (file offsets) by channel.
+    message_indexes: Vec<u64>,
+    compression: String,
+    compressed: u64,
+    uncompressed: u64,
+}
+
+/// A chunk's messages that a query wants, in log-time order.
+struct Loaded {
+    data: Bytes,
+    entries: Vec<(u64, u64, u16, Range<usize>)>,
+}
+
+impl McapReader {
+    pub fn open(path: &Path) -> Result<Self> {
+        Self::open_inner(path).map_err(|e| e.in_file(path))
+    }
+
+    fn open_inner(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let map = Mapped::new(&file).ok_or_else(|| Error::Invalid("empty file, or it cannot be mapped".into()))?;
+        let buf = map.slice(0..map.len());
+        if !buf.starts_with(MAGIC) {
+            return Err(Error::Malformed { offset: 0, what: "MCAP magic", reason: "the file does not start with \\x89MCAP0\\r\\n".into() });
+        }
+        let mut reader = McapReader {
+            path: path.into(),
+            map,
+            profile: String::new(),
+            library: String::new(),
+            connections: Vec::new(),
+            chunks: Vec::new(),
+            counts: BTreeMap::new(),
+            metadata: BTreeMap::new(),
+            indexed: false,
+            warnings: Vec::new(),
+            limits: Limits::default(),
+            chunks_read: AtomicU64::new(0),
+            chunks_decompressed: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
+        };
+        reader.read_header(&buf)?;
+        let summary = if buf.ends_with(MAGIC) && buf.len() >= 2 * MAGIC.len() + 29 {
+            match mcap::Summary::read(&buf) {
+                Ok(s) => s,
+                Err(e) => {
+                    reader.warnings.push(format!("the summary section is damaged ({e}); the file was scanned instead"));
+                    None
+                }
+            }
+        } else {
+            reader.warnings.push("no summary section (the file was not closed: a recorder crash?); the file was scanned instead".into());
+            None
+        };
+        match summary {
+            Some(s) if s.stats.is_some() && !(s.chunk_indexes.is_empty() && s.stats.as_ref().is_some_and(|st| st.message_count > 0)) => {
+                reader.from_summary(&buf, s)?;
+            }
+            Some(_) => {
+                reader.warnings.push("the summary has no statistics or chunk indexes; the file was scanned".into());
+                reader.scan(&buf)?;
+            }
+            None => reader.scan(&buf)?,
+        }
+        reader.chunks.sort_by_key(|c| (c.start, c.offset));
+        Ok(reader)
+    }
+
+    fn read_header(&mut self, buf: &[u8]) -> Result<()> {
+        let mut walk = Walk::new(buf, MAGIC.len(), 0, false);
+        match walk.next() {
+            Some(Ok(r)) if r.op == op::HEADER => {
+                if let mcap::records::Record::Header(h) = parse(&r, buf)? {
+                    self.profile = h.profile;
+                    self.library = h.library;
+                }
+                Ok(())
+            }
+            Some(Err(e)) => Err(e),
+            _ => Err(Error::Malformed { offset: MAGIC.len() as u64, what: "MCAP header", reason: "the first record is not a Header".into() }),
+        }
+    }
+
+    fn from_summary(&mut self, buf: &[u8], s: mcap::Summary) -> Result<()> {
+        self.indexed = true;
+        let mut channels: Vec<_> = s.channels.values().cloned().collect();
+        channels.sort_by_key(|c| c.id);
+        self.connections = channels.iter().map(|c| connection(c.id, &c.topic, &c.message_encoding, c.schema.as_deref(), &c.metadata)).collect();
+        if let Some(st) = &s.stats {
+            self.counts = st.channel_message_counts.clone();
+        }
+        for ci in &s.chunk_indexes {
+            let end = ci.chunk_start_offset.checked_add(ci.chunk_length).filter(|&e| e <= buf.len() as u64);
+            let Some(end) = end else {
+                return Err(Error::Malformed { offset: ci.chunk_start_offset, what: "MCAP chunk index", reason: format!("chunk of {} bytes runs past the end of the file", ci.chunk_length) });
+            };
+            self.chunks.push(ChunkMeta {
+                offset: ci.chunk_start_offset,
+                range: ci.chunk_start_offset as usize..end as usize,
+                loose: false,
+                start: ci.message_start_time,
+                end: ci.message_end_time,
+                channels: (!ci.message_index_offsets.is_empty()).then(|| ci.message_index_offsets.keys().copied().collect()),
+                message_indexes: ci.message_index_offsets.values().copied().collect(),
+                compression: ci.compression.clone(),
+                compressed: ci.compressed_size,
+                uncompressed: ci.uncompressed_size,
+            });
+        }
+        for mi in &s.metadata_indexes {
+            let m = mcap::read::metadata(buf, mi).map_err(|e| Error::Malformed { offset: mi.offset, what: "MCAP metadata record", reason: e.to_string() })?;
+            self.metadata.insert(m.name, m.metadata);
+        }
+        Ok(())
+    }
+
+    /// Reads every record once, for files without a usable summary. A torn record at the end
+    /// ends the scan with a warning; everything before it is kept.
+    fn scan(&mut self, buf: &Bytes) -> Result<()> {
+        let mut schemas: HashMap<u16, mcap::Schema<'static>> = HashMap::new();
+        let mut channels: BTreeMap<u16, mcap::records::Channel> = BTreeMap::new();
+        let mut loose: Option<ChunkMeta> = None;
+        let mut walk = Walk::new(buf, MAGIC.len(), 0, false);
+        while let Some(rec) = walk.next() {
+            let rec = match rec {
+                Ok(r) => r,
+                Err(e) => {
+                    self.warnings.push(format!("the file ends inside a record ({e}); the messages before it were kept"));
+                    break;
+                }
+            };
+            if rec.op != op::MESSAGE {
+                self.chunks.extend(loose.take());
+            }
+            match rec.op {
+                op::SCHEMA | op::CHANNEL => self.schema_or_channel(&rec, buf, &mut schemas, &mut channels)?,
+                op::MESSAGE => {
+                    let m = records::message(&buf[rec.body.clone()], rec.offset)?;
+                    *self.counts.entry(m.channel).or_default() += 1;
+                    let l = loose.get_or_insert_with(|| ChunkMeta { offset: rec.offset, range: rec.offset as usize..rec.offset as usize, loose: true, start: u64::MAX, end: 0, channels: Some(BTreeSet::new()), message_indexes: Vec::new(), compression: String::new(), compressed: 0, uncompressed: 0 });
+                    l.range.end = rec.body.end;
+                    l.start = l.start.min(m.log_time);
+                    l.end = l.end.max(m.log_time);
+                    l.channels.get_or_insert_default().insert(m.channel);
+                }
+                op::CHUNK => match self.scan_chunk(&rec, buf, &mut schemas, &mut channels) {
+                    Ok(meta) => self.chunks.push(meta),
+                    Err(e) => {
+                        self.warnings.push(format!("chunk at offset {} is damaged and was skipped ({e})", rec.offset));
+                    }
+                },
+                op::METADATA => {
+                    if let mcap::records::Record::Metadata(m) = parse(&rec, buf)? {
+                        self.metadata.insert(m.name, m.metadata);
+                    }
+                }
+                op::DATA_END | op::FOOTER => break,
+                _ => {}
+            }
+        }
+        self.chunks.extend(loose.take());
+        self.connections = channels
+            .values()
+            .map(|c| {
+                connection(c.id, &c.topic, &c.message_encoding, schemas.get(&c.schema_id), &c.metadata)
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn schema_or_channel(&self, rec: &Raw, buf: &[u8], schemas: &mut HashMap<u16, mcap::Schema<'static>>, channels: &mut BTreeMap<u16, mcap::records::Channel>) -> Result<()> {
+        match parse(rec, buf)? {
+            mcap::records::Record::Schema { header, data } => {
+                schemas.insert(header.id, mcap::Schema { id: header.id, name: header.name, encoding: header.encoding, data });
+            }
+            mcap::records::Record::Channel(c) => {
+                channels.insert(c.id, c);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn scan_chunk(&mut self, rec: &Raw, buf: &Bytes, schemas: &mut HashMap<u16, mcap::Schema<'static>>, channels: &mut BTreeMap<u16, mcap::records::Channel>) -> Result<ChunkMeta> {
+        let head = records::chunk(&buf[rec.body.clone()], rec.offset)?;
+        let data = self.decompress(buf, rec.body.start, &head, rec.offset)?;
+        let mut meta = ChunkMeta {
+            offset: rec.offset,
+            range: rec.offset as usize..rec.body.end,
+            loose: false,
+            start: head.start,
+            end: head.end,
+            channels: Some(BTreeSet::new()),
+            message_indexes: Vec::new(),
+            compression: head.compression.clone(),
+            compressed: head.records.len() as u64,
+            uncompressed: head.uncompressed_size,
+        };
+        let mut counts = BTreeMap::new();
+        for inner in Walk::new(&data, 0, rec.offset, true) {
+            let inner = inner?;
+            match inner.op {
+                op::SCHEMA | op::CHANNEL => self.schema_or_channel(&inner, &data, schemas, channels)?,
+                op::MESSAGE => {
+                    let m = records::message(&data[inner.body.clone()], rec.offset)?;
+                    *counts.entry(m.channel).or_insert(0u64) += 1;
+                    meta.channels.get_or_insert_default().insert(m.channel);
+                }
+                _ => {}
+            }
+        }
+        for (c, n) in counts {
+            *self.counts.entry(c).or_default() += n;
+        }
+        Ok(meta)
+    }
+
+    /// The records of a chunk, decompressed and CRC-checked; uncompressed chunks are a slice of
+    /// the map.
+    fn decompress(&self, buf: &Bytes, body_start: usize, head: &records::ChunkHead, offset: u64) -> Result<Bytes> {
+        let compressed = buf.slice(body_start + head.records.start..body_start + head.records.end);
+        let data = match head.compression.as_str() {
+            "" => {
+                if head.uncompressed_size != compressed.len() as u64 {
+                    return Err(Error::Malformed { offset, what: "MCAP chunk", reason: format!("uncompressed chunk says {} bytes but holds {}", head.uncompressed_size, compressed.len()) });
+                }
+                compressed
+            }
+            name => {
+                let c = match name {
+                    "zstd" => Compression::Zstd,
+                    "lz4" => Compression::Lz4,
+                    other => return Err(Error::UnsupportedCompression { offset, name: other.into() }),
+                };
+                self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
+                Bytes::from(crate::ros1::compression::decompress(c, &compressed, head.uncompressed_size, offset, &self.limits)?)
+            }
+        };
+        if head.crc != 0 {
+            let crc = crc32fast::hash(&data);
+            if crc != head.crc {
+                return Err(Error::Malformed { offset, what: "MCAP chunk", reason: format!("CRC mismatch: the chunk says {:08x}, its data hashes to {crc:08x}", head.crc) });
+            }
+        }
+        Ok(data)
+    }
+
+    /// Decompresses chunk `i` and picks the messages `want` accepts, sorted by log time (file
+    /// order for ties).
+    fn load(&self, i: usize, want: &dyn Fn(u16, u64) -> bool) -> Result<Loaded> {
+        let meta = &self.chunks[i];
+        let buf = self.map.slice(0..self.map.len());
+        self.chunks_read.fetch_add(1, Ordering::Relaxed);
+        self.bytes_read.fetch_add(meta.range.len() as u64, Ordering::Relaxed);
+        let (data, base, start) = if meta.loose {
+            (buf.clone(), 0, meta.range.start)
+        } else {
+            let walk = Walk::new(&buf, meta.range.start, 0, false).next();
+            let rec = match walk {
+                Some(Ok(r)) if r.op == op::CHUNK => r,
+                Some(Err(e)) => return Err(e),
+                _ => return Err(Error::Malformed { offset: meta.offset, what: "MCAP chunk index", reason: "it does not point at a Chunk record".into() }),
+            };
+            let head = records::chunk(&buf[rec.body.clone()], rec.offset)?;
+            (self.decompress(&buf, rec.body.start, &head, rec.offset)?, meta.offset, 0)
+        };
+        let end = if meta.loose { meta.range.end } else { data.len() };
+        let mut entries = Vec::new();
+        let mut walk = Walk::new(&data[..end], start, base, !meta.loose);
+        for rec in &mut walk {
+            let rec = rec?;
+            if rec.op != op::MESSAGE {
+                continue;
+            }
+            let m = records::message(&data[rec.body.clone()], rec.offset)?;
+            if want(m.channel, m.log_time) {
+                let s = rec.body.start;
+                entries.push((m.log_time, m.publish_time, m.channel, s + m.data.start..s + m.data.end));
+            }
+        }
+        entries.sort_by_key(|e| e.0);
+        Ok(Loaded { data, entries })
+    }
+
+    /// The file's profile (`ros2`, `ros1`) and writing library.
+    pub fn profile(&self) -> (&str, &str) {
+        (&self.profile, &self.library)
+    }
+
+    /// Metadata records by name (rosbag2 stores its metadata.yaml as `rosbag2`).
+    pub fn metadata_records(&self) -> &BTreeMap<String, BTreeMap<String, String>> {
+        &self.metadata
+    }
+
+    /// The bag's metadata.yaml text, as rosbag2 (Jazzy on) stores it in the file.
+    pub fn bag_metadata(&self) -> Option<String> {
+        self.metadata.get("rosbag2")?.get("serialized_metadata").cloned()
+    }
+
+    fn summary(&self) -> StorageInfo {
+        let mut info = StorageInfo {
+            format: "mcap",
+            version: "0".into(),
+            files: vec![self.path.clone()],
+            size_bytes: self.map.len() as u64,
+            indexed: self.indexed,
+            chunk_count: self.chunks.iter().filter(|c| !c.loose).count() as u64,
+            ..StorageInfo::default()
+        };
+        info.properties.insert("profile".into(), self.profile.clone());
+        info.properties.insert("library".into(), self.library.clone());
+        for c in &self.connections {
+            let n = self.counts.get(&(c.id as u16)).copied().unwrap_or(0);
+            info.connections.insert(c.id, ConnectionStats { message_count: n, data_bytes: None });
+            info.message_count += n;
+        }
+        for c in self.chunks.iter().filter(|c| !c.loose) {
+            let name = if c.compression.is_empty() { "none" } else { c.compression.as_str() };
+            let s = info.compression.entry(name.to_string()).or_insert_with(CompressionStats::default);
+            s.chunks += 1;
+            s.compressed_bytes += c.compressed;
+            s.uncompressed_bytes += c.uncompressed;
+        }
+        if info.message_count > 0 {
+            info.start_ns = self.chunks.iter().map(|c| c.start).min();
+            info.end_ns = self.chunks.iter().map(|c| c.end).max();
+        }
+        info
+    }
+
+    fn iter(&self, filter: &Filter) -> MessageIter<'_> {
+        let wanted: BTreeSet<u16> = self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id as u16).collect();
+        let pending: VecDeque<usize> = (0..self.chunks.len())
+            .filter(|&i| {
+                let c = &self.chunks[i];
+                filter.overlaps(c.start, c.end) && c.channels.as_ref().is_none_or(|set| set.iter().any(|ch| wanted.contains(ch)))
+            })
+            .collect();
+        let filter = filter.clone();
+        Box::new(Merge { reader: self, pending, heap: BinaryHeap::new(), loaded: HashMap::new(), wanted, filter, failed: false })
+    }
+}
+
+/// Lazy k-way merge over the chunks a query needs: a chunk is decompressed only once the merge
+/// reaches its start time, so memory holds just the chunks that overlap in time.
+struct Merge<'a> {
+    reader: &'a McapReader,
+    pending: VecDeque<usize>,
+    /// (log time, chunk offset, entry) of each loaded chunk's next message.
+    heap: BinaryHeap<Reverse<(u64, u64, usize, usize)>>,
+    loaded: HashMap<usize, Loaded>,
+    wanted: BTreeSet<u16>,
+    filter: Filter,
+    failed: bool,
+}
+
+impl Merge<'_> {
+    fn load_next(&mut self) -> Result<()> {
+        let Some(i) = self.pending.pop_front() else { return Ok(()) };
+        let (wanted, filter) = (&self.wanted, &self.filter);
+        let loaded = self.reader.load(i, &|ch, t| wanted.contains(&ch) && filter.accepts_time(t))?;
+        if let Some(first) = loaded.entries.first() {
+            self.heap.push(Reverse((first.0, self.reader.chunks[i].offset, i, 0)));
+            self.loaded.insert(i, loaded);
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for Merge<'_> {
+    type Item = Result<Message>;
+
+    fn next(&mut self) -> Option<Result<Message>> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            let next_start = self.pending.front().map(|&i| self.reader.chunks[i].start);
+            let top = self.heap.peek().map(|r| r.0 .0);
+            match (next_start, top) {
+                (Some(s), t) if t.is_none_or(|t| s <= t) => {
+                    if let Err(e) = self.load_next() {
+                        self.failed = true;
+                        return Some(Err(e.in_file(&self.reader.path)));
+                    }
+                }
+                (_, None) => return None,
+                _ => break,
+            }
+        }
+        let Reverse((_, offset, chunk, k)) = self.heap.pop()?;
+        let loaded = self.loaded.get(&chunk)?;
+        let (log_time, publish_time, channel, range) = loaded.entries[k].clone();
+        let msg = Message { connection: channel as u32, log_time, publish_time, data: loaded.data.slice(range) };
+        if let Some(e) = loaded.entries.get(k + 1) {
+            self.heap.push(Reverse((e.0, offset, chunk, k + 1)));
+        } else if let Some(done) = self.loaded.remove(&chunk) {
+            let meta = &self.reader.chunks[chunk];
+            if meta.compression.is_empty() {
+                self.reader.map.release(meta.range.clone());
+            }
+            drop(done);
+        }
+        Some(Ok(msg))
+    }
+}
+
+/// Parses a schema, channel, header or metadata record with the `mcap` crate.
+fn parse(rec: &Raw, buf: &[u8]) -> Result<mcap::records::Record<'static>> {
+    mcap::parse_record(rec.op, &buf[rec.body.clone()])
+        .map(|r| r.into_owned())
+        .map_err(|e| Error::Malformed { offset: rec.offset, what: "MCAP record", reason: e.to_string() })
+}
+
+fn connection(id: u16, topic: &str, encoding: &str, schema: Option<&mcap::Schema>, metadata: &BTreeMap<String, String>) -> Connection {
+    let mut metadata = metadata.clone();
+    if let Some(h) = metadata.remove(MCAP_TYPE_HASH_KEY) {
+        metadata.insert(TYPE_HASH_KEY.into(), h);
+    }
+    Connection {
+        id: id as u32,
+        topic: topic.into(),
+        message_type: schema.map(|s| s.name.clone()).unwrap_or_default(),
+        encoding: encoding.into(),
+        definition: schema.map(|s| String::from_utf8_lossy(&s.data).into_owned()).unwrap_or_default(),
+        definition_encoding: schema.map(|s| s.encoding.clone()).unwrap_or_default(),
+        metadata,
+    }
+}
+
+impl StorageReader for McapReader {
+    fn connections(&self) -> &[Connection] {
+        &self.connections
+    }
+
+    fn info(&self) -> Result<StorageInfo> {
+        Ok(self.summary())
+    }
+
+    fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
+        Ok(self.iter(filter))
+    }
+
+    fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
+        let filter = Filter { topics: vec![topic.into()], ..Filter::default() };
+        self.iter(&filter).nth(n as usize).transpose()
+    }
+
+    fn median_periods(&self) -> Result<BTreeMap<String, u64>> {
+        let mut times: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
+        let indexed = self.chunks.iter().all(|c| !c.loose && !c.message_indexes.is_empty());
+        if indexed {
+            for c in &self.chunks {
+                for &off in &c.message_indexes {
+                    let rec = Walk::new(&self.map.slice(0..self.map.len()), off as usize, 0, false).next();
+                    match rec {
+                        Some(Ok(r)) if r.op == op::MESSAGE_INDEX => {
+                            let body = self.map.slice(r.body.clone());
+                            records::message_index(&body, r.offset, &mut |ch, t| times.entry(ch).or_default().push(t))
+                                .map_err(|e| e.in_file(&self.path))?;
+                        }
+                        Some(Err(e)) => return Err(e.in_file(&self.path)),
+                        _ => return Err(Error::Malformed { offset: off, what: "MCAP chunk index", reason: "message index offset does not point at a MessageIndex".into() }.in_file(&self.path)),
+                    }
+                }
+            }
+        } else {
+            for m in self.iter(&Filter::default()) {
+                let m = m?;
+                times.entry(m.connection as u16).or_default().push(m.log_time);
+            }
+        }
+        let topic = |ch: u16| self.connection(ch as u32).map(|c| c.topic.as_str()).unwrap_or("");
+        Ok(crate::periods::by_topic(times.into_iter().map(|(ch, t)| (topic(ch), t))))
+    }
+
+    fn stats(&self) -> ReadStats {
+        ReadStats {
+            chunks_read: self.chunks_read.load(Ordering::Relaxed),
+            chunks_decompressed: self.chunks_decompressed.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+        }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}

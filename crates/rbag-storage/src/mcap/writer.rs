@@ -1,0 +1,154 @@
+//! Writing MCAP the way rosbag2's MCAP plugin does: profile `ros2` (or `ros1` for ROS 1 data),
+//! one schema per type with the full definition text, channel metadata with the QoS profiles
+//! and type hash, and the bag's metadata.yaml in a `rosbag2` Metadata record.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use super::reader::MCAP_TYPE_HASH_KEY;
+use crate::rosbag2::{FileWriter, TYPE_HASH_KEY};
+use crate::{Compression, Connection, Error, McapPreset, Result, StorageWriter, WriteOptions};
+
+/// An MCAP file being written.
+pub struct McapWriter {
+    path: PathBuf,
+    /// Opened at create; handed to the `mcap` writer with the first connection, which decides
+    /// the profile.
+    file: Option<File>,
+    inner: Option<mcap::Writer<BufWriter<File>>>,
+    options: WriteOptions,
+    /// Our connection id - 1 → MCAP channel id.
+    channels: Vec<u16>,
+    schemas: HashMap<(String, String, String), u16>,
+    bag_metadata: Option<String>,
+    bytes: u64,
+    poisoned: Option<String>,
+}
+
+impl McapWriter {
+    /// Creates `path`, which must not exist.
+    pub fn create(path: &Path, options: &WriteOptions) -> Result<Self> {
+        let file = File::options().write(true).create_new(true).open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Error::OutputExists { path: path.into() },
+            _ => Error::io(path, e),
+        })?;
+        if matches!(options.compression, Compression::Bz2) {
+            return Err(Error::Invalid("MCAP chunks are compressed with zstd or lz4, not bz2".into()));
+        }
+        Ok(McapWriter { path: path.into(), file: Some(file), inner: None, options: options.clone(), channels: Vec::new(), schemas: HashMap::new(), bag_metadata: None, bytes: 0, poisoned: None })
+    }
+
+    fn mcap_options(&self, profile: &str) -> mcap::WriteOptions {
+        let base = mcap::WriteOptions::new()
+            .profile(profile)
+            .library(concat!("rbag ", env!("CARGO_PKG_VERSION")))
+            .compression_threads(0)
+            .chunk_size(Some(self.options.chunk_size.max(1)));
+        match self.options.rosbag2.mcap_preset {
+            McapPreset::Default => base.compression(match self.options.compression {
+                Compression::Zstd => Some(mcap::Compression::Zstd),
+                Compression::Lz4 => Some(mcap::Compression::Lz4),
+                Compression::None | Compression::Bz2 => None,
+            }),
+            McapPreset::Fastwrite => base.use_chunks(false).compression(None).emit_message_indexes(false).calculate_summary_section_crc(false),
+            McapPreset::ZstdFast => base.compression(Some(mcap::Compression::Zstd)).compression_level(1).calculate_chunk_crcs(false),
+            McapPreset::ZstdSmall => base.compression(Some(mcap::Compression::Zstd)).compression_level(19).chunk_size(Some(4 << 20)),
+        }
+    }
+
+    fn writer(&mut self, profile: &str) -> Result<&mut mcap::Writer<BufWriter<File>>> {
+        if self.inner.is_none() {
+            let file = self.file.take().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
+            let w = self.mcap_options(profile).create(BufWriter::with_capacity(1 << 20, file)).map_err(|e| self.fail(e))?;
+            self.inner = Some(w);
+        }
+        self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))
+    }
+
+    fn fail(&mut self, e: mcap::McapError) -> Error {
+        let err = match e {
+            mcap::McapError::Io(io) => Error::io(&self.path, io),
+            other => Error::Invalid(format!("{}: {other}", self.path.display())),
+        };
+        self.poisoned = Some(err.to_string());
+        err
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(p) => Err(Error::Poisoned(p.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl StorageWriter for McapWriter {
+    fn add_connection(&mut self, conn: &Connection) -> Result<u32> {
+        self.check()?;
+        let profile = if conn.encoding == "ros1" { "ros1" } else { "ros2" };
+        self.writer(profile)?;
+        let key = (conn.message_type.clone(), conn.definition_encoding.clone(), conn.definition.clone());
+        let schema = match self.schemas.get(&key) {
+            Some(&id) => id,
+            None if conn.message_type.is_empty() => 0,
+            None => {
+                let w = self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
+                let id = w.add_schema(&conn.message_type, &conn.definition_encoding, conn.definition.as_bytes());
+                let id = id.map_err(|e| self.fail(e))?;
+                self.schemas.insert(key, id);
+                id
+            }
+        };
+        let mut metadata: BTreeMap<String, String> = conn.metadata.clone();
+        if let Some(h) = metadata.remove(TYPE_HASH_KEY) {
+            metadata.insert(MCAP_TYPE_HASH_KEY.into(), h);
+        }
+        let w = self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
+        let channel = w.add_channel_with_id(self.channels.len() as u16 + 1, schema, &conn.topic, &conn.encoding, &metadata);
+        let channel = channel.map_err(|e| self.fail(e))?;
+        self.channels.push(channel);
+        Ok(self.channels.len() as u32)
+    }
+
+    fn write(&mut self, conn: u32, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()> {
+        self.check()?;
+        let channel_id = *self.channels.get((conn as usize).wrapping_sub(1)).ok_or(Error::UnknownConnection { id: conn })?;
+        let header = mcap::records::MessageHeader { channel_id, sequence: 0, log_time, publish_time };
+        let w = self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
+        if let Err(e) = w.write_to_known_channel(&header, data) {
+            return Err(self.fail(e));
+        }
+        self.bytes += data.len() as u64 + 31;
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.check()?;
+        self.writer("ros2")?;
+        let meta = self.bag_metadata.take();
+        let mut w = self.inner.take().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
+        let result = (|| {
+            if let Some(yaml) = meta {
+                let record = mcap::records::Metadata { name: "rosbag2".into(), metadata: BTreeMap::from([("serialized_metadata".into(), yaml)]) };
+                w.write_metadata(&record)?;
+            }
+            w.finish()?;
+            let file = w.into_inner().into_inner().map_err(|e| mcap::McapError::Io(e.into_error()))?;
+            file.sync_all()?;
+            Ok(())
+        })();
+        result.map_err(|e| self.fail(e))
+    }
+}
+
+impl FileWriter for McapWriter {
+    fn bytes_written(&self) -> u64 {
+        self.bytes
+    }
+
+    fn set_bag_metadata(&mut self, yaml: &str) {
+        self.bag_metadata = Some(yaml.into());
+    }
+}

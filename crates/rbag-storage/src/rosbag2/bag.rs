@@ -1,0 +1,338 @@
+//! A rosbag2 bag as one bag: the storage files metadata.yaml lists (or that the directory
+//! holds, when it has none), merged in time order with one set of connections.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::path::{Path, PathBuf};
+
+use super::metadata::{BagMetadata, FILE_NAME};
+use crate::mcap::McapReader;
+use crate::rosbag2::SqliteReader;
+use crate::{CompressionMode, Connection, Error, Filter, Message, MessageIter, ReadStats, Result, StorageInfo, StorageReader};
+
+/// A rosbag2 directory, or a single `.db3`/`.mcap` file, opened for reading.
+pub struct Rosbag2Reader {
+    path: PathBuf,
+    metadata: Option<BagMetadata>,
+    files: Vec<Box<dyn StorageReader>>,
+    connections: Vec<Connection>,
+    /// Per file: its connection id → ours. Empty for a single file (ids are kept).
+    maps: Vec<HashMap<u32, u32>>,
+    message_compression: bool,
+    warnings: Vec<String>,
+    /// Decompressed copies of `.zstd` files (file compression mode), removed on drop.
+    _unpacked: Option<tempfile::TempDir>,
+}
+
+/// The largest message a MESSAGE-mode zstd frame may inflate to.
+const MAX_MESSAGE: usize = 1 << 30;
+
+impl Rosbag2Reader {
+    /// Opens a bag directory, its metadata.yaml, or one storage file.
+    pub fn open(path: &Path) -> Result<Self> {
+        if path.file_name().is_some_and(|n| n == FILE_NAME) {
+            return Self::open(path.parent().unwrap_or(Path::new(".")));
+        }
+        if path.is_dir() {
+            Self::open_dir(path)
+        } else {
+            let (reader, meta) = open_file(path)?;
+            let metadata = meta.and_then(|text| BagMetadata::parse(&text, path).ok());
+            Self::assemble(path, metadata, vec![reader], Vec::new(), None)
+        }
+    }
+
+    fn open_dir(dir: &Path) -> Result<Self> {
+        let meta_path = dir.join(FILE_NAME);
+        let mut warnings = Vec::new();
+        let metadata = if meta_path.exists() { Some(BagMetadata::read(&meta_path)?) } else { None };
+        let names = match &metadata {
+            Some(m) => m.relative_file_paths.clone(),
+            None => {
+                warnings.push(format!("{}: no {FILE_NAME}; the storage files were found by name (`rbag reindex` writes one)", dir.display()));
+                storage_files(dir)?
+            }
+        };
+        if names.is_empty() {
+            return Err(Error::UnknownFormat { path: dir.into(), reason: "the directory holds no .db3 or .mcap files".into() });
+        }
+        let mut unpacked = None;
+        let mut files = Vec::new();
+        for name in &names {
+            let mut path = dir.join(name);
+            if !path.exists() {
+                return Err(Error::InFile { path: meta_path.clone(), inner: Box::new(Error::Invalid(format!("it lists {name}, which is missing from {}", dir.display()))) });
+            }
+            if name.ends_with(".zstd") {
+                let tmp = match &mut unpacked {
+                    Some(t) => t,
+                    None => unpacked.insert(tempfile::Builder::new().prefix("rbag-unpack-").tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?),
+                };
+                path = unzstd(&path, tmp.path())?;
+            }
+            files.push(open_file(&path)?.0);
+        }
+        let mut bag = Self::assemble(dir, metadata, files, warnings, unpacked)?;
+        bag.message_compression = bag.metadata.as_ref().is_some_and(|m| m.compression_mode() == CompressionMode::Message);
+        Ok(bag)
+    }
+
+    fn assemble(path: &Path, metadata: Option<BagMetadata>, files: Vec<Box<dyn StorageReader>>, mut warnings: Vec<String>, unpacked: Option<tempfile::TempDir>) -> Result<Self> {
+        for f in &files {
+            warnings.extend(f.warnings());
+        }
+        let mut connections = Vec::new();
+        let mut maps = Vec::new();
+        if files.len() == 1 {
+            connections = files[0].connections().to_vec();
+        } else {
+            let mut known: HashMap<Connection, u32> = HashMap::new();
+            for f in &files {
+                let mut map = HashMap::new();
+                for c in f.connections() {
+                    let key = Connection { id: 0, ..c.clone() };
+                    let id = *known.entry(key).or_insert_with(|| {
+                        connections.push(Connection { id: connections.len() as u32 + 1, ..c.clone() });
+                        connections.len() as u32
+                    });
+                    map.insert(c.id, id);
+                }
+                maps.push(map);
+            }
+        }
+        Ok(Rosbag2Reader { path: path.into(), metadata, files, connections, maps, message_compression: false, warnings, _unpacked: unpacked })
+    }
+
+    /// The parsed metadata.yaml (or the copy stored in a single file), if any.
+    pub fn metadata(&self) -> Option<&BagMetadata> {
+        self.metadata.as_ref()
+    }
+
+    fn global(&self, file: usize, id: u32) -> u32 {
+        match self.maps.get(file) {
+            Some(m) => m.get(&id).copied().unwrap_or(u32::MAX),
+            None => id,
+        }
+    }
+}
+
+/// Opens one storage file by its magic bytes; also returns the metadata.yaml text it carries.
+fn open_file(path: &Path) -> Result<(Box<dyn StorageReader>, Option<String>)> {
+    match crate::detect(path)? {
+        crate::Format::Mcap => {
+            let r = McapReader::open(path)?;
+            let meta = r.bag_metadata();
+            Ok((Box::new(r), meta))
+        }
+        crate::Format::Sqlite3 => {
+            let r = SqliteReader::open(path)?;
+            let meta = r.bag_metadata();
+            Ok((Box::new(r), meta))
+        }
+        crate::Format::Ros1 => Err(Error::UnknownFormat { path: path.into(), reason: "a ROS 1 bag inside a rosbag2 directory".into() }),
+    }
+}
+
+/// `.db3`/`.mcap` (and `.zstd`) files of a directory without metadata.yaml, in split order.
+pub(crate) fn storage_files(dir: &Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| [".db3", ".mcap", ".db3.zstd", ".mcap.zstd"].iter().any(|x| n.ends_with(x)))
+        .collect();
+    names.sort_by_key(|n| (split_index(n), n.clone()));
+    Ok(names)
+}
+
+/// The `<n>` of `<name>_<n>.<ext>` (or of rolling's `<n>_<prefix>_<time>.<ext>`).
+pub(crate) fn split_index(name: &str) -> u64 {
+    let stem = name.split('.').next().unwrap_or(name);
+    let tail = stem.rsplit('_').next().unwrap_or("");
+    let head = stem.split('_').next().unwrap_or("");
+    // Rolling names end in a date (`..._HH_MM_SS`) and put the number first.
+    let (first, second) = if stem.contains('-') { (head, tail) } else { (tail, head) };
+    first.parse().or_else(|_| second.parse()).unwrap_or(0)
+}
+
+/// Decompresses a file-mode `.zstd` storage file into `into`, returning the copy's path.
+fn unzstd(path: &Path, into: &Path) -> Result<PathBuf> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("bag.zstd").trim_end_matches(".zstd").to_string();
+    let out_path = into.join(name);
+    let input = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut out = std::fs::File::create(&out_path).map_err(|e| Error::io(&out_path, e))?;
+    zstd::stream::copy_decode(input, &mut out).map_err(|e| Error::InFile { path: path.into(), inner: Box::new(Error::Decompress { offset: 0, compression: "zstd", reason: e.to_string() }) })?;
+    Ok(out_path)
+}
+
+impl StorageReader for Rosbag2Reader {
+    fn connections(&self) -> &[Connection] {
+        &self.connections
+    }
+
+    fn info(&self) -> Result<StorageInfo> {
+        let mut info = StorageInfo { indexed: true, ..StorageInfo::default() };
+        for (k, f) in self.files.iter().enumerate() {
+            let fi = f.info()?;
+            info.format = fi.format;
+            info.version = fi.version;
+            info.files.extend(fi.files);
+            info.size_bytes += fi.size_bytes;
+            info.indexed &= fi.indexed;
+            info.message_count += fi.message_count;
+            info.start_ns = [info.start_ns, fi.start_ns].into_iter().flatten().min();
+            info.end_ns = [info.end_ns, fi.end_ns].into_iter().flatten().max();
+            info.chunk_count += fi.chunk_count;
+            for (name, s) in fi.compression {
+                let t = info.compression.entry(name).or_default();
+                t.chunks += s.chunks;
+                t.compressed_bytes += s.compressed_bytes;
+                t.uncompressed_bytes += s.uncompressed_bytes;
+            }
+            for (id, s) in fi.connections {
+                let t = info.connections.entry(self.global(k, id)).or_default();
+                t.message_count += s.message_count;
+                t.data_bytes = match (t.data_bytes, s.data_bytes) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (None, b) if t.message_count == s.message_count => b,
+                    _ => None,
+                };
+            }
+            info.properties.extend(fi.properties);
+        }
+        if let Some(m) = &self.metadata {
+            info.properties.insert("metadata_version".into(), m.version.to_string());
+            info.properties.insert("ros_distro".into(), m.ros_distro.clone());
+            if !m.compression_mode.is_empty() && m.compression_mode != "NONE" {
+                info.properties.insert("compression".into(), format!("{} {}", m.compression_format, m.compression_mode.to_ascii_lowercase()));
+            }
+        }
+        Ok(info)
+    }
+
+    fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
+        let mut iters = Vec::with_capacity(self.files.len());
+        for f in &self.files {
+            iters.push(f.messages(filter)?);
+        }
+        if iters.len() == 1 && !self.message_compression {
+            return iters.pop().ok_or_else(|| Error::Invalid("no files".into()));
+        }
+        let merged = FileMerge::new(iters);
+        Ok(Box::new(merged.map(move |item| {
+            let (file, mut m) = item?;
+            m.connection = self.global(file, m.connection);
+            if self.message_compression {
+                m.data = unzstd_message(&m.data).map_err(|e| e.in_file(&self.path))?.into();
+            }
+            Ok(m)
+        })))
+    }
+
+    fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
+        let filter = Filter { topics: vec![topic.into()], ..Filter::default() };
+        self.messages(&filter)?.nth(n as usize).transpose()
+    }
+
+    fn median_periods(&self) -> Result<BTreeMap<String, u64>> {
+        // Each file's median, then the median over files: exact for one file, close for a split
+        // bag of one rate.
+        let mut per_topic: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for f in &self.files {
+            for (t, p) in f.median_periods()? {
+                per_topic.entry(t).or_default().push(p);
+            }
+        }
+        Ok(per_topic.into_iter().map(|(t, mut v)| {
+            v.sort_unstable();
+            (t, v[v.len() / 2])
+        }).collect())
+    }
+
+    fn stats(&self) -> ReadStats {
+        let mut s = ReadStats::default();
+        for f in &self.files {
+            let fs = f.stats();
+            s.chunks_read += fs.chunks_read;
+            s.chunks_decompressed += fs.chunks_decompressed;
+            s.bytes_read += fs.bytes_read;
+        }
+        s
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+/// One MESSAGE-mode payload: a complete zstd frame that states its size.
+fn unzstd_message(data: &[u8]) -> Result<Vec<u8>> {
+    let bad = |reason: String| Error::Decompress { offset: 0, compression: "zstd", reason };
+    let size = zstd::zstd_safe::get_frame_content_size(data).map_err(|_| bad("the message is not a zstd frame".into()))?;
+    let size = size.ok_or_else(|| bad("the message's zstd frame does not state its size".into()))?;
+    if size > MAX_MESSAGE as u64 {
+        return Err(Error::TooLarge { offset: 0, what: "zstd message", len: size, limit: MAX_MESSAGE as u64 });
+    }
+    zstd::bulk::decompress(data, size as usize).map_err(|e| bad(e.to_string()))
+}
+
+/// Merges the files' streams by (log time, file order).
+struct FileMerge<'a> {
+    iters: Vec<MessageIter<'a>>,
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    heads: Vec<Option<Message>>,
+    started: bool,
+    failed: bool,
+}
+
+impl<'a> FileMerge<'a> {
+    fn new(iters: Vec<MessageIter<'a>>) -> Self {
+        let n = iters.len();
+        FileMerge { iters, heap: BinaryHeap::new(), heads: vec![None; n], started: false, failed: false }
+    }
+
+    fn pull(&mut self, k: usize) -> Result<()> {
+        if let Some(m) = self.iters[k].next().transpose()? {
+            self.heap.push(Reverse((m.log_time, k)));
+            self.heads[k] = Some(m);
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for FileMerge<'_> {
+    type Item = Result<(usize, Message)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        if !self.started {
+            self.started = true;
+            for k in 0..self.iters.len() {
+                if let Err(e) = self.pull(k) {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        let Reverse((_, k)) = self.heap.pop()?;
+        let m = self.heads[k].take()?;
+        if let Err(e) = self.pull(k) {
+            self.failed = true;
+            return Some(Err(e));
+        }
+        Some(Ok((k, m)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_index;
+
+    #[test]
+    fn split_numbers_from_names() {
+        assert_eq!(split_index("wbag_3.db3"), 3);
+        assert_eq!(split_index("bag_12.mcap.zstd"), 12);
+        assert_eq!(split_index("2_rec_2026_01_01-10_00_00.mcap"), 2);
+    }
+}

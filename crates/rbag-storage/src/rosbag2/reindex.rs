@@ -1,0 +1,84 @@
+//! `rbag reindex DIR` for rosbag2: rebuild metadata.yaml from the storage files alone, as
+//! `ros2 bag reindex` does, with per-file start, duration and count.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::bag::storage_files;
+use super::metadata::{BagMetadata, FileInfo, TopicInfo, FILE_NAME, LATEST_VERSION};
+use super::{qos, Rosbag2Reader, QOS_KEY, TYPE_HASH_KEY};
+use crate::{Error, Format, ReindexReport, Result, StorageReader};
+
+/// Which storage a bag directory holds.
+pub fn detect_dir(dir: &Path) -> Result<Format> {
+    let meta = dir.join(FILE_NAME);
+    if meta.exists() {
+        return match BagMetadata::read(&meta)?.storage_identifier.as_str() {
+            "sqlite3" => Ok(Format::Sqlite3),
+            "mcap" => Ok(Format::Mcap),
+            other => Err(Error::UnknownFormat { path: meta, reason: format!("storage_identifier {other:?} (sqlite3, mcap)") }),
+        };
+    }
+    let first = storage_files(dir)?.into_iter().next();
+    match first.as_deref() {
+        Some(n) if n.ends_with(".db3") || n.ends_with(".db3.zstd") => Ok(Format::Sqlite3),
+        Some(_) => Ok(Format::Mcap),
+        None => Err(Error::UnknownFormat { path: dir.into(), reason: "a directory without metadata.yaml or .db3/.mcap files".into() }),
+    }
+}
+
+/// Writes `<dir>/metadata.yaml` from what the storage files hold.
+pub fn reindex(dir: &Path) -> Result<ReindexReport> {
+    let names = storage_files(dir)?;
+    if names.iter().any(|n| n.ends_with(".zstd")) {
+        return Err(Error::Invalid(format!("{}: FILE-compressed bags keep their metadata.yaml; it cannot be rebuilt from .zstd files", dir.display())));
+    }
+    let mut meta = BagMetadata { version: LATEST_VERSION, starting_time_ns: i64::MAX as u64, ..BagMetadata::default() };
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut start = None::<u64>;
+    let mut end = None::<u64>;
+    for name in &names {
+        let path = dir.join(name);
+        let reader = Rosbag2Reader::open(&path)?;
+        let info = reader.info()?;
+        meta.storage_identifier = info.format.into();
+        if meta.ros_distro.is_empty() {
+            if let Some(m) = reader.metadata() {
+                meta.ros_distro = m.ros_distro.clone();
+            }
+        }
+        for c in reader.connections() {
+            let n = info.connections.get(&c.id).map_or(0, |s| s.message_count);
+            *counts.entry(c.topic.clone()).or_default() += n;
+            if !meta.topics.iter().any(|t| t.name == c.topic) {
+                meta.topics.push(TopicInfo {
+                    name: c.topic.clone(),
+                    message_type: c.message_type.clone(),
+                    serialization_format: c.encoding.clone(),
+                    qos: c.metadata.get(QOS_KEY).and_then(|q| qos::parse(q).ok()).unwrap_or_default(),
+                    type_description_hash: c.metadata.get(TYPE_HASH_KEY).cloned().unwrap_or_default(),
+                    message_count: 0,
+                });
+            }
+        }
+        start = [start, info.start_ns].into_iter().flatten().min();
+        end = [end, info.end_ns].into_iter().flatten().max();
+        meta.files.push(FileInfo {
+            path: name.clone(),
+            starting_time_ns: info.start_ns.unwrap_or(i64::MAX as u64),
+            duration_ns: info.end_ns.zip(info.start_ns).map_or(0, |(e, s)| e - s),
+            message_count: info.message_count,
+        });
+        meta.message_count += info.message_count;
+        meta.relative_file_paths.push(name.clone());
+    }
+    for t in &mut meta.topics {
+        t.message_count = counts.get(&t.name).copied().unwrap_or(0);
+    }
+    if let (Some(s), Some(e)) = (start, end) {
+        meta.starting_time_ns = s;
+        meta.duration_ns = e - s;
+    }
+    meta.write(dir)?;
+    Ok(ReindexReport { output: dir.join(FILE_NAME), messages_kept: meta.message_count, ..ReindexReport::default() })
+}

@@ -1,0 +1,285 @@
+//! Writing a rosbag2 bag: storage files named `<dir>_<n>.<ext>` as rosbag2 names them, split
+//! by size or duration, optionally zstd-compressed per file or per message, with metadata.yaml
+//! rewritten at every split so a crash leaves a readable bag. With `max_files` the oldest
+//! file is deleted (circular logging). A single `.db3`/`.mcap` output gets no directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::metadata::{BagMetadata, FileInfo, TopicInfo};
+use super::{qos, FileWriter, QOS_KEY, TYPE_HASH_KEY};
+use crate::mcap::McapWriter;
+use crate::rosbag2::SqliteWriter;
+use crate::{CompressionMode, Connection, Error, Format, Result, StorageWriter, WriteOptions};
+
+/// A rosbag2 bag being written.
+pub struct Rosbag2Writer {
+    /// The bag directory; `None` when writing one storage file.
+    dir: Option<PathBuf>,
+    single: Option<PathBuf>,
+    format: Format,
+    options: WriteOptions,
+    connections: Vec<Connection>,
+    current: Option<Box<dyn FileWriter>>,
+    meta: BagMetadata,
+    /// Per file in `meta.files`: messages per topic, to subtract when the file is deleted.
+    file_topics: Vec<BTreeMap<String, u64>>,
+    next_index: usize,
+    poisoned: Option<String>,
+}
+
+impl Rosbag2Writer {
+    /// Creates a bag directory at `path` (which must not exist), or a single storage file when
+    /// `path` ends in `.db3` or `.mcap`.
+    pub fn create(path: &Path, format: Format, options: &WriteOptions) -> Result<Self> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let single = matches!((format, ext), (Format::Sqlite3, "db3") | (Format::Mcap, "mcap"));
+        let r2 = &options.rosbag2;
+        if !(1..=super::metadata::LATEST_VERSION).contains(&r2.metadata_version) {
+            return Err(Error::Invalid(format!("metadata version {} cannot be written (1 to 9)", r2.metadata_version)));
+        }
+        if single && (r2.max_file_size.is_some() || r2.max_file_duration_ns.is_some() || r2.compression_mode == CompressionMode::File) {
+            return Err(Error::Invalid(format!("{}: splitting and file compression need a bag directory, not a single file", path.display())));
+        }
+        if format == Format::Mcap && r2.compression_mode == CompressionMode::Message {
+            // rosbag2's own MCAP plugin refuses message mode; MCAP has chunk compression.
+            return Err(Error::Invalid("MCAP bags compress chunks (--compression zstd), not single messages".into()));
+        }
+        if !single {
+            if path.exists() {
+                return Err(Error::OutputExists { path: path.into() });
+            }
+            std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
+        }
+        let meta = BagMetadata {
+            version: r2.metadata_version,
+            storage_identifier: format.name().into(),
+            starting_time_ns: i64::MAX as u64,
+            compression_format: if r2.compression_mode == CompressionMode::None { String::new() } else { "zstd".into() },
+            compression_mode: match r2.compression_mode {
+                CompressionMode::None => String::new(),
+                CompressionMode::File => "FILE".into(),
+                CompressionMode::Message => "MESSAGE".into(),
+            },
+            ros_distro: r2.ros_distro.clone(),
+            ..BagMetadata::default()
+        };
+        let mut w = Rosbag2Writer {
+            dir: (!single).then(|| path.to_path_buf()),
+            single: single.then(|| path.to_path_buf()),
+            format,
+            options: options.clone(),
+            connections: Vec::new(),
+            current: None,
+            meta,
+            file_topics: Vec::new(),
+            next_index: 0,
+            poisoned: None,
+        };
+        w.open_next()?;
+        Ok(w)
+    }
+
+    fn file_name(&self, index: usize) -> String {
+        let stem = self.dir.as_ref().and_then(|d| d.file_name()).and_then(|n| n.to_str()).unwrap_or("bag");
+        let ext = if self.format == Format::Mcap { "mcap" } else { "db3" };
+        format!("{stem}_{index}.{ext}")
+    }
+
+    fn open_next(&mut self) -> Result<()> {
+        let (path, name) = match (&self.dir, &self.single) {
+            (Some(dir), _) => {
+                let name = self.file_name(self.next_index);
+                (dir.join(&name), name)
+            }
+            (None, Some(p)) => (p.clone(), p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string()),
+            (None, None) => return Err(Error::Invalid("no output".into())),
+        };
+        self.next_index += 1;
+        let mut file: Box<dyn FileWriter> = match self.format {
+            Format::Mcap => Box::new(McapWriter::create(&path, &self.options)?),
+            Format::Sqlite3 => Box::new(SqliteWriter::create(&path, &self.options)?),
+            Format::Ros1 => return Err(Error::Invalid("a rosbag2 bag stores SQLite3 or MCAP files".into())),
+        };
+        for c in &self.connections {
+            file.add_connection(c)?;
+        }
+        self.current = Some(file);
+        self.meta.files.push(FileInfo { path: name.clone(), starting_time_ns: i64::MAX as u64, ..FileInfo::default() });
+        self.meta.relative_file_paths.push(name);
+        self.file_topics.push(BTreeMap::new());
+        Ok(())
+    }
+
+    /// Closes the current file: stores the bag metadata in it, compresses it in FILE mode,
+    /// deletes the oldest file past `max_files`, and rewrites metadata.yaml.
+    fn close_current(&mut self) -> Result<()> {
+        let Some(mut file) = self.current.take() else { return Ok(()) };
+        self.refresh_totals();
+        file.set_bag_metadata(&self.meta.to_yaml(false));
+        let file: Box<dyn StorageWriter> = file;
+        file.finish()?;
+        if let (Some(dir), CompressionMode::File) = (&self.dir, self.options.rosbag2.compression_mode) {
+            if let Some(last) = self.meta.relative_file_paths.last_mut() {
+                let plain = dir.join(&*last);
+                zstd_file(&plain)?;
+                last.push_str(".zstd");
+            }
+        }
+        if let (Some(dir), Some(max)) = (&self.dir, self.options.rosbag2.max_files) {
+            while self.meta.files.len() > max.max(1) {
+                let name = self.meta.relative_file_paths.remove(0);
+                self.meta.files.remove(0);
+                self.file_topics.remove(0);
+                let path = dir.join(&name);
+                std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+        self.refresh_totals();
+        self.write_metadata()
+    }
+
+    fn write_metadata(&self) -> Result<()> {
+        match &self.dir {
+            Some(dir) => self.meta.write(dir),
+            None => Ok(()),
+        }
+    }
+
+    /// Recomputes the bag-level counts and times from the per-file ones.
+    fn refresh_totals(&mut self) {
+        let files = &self.meta.files;
+        let start = files.iter().filter(|f| f.message_count > 0).map(|f| f.starting_time_ns).min();
+        let end = files.iter().filter(|f| f.message_count > 0).map(|f| f.starting_time_ns + f.duration_ns).max();
+        self.meta.starting_time_ns = start.unwrap_or(i64::MAX as u64);
+        self.meta.duration_ns = match (start, end) {
+            (Some(s), Some(e)) => e - s,
+            _ => 0,
+        };
+        self.meta.message_count = files.iter().map(|f| f.message_count).sum();
+        for t in &mut self.meta.topics {
+            t.message_count = self.file_topics.iter().filter_map(|m| m.get(&t.name)).sum();
+        }
+    }
+
+    fn should_split(&self, log_time: u64) -> bool {
+        let (Some(file), Some(info)) = (&self.current, self.meta.files.last()) else { return false };
+        if self.dir.is_none() || info.message_count == 0 {
+            return false;
+        }
+        let r2 = &self.options.rosbag2;
+        r2.max_file_size.is_some_and(|max| file.bytes_written() >= max)
+            || r2.max_file_duration_ns.is_some_and(|max| log_time.saturating_sub(info.starting_time_ns) > max)
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(p) => Err(Error::Poisoned(p.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn poison<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            self.poisoned.get_or_insert_with(|| e.to_string());
+        }
+        r
+    }
+}
+
+/// Compresses a closed storage file to `<file>.zstd` and removes the original, as rosbag2's
+/// file compression does.
+fn zstd_file(plain: &Path) -> Result<()> {
+    let packed = PathBuf::from(format!("{}.zstd", plain.display()));
+    let run = || -> std::io::Result<()> {
+        let input = std::fs::File::open(plain)?;
+        let out = std::fs::File::options().write(true).create_new(true).open(&packed)?;
+        let mut enc = zstd::stream::write::Encoder::new(out, 1)?;
+        enc.include_contentsize(false)?;
+        std::io::copy(&mut std::io::BufReader::with_capacity(1 << 20, input), &mut enc)?;
+        enc.finish()?.sync_all()
+    };
+    run().map_err(|e| Error::io(&packed, e))?;
+    std::fs::remove_file(plain).map_err(|e| Error::io(plain, e))
+}
+
+impl StorageWriter for Rosbag2Writer {
+    fn add_connection(&mut self, conn: &Connection) -> Result<u32> {
+        self.check()?;
+        let version = self.options.rosbag2.metadata_version;
+        let mut c = Connection { id: self.connections.len() as u32 + 1, ..conn.clone() };
+        if let Some(q) = c.metadata.get_mut(QOS_KEY) {
+            *q = qos::convert_text(q, version);
+        }
+        if !self.meta.topics.iter().any(|t| t.name == c.topic) {
+            self.meta.topics.push(TopicInfo {
+                name: c.topic.clone(),
+                message_type: c.message_type.clone(),
+                serialization_format: c.encoding.clone(),
+                qos: c.metadata.get(QOS_KEY).and_then(|q| qos::parse(q).ok()).unwrap_or_default(),
+                type_description_hash: c.metadata.get(TYPE_HASH_KEY).cloned().unwrap_or_default(),
+                message_count: 0,
+            });
+        }
+        let r = match self.current.as_mut() {
+            Some(f) => f.add_connection(&c),
+            None => Err(Error::Poisoned("the bag is closed".into())),
+        };
+        self.poison(r)?;
+        self.connections.push(c);
+        Ok(self.connections.len() as u32)
+    }
+
+    fn write(&mut self, conn: u32, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()> {
+        self.check()?;
+        let topic = match self.connections.get((conn as usize).wrapping_sub(1)) {
+            Some(c) => c.topic.clone(),
+            None => return Err(Error::UnknownConnection { id: conn }),
+        };
+        if self.should_split(log_time) {
+            let r = self.close_current().and_then(|_| self.open_next());
+            self.poison(r)?;
+        }
+        let packed;
+        let payload = if self.options.rosbag2.compression_mode == CompressionMode::Message {
+            packed = zstd::bulk::compress(data, 1).map_err(|e| Error::Invalid(format!("zstd: {e}")))?;
+            &packed[..]
+        } else {
+            data
+        };
+        let r = match self.current.as_mut() {
+            Some(f) => f.write(conn, log_time, publish_time, payload),
+            None => Err(Error::Poisoned("the bag is closed".into())),
+        };
+        self.poison(r)?;
+        if let Some(f) = self.meta.files.last_mut() {
+            if f.message_count == 0 {
+                f.starting_time_ns = log_time;
+            }
+            let start = f.starting_time_ns.min(log_time);
+            let end = (f.starting_time_ns + f.duration_ns).max(log_time);
+            f.starting_time_ns = start;
+            f.duration_ns = end - start;
+            f.message_count += 1;
+        }
+        if let Some(t) = self.file_topics.last_mut() {
+            *t.entry(topic).or_default() += 1;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.check()?;
+        self.close_current()
+    }
+}
+
+impl Drop for Rosbag2Writer {
+    /// A writer dropped without `finish` (an error upstream) still closes its file and
+    /// metadata.yaml, so what was written stays readable.
+    fn drop(&mut self) {
+        if self.current.is_some() && self.poisoned.is_none() {
+            let _ = self.close_current();
+        }
+    }
+}
