@@ -3,29 +3,59 @@
 
 use std::path::Path;
 
-use rbag_storage::{Compression, Connection, Filter, Format, Message, StorageReader, WriteOptions};
+use rbag_storage::{Compression, CompressionMode, Connection, Filter, Format, Message, StorageReader, WriteOptions};
 
-fn conn(topic: &str, ty: &str, caller: &str) -> Connection {
-    let mut c = Connection {
-        topic: topic.into(),
-        message_type: ty.into(),
-        encoding: "ros1".into(),
-        definition: "string data\n".into(),
-        definition_encoding: "ros1msg".into(),
-        ..Connection::default()
-    };
-    c.metadata.insert("md5sum".into(), "992ce8a1687cec8c8bd883ec73ca41d1".into());
-    c.metadata.insert("callerid".into(), caller.into());
+const QOS: &str = "- history: 1\n  depth: 10\n  reliability: 1\n  durability: 2\n  deadline:\n    sec: 0\n    nsec: 0\n  lifespan:\n    sec: 0\n    nsec: 0\n  liveliness: 1\n  liveliness_lease_duration:\n    sec: 0\n    nsec: 0\n  avoid_ros_namespace_conventions: false";
+
+/// A connection in the encoding the format stores natively: ROS 1 connections for ROS 1 bags,
+/// CDR topics with QoS for rosbag2. `caller` makes two publishers of one topic distinct.
+fn conn(format: Format, topic: &str, caller: &str) -> Connection {
+    let mut c = Connection { topic: topic.into(), definition: "string data\n".into(), ..Connection::default() };
+    if format == Format::Ros1 {
+        c.message_type = "std_msgs/String".into();
+        c.encoding = "ros1".into();
+        c.definition_encoding = "ros1msg".into();
+        c.metadata.insert("md5sum".into(), "992ce8a1687cec8c8bd883ec73ca41d1".into());
+        c.metadata.insert("callerid".into(), caller.into());
+    } else {
+        c.message_type = "std_msgs/msg/String".into();
+        c.encoding = "cdr".into();
+        c.definition_encoding = "ros2msg".into();
+        let depth = if caller == "/pub1" { "10" } else { "5" };
+        c.metadata.insert("offered_qos_profiles".into(), QOS.replace("depth: 10", &format!("depth: {depth}")));
+    }
     c
+}
+
+/// Where a test writes: `t.<ext>`, or a rosbag2 directory `t` when `ext` is empty.
+fn out(dir: &Path, ext: &str) -> std::path::PathBuf {
+    if ext.is_empty() { dir.join("t") } else { dir.join(format!("t.{ext}")) }
+}
+
+/// The compression settings a backend supports, each to be round-tripped.
+fn compressions(format: Format, ext: &str) -> Vec<WriteOptions> {
+    let chunk = |compression| WriteOptions { compression, ..WriteOptions::default() };
+    let mode = |m| {
+        let mut o = WriteOptions::default();
+        o.rosbag2.compression_mode = m;
+        o
+    };
+    match (format, ext.is_empty()) {
+        (Format::Ros1, _) => vec![chunk(Compression::None), chunk(Compression::Lz4), chunk(Compression::Bz2)],
+        (Format::Mcap, false) => vec![chunk(Compression::None), chunk(Compression::Lz4), chunk(Compression::Zstd)],
+        (Format::Mcap, true) => vec![chunk(Compression::Zstd), mode(CompressionMode::File)],
+        (Format::Sqlite3, false) => vec![chunk(Compression::None)],
+        (Format::Sqlite3, true) => vec![chunk(Compression::None), mode(CompressionMode::File), mode(CompressionMode::Message)],
+    }
 }
 
 /// Messages written out of time order across small chunks, on two topics, one of them with two
 /// connections (two publishers).
 fn write_fixture(path: &Path, format: Format, options: &WriteOptions) -> Vec<(String, u64, Vec<u8>)> {
     let mut w = rbag_storage::create(path, format, options).unwrap();
-    let a1 = w.add_connection(&conn("/a", "std_msgs/String", "/pub1")).unwrap();
-    let a2 = w.add_connection(&conn("/a", "std_msgs/String", "/pub2")).unwrap();
-    let b = w.add_connection(&conn("/b/c", "std_msgs/String", "/pub1")).unwrap();
+    let a1 = w.add_connection(&conn(format, "/a", "/pub1")).unwrap();
+    let a2 = w.add_connection(&conn(format, "/a", "/pub2")).unwrap();
+    let b = w.add_connection(&conn(format, "/b/c", "/pub1")).unwrap();
     let mut written = Vec::new();
     for i in 0..600u64 {
         // Times go backwards every 100 messages, so chunks overlap and arrive unsorted.
@@ -61,14 +91,15 @@ fn expected(mut w: Vec<(String, u64, Vec<u8>)>, keep: impl Fn(&(String, u64, Vec
 }
 
 pub fn roundtrip(format: Format, ext: &str) {
-    for compression in [Compression::None, Compression::Lz4, Compression::Bz2] {
+    for opts in compressions(format, ext) {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(format!("t.{ext}"));
-        let opts = WriteOptions { compression, chunk_size: 2000, ..WriteOptions::default() };
+        let path = out(dir.path(), ext);
+        let opts = WriteOptions { chunk_size: 2000, ..opts };
         let written = write_fixture(&path, format, &opts);
         let r = rbag_storage::open(&path).unwrap();
-        assert_eq!(r.connections().len(), 3);
-        assert_eq!(read_all(r.as_ref(), &Filter::default()), expected(written.clone(), |_| true), "{compression:?}");
+        // rosbag2's SQLite schema has one row per topic: the two publishers of /a share it.
+        assert_eq!(r.connections().len(), if format == Format::Sqlite3 { 2 } else { 3 });
+        assert_eq!(read_all(r.as_ref(), &Filter::default()), expected(written.clone(), |_| true), "{opts:?}");
         let info = r.info().unwrap();
         assert_eq!(info.message_count, 600);
         assert_eq!(info.start_ns, Some(1_000_000_000_000));
@@ -79,7 +110,7 @@ pub fn roundtrip(format: Format, ext: &str) {
 
 pub fn filters(format: Format, ext: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(format!("t.{ext}"));
+    let path = out(dir.path(), ext);
     let written = write_fixture(&path, format, &WriteOptions { chunk_size: 1500, ..WriteOptions::default() });
     let r = rbag_storage::open(&path).unwrap();
     let only_a = Filter { topics: vec!["/a".into()], ..Filter::default() };
@@ -97,8 +128,8 @@ pub fn filters(format: Format, ext: &str) {
 
 pub fn index_access(format: Format, ext: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(format!("t.{ext}"));
-    let written = write_fixture(&path, format, &WriteOptions { compression: Compression::Lz4, chunk_size: 1000, ..WriteOptions::default() });
+    let path = out(dir.path(), ext);
+    let written = write_fixture(&path, format, &WriteOptions { chunk_size: 1000, ..compressions(format, ext).pop().unwrap() });
     let r = rbag_storage::open(&path).unwrap();
     let b = expected(written.clone(), |m| m.0 == "/b/c");
     for n in [0, 7, b.len() - 1] {
@@ -114,13 +145,47 @@ pub fn index_access(format: Format, ext: &str) {
 
 pub fn empty_bag(format: Format, ext: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(format!("t.{ext}"));
+    let path = out(dir.path(), ext);
     let w = rbag_storage::create(&path, format, &WriteOptions::default()).unwrap();
     w.finish().unwrap();
     let r = rbag_storage::open(&path).unwrap();
     assert_eq!(r.messages(&Filter::default()).unwrap().count(), 0);
     let info = r.info().unwrap();
     assert_eq!((info.message_count, info.start_ns), (0, None));
+}
+
+/// rosbag2 directories: a bag split by size reads as one bag, metadata.yaml lists every file
+/// with its own counts, and `max_files` keeps only the newest files.
+pub fn split(format: Format) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = out(dir.path(), "");
+    let mut opts = WriteOptions { chunk_size: 500, ..WriteOptions::default() };
+    opts.rosbag2.max_file_size = Some(3000);
+    let written = write_fixture(&path, format, &opts);
+    let r = rbag_storage::open(&path).unwrap();
+    let info = r.info().unwrap();
+    assert!(info.files.len() > 2, "{:?}", info.files);
+    assert_eq!(read_all(r.as_ref(), &Filter::default()), expected(written.clone(), |_| true));
+    let meta = rbag_storage::rosbag2::metadata::BagMetadata::read(&path.join("metadata.yaml")).unwrap();
+    assert_eq!(meta.files.len(), info.files.len());
+    assert_eq!(meta.files.iter().map(|f| f.message_count).sum::<u64>(), 600);
+    assert_eq!(meta.message_count, 600);
+    assert_eq!(meta.topics.iter().map(|t| t.message_count).sum::<u64>(), 600);
+    let ext = if format == Format::Mcap { "mcap" } else { "db3" };
+    assert_eq!(meta.relative_file_paths[1], format!("t_1.{ext}"));
+
+    let circular = out(dir.path(), "");
+    let circular = circular.with_file_name("c");
+    opts.rosbag2.max_files = Some(2);
+    let written = write_fixture(&circular, format, &opts);
+    let meta = rbag_storage::rosbag2::metadata::BagMetadata::read(&circular.join("metadata.yaml")).unwrap();
+    assert_eq!(meta.files.len(), 2);
+    assert_eq!(std::fs::read_dir(&circular).unwrap().count(), 3, "two files and metadata.yaml");
+    let kept = meta.message_count as usize;
+    let r = rbag_storage::open(&circular).unwrap();
+    let mut tail = written[written.len() - kept..].to_vec();
+    tail.sort_by_key(|m| m.1);
+    assert_eq!(read_all(r.as_ref(), &Filter::default()), tail);
 }
 
 macro_rules! backend_suite {
@@ -147,3 +212,17 @@ macro_rules! backend_suite {
 }
 
 backend_suite!(ros1, rbag_storage::Format::Ros1, "bag");
+backend_suite!(mcap_file, rbag_storage::Format::Mcap, "mcap");
+backend_suite!(mcap_dir, rbag_storage::Format::Mcap, "");
+backend_suite!(sqlite3_file, rbag_storage::Format::Sqlite3, "db3");
+backend_suite!(sqlite3_dir, rbag_storage::Format::Sqlite3, "");
+
+#[test]
+fn split_mcap() {
+    split(Format::Mcap)
+}
+
+#[test]
+fn split_sqlite3() {
+    split(Format::Sqlite3)
+}

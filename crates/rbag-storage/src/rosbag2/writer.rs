@@ -21,6 +21,8 @@ pub struct Rosbag2Writer {
     options: WriteOptions,
     connections: Vec<Connection>,
     current: Option<Box<dyn FileWriter>>,
+    /// Our connection id - 1 → the current file's id for it (SQLite shares one per topic).
+    file_ids: Vec<u32>,
     meta: BagMetadata,
     /// Per file in `meta.files`: messages per topic, to subtract when the file is deleted.
     file_topics: Vec<BTreeMap<String, u64>>,
@@ -71,6 +73,7 @@ impl Rosbag2Writer {
             options: options.clone(),
             connections: Vec::new(),
             current: None,
+            file_ids: Vec::new(),
             meta,
             file_topics: Vec::new(),
             next_index: 0,
@@ -101,8 +104,9 @@ impl Rosbag2Writer {
             Format::Sqlite3 => Box::new(SqliteWriter::create(&path, &self.options)?),
             Format::Ros1 => return Err(Error::Invalid("a rosbag2 bag stores SQLite3 or MCAP files".into())),
         };
+        self.file_ids.clear();
         for c in &self.connections {
-            file.add_connection(c)?;
+            self.file_ids.push(file.add_connection(c)?);
         }
         self.current = Some(file);
         self.meta.files.push(FileInfo { path: name.clone(), starting_time_ns: i64::MAX as u64, ..FileInfo::default() });
@@ -225,7 +229,8 @@ impl StorageWriter for Rosbag2Writer {
             Some(f) => f.add_connection(&c),
             None => Err(Error::Poisoned("the bag is closed".into())),
         };
-        self.poison(r)?;
+        let id = self.poison(r)?;
+        self.file_ids.push(id);
         self.connections.push(c);
         Ok(self.connections.len() as u32)
     }
@@ -247,8 +252,9 @@ impl StorageWriter for Rosbag2Writer {
         } else {
             data
         };
+        let file_id = self.file_ids.get(conn as usize - 1).copied().unwrap_or(u32::MAX);
         let r = match self.current.as_mut() {
-            Some(f) => f.write(conn, log_time, publish_time, payload),
+            Some(f) => f.write(file_id, log_time, publish_time, payload),
             None => Err(Error::Poisoned("the bag is closed".into())),
         };
         self.poison(r)?;
