@@ -12,6 +12,23 @@ use rbag_storage::{Connection, Error, Filter, Format, Message, MessageIter, Resu
 pub struct ConvertOptions {
     pub filter: Filter,
     pub write: WriteOptions,
+    /// The serialization the output must have (`ros1`, `cdr`); `None` keeps the input's.
+    pub encoding: Option<String>,
+}
+
+/// Refuses a connection whose messages would need re-encoding: this pipeline copies bytes.
+fn check_encoding(c: &Connection, format: Format, wanted: Option<&str>) -> Result<()> {
+    let fail = |why: String| Err(Error::Invalid(format!("topic {}: {why}; converting between ROS 1 and CDR encodings needs the message layer, which is not built yet", c.topic)));
+    if let Some(w) = wanted {
+        if w != c.encoding {
+            return fail(format!("its messages are {}-encoded, not {w}", c.encoding));
+        }
+    }
+    match format {
+        Format::Ros1 if c.encoding != "ros1" => fail(format!("a ROS 1 bag stores ros1-encoded messages, these are {}", c.encoding)),
+        Format::Sqlite3 if c.encoding == "ros1" => fail("rosbag2 SQLite3 bags store CDR messages, these are ros1 (MCAP keeps them with its ros1 profile)".into()),
+        _ => Ok(()),
+    }
 }
 
 /// What a conversion did.
@@ -42,7 +59,10 @@ pub fn convert(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ConvertReport> {
     let mut total = 0;
-    for (_, r) in inputs {
+    for (path, r) in inputs {
+        for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
+            check_encoding(c, format, options.encoding.as_deref()).map_err(|e| e.in_file(path))?;
+        }
         let info = r.info()?;
         for c in r.connections() {
             if options.filter.accepts_topic(&c.topic) {

@@ -10,6 +10,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct BagInfo {
     pub path: String,
+    /// The storage files (one, or a rosbag2 bag's splits).
+    pub files: Vec<String>,
     pub storage: &'static str,
     pub version: String,
     /// False for a bag whose index was never written; `rbag reindex` repairs it.
@@ -21,6 +23,9 @@ pub struct BagInfo {
     pub duration_ns: u64,
     pub chunk_count: u64,
     pub compression: Vec<CompressionInfo>,
+    /// Format facts: MCAP `profile`/`library`, rosbag2 `ros_distro`, `metadata_version`,
+    /// `compression` (rosbag2 file or message mode).
+    pub properties: BTreeMap<String, String>,
     pub types: Vec<TypeInfo>,
     pub topics: Vec<TopicInfo>,
 }
@@ -47,7 +52,10 @@ pub struct TopicInfo {
     pub message_type: String,
     pub message_count: u64,
     pub connections: u64,
+    /// Serialization format: `ros1` or `cdr`.
     pub encoding: String,
+    /// Bytes of payload on this topic, where the storage knows it without reading payloads.
+    pub size_bytes: Option<u64>,
     /// 1 / median period between messages, as `rosbag info` computes it.
     pub frequency_hz: Option<f64>,
 }
@@ -65,14 +73,18 @@ pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
             message_count: 0,
             connections: 0,
             encoding: c.encoding.clone(),
+            size_bytes: Some(0),
             frequency_hz: periods.get(&c.topic).map(|&p| 1e9 / p as f64),
         });
         t.connections += 1;
-        t.message_count += s.connections.get(&c.id).map_or(0, |x| x.message_count);
+        let stats = s.connections.get(&c.id);
+        t.message_count += stats.map_or(0, |x| x.message_count);
+        t.size_bytes = t.size_bytes.zip(stats.and_then(|x| x.data_bytes)).map(|(a, b)| a + b);
         types.insert(TypeInfo { name: c.message_type.clone(), md5sum: c.metadata.get("md5sum").cloned() });
     }
     Ok(BagInfo {
         path: path.display().to_string(),
+        files: s.files.iter().map(|f| f.display().to_string()).collect(),
         storage: s.format,
         version: s.version,
         indexed: s.indexed,
@@ -95,6 +107,7 @@ pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
                 uncompressed_bytes: c.uncompressed_bytes,
             })
             .collect(),
+        properties: s.properties,
         types: types.into_iter().collect(),
         topics: topics.into_values().collect(),
     })

@@ -13,8 +13,9 @@ use clap::{Parser, Subcommand};
 
 /// Inspect, convert and repair robot bags, with no ROS installed.
 ///
-/// Reads and writes ROS 1 bags (format 2.0, chunks uncompressed, lz4 or bz2). rosbag2 storage
-/// (SQLite3, MCAP), message decoding, recording and playback are being built.
+/// Reads and writes ROS 1 bags (v2.0) and rosbag2 bags (SQLite3 and MCAP directories, or single
+/// .db3/.mcap files), with their compressions and splits. Message decoding, recording and
+/// playback are being built.
 #[derive(Parser)]
 #[command(name = "rbag", version, propagate_version = true, max_term_width = 100)]
 #[command(after_help = "Exit codes: 0 ok, 1 error (bad input, I/O), 2 usage error, 3 finished but data was dropped.")]
@@ -28,6 +29,7 @@ enum Command {
     Info(commands::info::Args),
     Reindex(commands::reindex::Args),
     Convert(commands::convert::Args),
+    List(commands::list::Args),
     Completions(commands::completions::Args),
 }
 
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Reindex(a) => commands::reindex::run(a),
         Command::Convert(a) => commands::convert::run(a),
+        Command::List(a) => commands::list::run(a),
         Command::Completions(a) => commands::completions::run(a),
     };
     if std::env::var_os("RBAG_REPORT_PEAK_RSS").is_some() {

@@ -47,6 +47,12 @@ impl Rosbag2Writer {
             // rosbag2's own MCAP plugin refuses message mode; MCAP has chunk compression.
             return Err(Error::Invalid("MCAP bags compress chunks (--compression zstd), not single messages".into()));
         }
+        // rosbag2's limits: an empty SQLite3 file alone is ~20 KiB, so smaller splits would
+        // write one message per file.
+        let min_split = if format == Format::Sqlite3 { 86_016 } else { 1024 };
+        if let Some(max) = r2.max_file_size.filter(|&m| m < min_split) {
+            return Err(Error::Invalid(format!("a split size of {max} bytes is under the {} minimum of {min_split} bytes", format.name())));
+        }
         if !single {
             if path.exists() {
                 return Err(Error::OutputExists { path: path.into() });

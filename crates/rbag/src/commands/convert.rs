@@ -4,16 +4,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use rbag_bag::{ConvertOptions, Progress};
-use rbag_storage::{Compression, Filter, Format, WriteOptions};
+use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};
+use rbag_storage::{Compression, CompressionMode, Filter, Format, McapPreset, Rosbag2Options, SqlitePreset, WriteOptions};
 use regex::Regex;
 
 use crate::units::{parse_size, parse_time};
 use crate::{output, Outcome};
 
-/// Convert bags: merge several inputs in time order, select topics, cut by time, rechunk and
-/// recompress.
+/// Convert bags between storages: merge several inputs in time order, select topics, cut by
+/// time, split, rechunk and recompress.
 ///
-/// The output format comes from -s, or else from OUT's extension: `.bag` is a ROS 1 bag.
+/// The output storage comes from -s, or else from OUT's extension: `.bag` is a ROS 1 bag,
+/// `.db3` a single SQLite3 file, `.mcap` a single MCAP file, anything else an MCAP rosbag2
+/// directory. With `-s sqlite3|mcap` and no such extension, OUT is a rosbag2 directory
+/// (metadata.yaml plus `OUT_0.db3`...). Messages are copied, not re-encoded: ROS 1 data goes to
+/// ROS 1 bags or MCAP (ros1 profile), CDR data to rosbag2 bags or MCAP.
 #[derive(clap::Args)]
 pub struct Args {
     /// Input bags, merged in time order.
@@ -25,9 +30,34 @@ pub struct Args {
     /// Output storage (default: from OUT's extension).
     #[arg(short, long, value_name = "ros1|sqlite3|mcap")]
     storage: Option<String>,
-    /// Chunk compression.
+    /// Chunk compression: ROS 1 lz4/bz2, MCAP lz4/zstd.
     #[arg(long, value_name = "none|lz4|bz2|zstd", default_value = "none")]
     compression: Compression,
+    /// rosbag2 zstd compression of whole files or of each message (SQLite3), as `ros2 bag record
+    /// --compression-mode`.
+    #[arg(long, value_name = "none|file|message", default_value = "none", value_parser = parse_mode)]
+    compression_mode: CompressionMode,
+    /// Start a new storage file once the current one reaches this size (rosbag2 directories).
+    #[arg(short = 'b', long, value_name = "BYTES", value_parser = parse_size)]
+    max_bag_size: Option<u64>,
+    /// Start a new storage file once the current one spans this many seconds.
+    #[arg(short = 'd', long, value_name = "SECONDS")]
+    max_bag_duration: Option<f64>,
+    /// Keep only the newest N storage files, deleting older ones (circular logging).
+    #[arg(long, value_name = "N")]
+    max_bag_files: Option<usize>,
+    /// rosbag2 storage preset: SQLite3 `resilient`; MCAP `fastwrite`, `zstd_fast`, `zstd_small`.
+    #[arg(long, value_name = "PRESET")]
+    storage_preset_profile: Option<String>,
+    /// Write metadata.yaml (and QoS) as this distro's rosbag2 reads it: humble, iron, jazzy...
+    #[arg(long, value_name = "DISTRO")]
+    ros_distro: Option<String>,
+    /// Write this metadata.yaml version (1-9) instead of the distro's.
+    #[arg(long, value_name = "N")]
+    metadata_version: Option<u32>,
+    /// Require the output encoding to be this (ros1 or cdr); re-encoding is not built yet.
+    #[arg(long, value_name = "ros1|cdr")]
+    encoding: Option<String>,
     /// Flush a chunk once it holds this much uncompressed data (units allowed: 768KiB, 4MB).
     #[arg(long, value_name = "BYTES", default_value = "768KiB", value_parser = parse_size)]
     chunk_size: u64,
@@ -72,6 +102,43 @@ pub fn output_format(out: &Path, storage: Option<&str>) -> Result<Format> {
     })
 }
 
+fn parse_mode(s: &str) -> std::result::Result<CompressionMode, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "none" | "" => Ok(CompressionMode::None),
+        "file" => Ok(CompressionMode::File),
+        "message" => Ok(CompressionMode::Message),
+        other => Err(format!("unknown compression mode {other:?} (none, file, message)")),
+    }
+}
+
+/// The rosbag2 settings the flags ask for.
+fn rosbag2_options(args: &Args, format: Format) -> Result<Rosbag2Options> {
+    let mut o = Rosbag2Options { compression_mode: args.compression_mode, max_file_size: args.max_bag_size, max_files: args.max_bag_files, ..Rosbag2Options::default() };
+    if let Some(d) = args.max_bag_duration {
+        if !(d.is_finite() && d > 0.0) {
+            bail!("--max-bag-duration must be a positive number of seconds");
+        }
+        o.max_file_duration_ns = Some((d * 1e9) as u64);
+    }
+    if let Some(distro) = &args.ros_distro {
+        o.metadata_version = version_for_distro(distro).with_context(|| format!("unknown ROS distro {distro:?} (foxy, galactic, humble, iron, jazzy, kilted, rolling)"))?;
+        o.ros_distro = distro.clone();
+    }
+    if let Some(v) = args.metadata_version {
+        if !(1..=LATEST_VERSION).contains(&v) {
+            bail!("--metadata-version must be 1 to {LATEST_VERSION}");
+        }
+        o.metadata_version = v;
+    }
+    match (args.storage_preset_profile.as_deref(), format) {
+        (None, _) => {}
+        (Some("resilient"), Format::Sqlite3) => o.sqlite_preset = SqlitePreset::Resilient,
+        (Some(p), Format::Mcap) => o.mcap_preset = p.parse::<McapPreset>().map_err(anyhow::Error::msg)?,
+        (Some(p), f) => bail!("storage preset {p:?} does not apply to {} output", f.name()),
+    }
+    Ok(o)
+}
+
 pub fn run(args: Args) -> Result<Outcome> {
     let format = output_format(&args.output, args.storage.as_deref())?;
     if args.output.exists() && !args.force {
@@ -84,6 +151,21 @@ pub fn run(args: Args) -> Result<Outcome> {
         if !(s.is_finite() && s > 0.0) {
             bail!("--chunk-interval must be a positive number of seconds");
         }
+    }
+    let rosbag2 = rosbag2_options(&args, format)?;
+    if format == Format::Ros1 && (args.compression_mode != CompressionMode::None || args.max_bag_size.is_some() || args.max_bag_duration.is_some()) {
+        bail!("splitting and --compression-mode apply to rosbag2 output (-s sqlite3 or mcap)");
+    }
+    if args.force && args.output.is_dir() {
+        // Only ever delete what is plainly a bag: metadata.yaml beside plain files.
+        let is_bag = args.output.join("metadata.yaml").is_file()
+            && std::fs::read_dir(&args.output)?.all(|e| e.is_ok_and(|e| e.file_type().is_ok_and(|t| t.is_file())));
+        if !is_bag {
+            bail!("{} is a directory that is not a rosbag2 bag; rbag will not delete it", args.output.display());
+        }
+        std::fs::remove_dir_all(&args.output).with_context(|| format!("cannot remove {}", args.output.display()))?;
+    } else if args.force && args.output.exists() {
+        std::fs::remove_file(&args.output).with_context(|| format!("cannot remove {}", args.output.display()))?;
     }
     let mut inputs = Vec::new();
     for path in &args.inputs {
@@ -102,7 +184,9 @@ pub fn run(args: Args) -> Result<Outcome> {
             compression: args.compression,
             chunk_size: args.chunk_size.max(1),
             chunk_interval_ns: args.chunk_interval.map(|s| (s * 1e9) as u64),
+            rosbag2,
         },
+        encoding: args.encoding.clone(),
     };
     let bar = output::progress_bar(0, "converting");
     let mut on_progress = |p: Progress| {

@@ -9,7 +9,8 @@ use rbag_bag::BagInfo;
 use crate::output::{human_duration, human_frequency, human_size, human_time};
 use crate::Outcome;
 
-/// Summarise a bag: duration, sizes, compression, types and topics. Reads only the index.
+/// Summarise a bag: files, duration, sizes, compression, types and topics. Reads only the index
+/// or summary (a ROS 1 bag, an MCAP file, a rosbag2 directory or a single .db3/.mcap).
 #[derive(clap::Args)]
 pub struct Args {
     /// Bags to summarise.
@@ -57,8 +58,24 @@ pub fn run(args: Args) -> Result<Outcome> {
 fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
     let label = |s: &str| format!("{:<14}", format!("{s}:"));
     writeln!(out, "{}{}", label("path"), info.path)?;
+    if info.files.len() > 1 || info.files.first().is_some_and(|f| *f != info.path) {
+        for (i, f) in info.files.iter().enumerate() {
+            let l = if i == 0 { label("files") } else { " ".repeat(14) };
+            let name = std::path::Path::new(f).file_name().map_or(f.clone(), |n| n.to_string_lossy().into_owned());
+            writeln!(out, "{l}{name}")?;
+        }
+    }
     writeln!(out, "{}{}", label("version"), info.version)?;
-    writeln!(out, "{}{}{}", label("storage"), info.storage, if info.indexed { "" } else { " (UNINDEXED: run `rbag reindex`)" })?;
+    let not_indexed = match info.storage {
+        "mcap" => " (NO SUMMARY: the file was scanned)",
+        _ => " (UNINDEXED: run `rbag reindex`)",
+    };
+    writeln!(out, "{}{}{}", label("storage"), info.storage, if info.indexed { "" } else { not_indexed })?;
+    for (key, name) in [("profile", "profile"), ("metadata_version", "metadata"), ("ros_distro", "ros distro"), ("compression", "rosbag2 zstd")] {
+        if let Some(v) = info.properties.get(key).filter(|v| !v.is_empty()) {
+            writeln!(out, "{}{}", label(name), v)?;
+        }
+    }
     writeln!(out, "{}{}", label("duration"), human_duration(info.duration_ns))?;
     if let (Some(s), Some(e)) = (info.start_ns, info.end_ns) {
         writeln!(out, "{}{}", label("start"), human_time(s))?;
@@ -103,7 +120,9 @@ fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
             None => String::new(),
         };
         let conns = if t.connections > 1 { format!(" ({} connections)", t.connections) } else { String::new() };
-        writeln!(out, "{l}{:<name_width$} {:>count_width$} {unit}{freq} : {}{conns}", t.name, t.message_count, t.message_type)?;
+        let format = if t.encoding == "ros1" { String::new() } else { format!(" [{}]", t.encoding) };
+        let size = t.size_bytes.filter(|_| t.encoding != "ros1").map(|b| format!(" {}", human_size(b))).unwrap_or_default();
+        writeln!(out, "{l}{:<name_width$} {:>count_width$} {unit}{freq} : {}{format}{size}{conns}", t.name, t.message_count, t.message_type)?;
     }
     Ok(())
 }

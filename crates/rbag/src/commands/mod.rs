@@ -3,13 +3,19 @@
 pub mod completions;
 pub mod convert;
 pub mod info;
+pub mod list;
 pub mod reindex;
 
 use std::path::Path;
 
 use anyhow::Result;
 
-/// Opens a bag for reading. Storage errors already name the file.
+/// Opens a bag for reading and prints what the storage warned about (a scanned file, a
+/// skipped chunk). Storage errors already name the file.
 pub fn open(path: &Path) -> Result<Box<dyn rbag_storage::StorageReader>> {
-    Ok(rbag_storage::open(path)?)
+    let reader = rbag_storage::open(path)?;
+    for w in reader.warnings() {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+    Ok(reader)
 }

@@ -6,7 +6,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::Outcome;
 
-/// Rebuild the index of bags whose recorder died (e.g. `X.bag.active`).
+/// Rebuild the index of bags whose recorder died (e.g. `X.bag.active`), or the metadata.yaml
+/// of a rosbag2 directory from its storage files (like `ros2 bag reindex`).
 ///
 /// `X.bag.active` is written to `X.bag`; `X.bag` is repaired in place with the original kept as
 /// `X.orig.bag`. Every complete message is kept; a torn tail is dropped and reported (exit code 3).
@@ -30,6 +31,14 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     let mut outcome = Outcome::Ok;
     for input in &args.paths {
+        if input.is_dir() {
+            if args.output.is_some() {
+                bail!("a rosbag2 directory is reindexed in place (its metadata.yaml is rewritten); drop -o");
+            }
+            let report = rbag_storage::reindex(input, input, None).with_context(|| format!("cannot reindex {}", input.display()))?;
+            eprintln!("{}: wrote {} for {} messages", input.display(), report.output.display(), report.messages_kept);
+            continue;
+        }
         let (output, backup) = match &args.output {
             Some(o) => (o.clone(), None),
             None => rbag_storage::ros1::default_output(input),
