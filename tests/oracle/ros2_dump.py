@@ -25,6 +25,8 @@ rosbags PATH (a rosbag2 directory, or a single .db3/.mcap file, read with rosbag
     end_time is one past it). If rosbags raises, str(exception) goes in "error" with whatever
     was collected, and the exit is still 0.
 
+metadata PATH (a metadata.yaml): the YAML as JSON, parsed by ruamel.yaml.
+
 `digest` is FNV-1a 64 of the raw bytes plus their length, as rbag-testkit computes it.
 """
 import json
@@ -177,9 +179,16 @@ def with_rosbags(path):
     return out
 
 
+def with_metadata(path):
+    """metadata.yaml as plain JSON, parsed by ruamel.yaml (safe loader), not by rbag."""
+    from ruamel.yaml import YAML
+    with open(path) as f:
+        return YAML(typ="safe").load(f)
+
+
 def main():
     lib, path = sys.argv[1], sys.argv[2]
-    dump = {"sqlite": with_sqlite, "mcap": with_mcap, "rosbags": with_rosbags}[lib](path)
+    dump = {"sqlite": with_sqlite, "mcap": with_mcap, "rosbags": with_rosbags, "metadata": with_metadata}[lib](path)
     json.dump(dump, sys.stdout)
 
 

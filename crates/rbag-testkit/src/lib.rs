@@ -93,6 +93,14 @@ pub fn ros1_dump(python: &Path, lib: &str, bag: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("oracle prints JSON")
 }
 
+/// Runs `tests/oracle/ros2_dump.py MODE PATH` (modes: sqlite, mcap, rosbags, metadata) with
+/// the oracle venv's `python` and parses its JSON.
+pub fn ros2_dump(python: &Path, mode: &str, path: &Path) -> serde_json::Value {
+    let out = Command::new(python).arg(repo_root().join("tests/oracle/ros2_dump.py")).arg(mode).arg(path).output().expect("oracle runs");
+    assert!(out.status.success(), "oracle {mode} failed on {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("oracle prints JSON")
+}
+
 /// A short hex digest of bytes, the same the oracle script prints (SHA-1 via `sha1sum`-free code
 /// is overkill; FNV-1a 64 is enough to compare payloads and is identical in Python).
 pub fn digest(data: &[u8]) -> String {
