@@ -59,6 +59,8 @@ struct ChunkMeta {
     compression: String,
     compressed: u64,
     uncompressed: u64,
+    /// The complete records recovered from a chunk the file ends inside.
+    salvaged: Option<Bytes>,
 }
 
 /// A chunk's messages that a query wants, in log-time order.
@@ -161,6 +163,7 @@ impl McapReader {
                 compression: ci.compression.clone(),
                 compressed: ci.compressed_size,
                 uncompressed: ci.uncompressed_size,
+                salvaged: None,
             });
         }
         for mi in &s.metadata_indexes {
@@ -181,7 +184,12 @@ impl McapReader {
             let rec = match rec {
                 Ok(r) => r,
                 Err(e) => {
-                    self.warnings.push(format!("the file ends inside a record ({e}); the messages before it were kept"));
+                    let at = match &e {
+                        Error::Truncated { offset, .. } => *offset as usize,
+                        _ => buf.len(),
+                    };
+                    let salvaged = self.salvage_chunk(buf, at, &mut schemas, &mut channels);
+                    self.warnings.push(format!("the file ends inside a record ({e}); {salvaged} messages of it were recovered and everything before it was kept"));
                     break;
                 }
             };
@@ -193,7 +201,7 @@ impl McapReader {
                 op::MESSAGE => {
                     let m = records::message(&buf[rec.body.clone()], rec.offset)?;
                     *self.counts.entry(m.channel).or_default() += 1;
-                    let l = loose.get_or_insert_with(|| ChunkMeta { offset: rec.offset, range: rec.offset as usize..rec.offset as usize, loose: true, start: u64::MAX, end: 0, channels: Some(BTreeSet::new()), message_indexes: Vec::new(), compression: String::new(), compressed: 0, uncompressed: 0 });
+                    let l = loose.get_or_insert_with(|| ChunkMeta { offset: rec.offset, range: rec.offset as usize..rec.offset as usize, loose: true, start: u64::MAX, end: 0, channels: Some(BTreeSet::new()), message_indexes: Vec::new(), compression: String::new(), compressed: 0, uncompressed: 0, salvaged: None });
                     l.range.end = rec.body.end;
                     l.start = l.start.min(m.log_time);
                     l.end = l.end.max(m.log_time);
@@ -251,6 +259,7 @@ impl McapReader {
             compression: head.compression.clone(),
             compressed: head.records.len() as u64,
             uncompressed: head.uncompressed_size,
+            salvaged: None,
         };
         let mut counts = BTreeMap::new();
         for inner in Walk::new(&data, 0, rec.offset, true) {
@@ -269,6 +278,53 @@ impl McapReader {
             *self.counts.entry(c).or_default() += n;
         }
         Ok(meta)
+    }
+
+    /// Recovers the complete messages of a chunk the file ends inside (a recorder killed
+    /// mid-write); returns how many.
+    fn salvage_chunk(&mut self, buf: &Bytes, at: usize, schemas: &mut HashMap<u16, mcap::Schema<'static>>, channels: &mut BTreeMap<u16, mcap::records::Channel>) -> usize {
+        let Some(rest) = buf.get(at..) else { return 0 };
+        if rest.len() < 9 || rest[0] != op::CHUNK {
+            return 0;
+        }
+        let Ok(head) = records::torn_chunk(&rest[9..], at as u64) else { return 0 };
+        let body = &rest[9..];
+        let Some(compressed) = body.get(head.records.clone()) else { return 0 };
+        let data = match head.compression.as_str() {
+            "" => compressed.to_vec(),
+            "zstd" => crate::ros1::compression::salvage(Compression::Zstd, compressed, self.limits.salvage_limit(compressed.len())),
+            "lz4" => crate::ros1::compression::salvage(Compression::Lz4, compressed, self.limits.salvage_limit(compressed.len())),
+            _ => return 0,
+        };
+        let mut meta = ChunkMeta { offset: at as u64, range: at..buf.len(), loose: false, start: u64::MAX, end: 0, channels: Some(BTreeSet::new()), message_indexes: Vec::new(), compression: head.compression.clone(), compressed: compressed.len() as u64, uncompressed: 0, salvaged: None };
+        let mut complete = 0;
+        let mut n = 0;
+        for rec in Walk::new(&data, 0, at as u64, true) {
+            let Ok(rec) = rec else { break };
+            match rec.op {
+                op::SCHEMA | op::CHANNEL => {
+                    if self.schema_or_channel(&rec, &data, schemas, channels).is_err() {
+                        break;
+                    }
+                }
+                op::MESSAGE => {
+                    let Ok(m) = records::message(&data[rec.body.clone()], at as u64) else { break };
+                    *self.counts.entry(m.channel).or_default() += 1;
+                    meta.channels.get_or_insert_default().insert(m.channel);
+                    meta.start = meta.start.min(m.log_time);
+                    meta.end = meta.end.max(m.log_time);
+                    n += 1;
+                }
+                _ => {}
+            }
+            complete = rec.body.end;
+        }
+        if n > 0 {
+            meta.uncompressed = complete as u64;
+            meta.salvaged = Some(Bytes::from(data).slice(0..complete));
+            self.chunks.push(meta);
+        }
+        n
     }
 
     /// The records of a chunk, decompressed and CRC-checked; uncompressed chunks are a slice of
@@ -308,7 +364,9 @@ impl McapReader {
         let buf = self.map.slice(0..self.map.len());
         self.chunks_read.fetch_add(1, Ordering::Relaxed);
         self.bytes_read.fetch_add(meta.range.len() as u64, Ordering::Relaxed);
-        let (data, base, start) = if meta.loose {
+        let (data, base, start) = if let Some(s) = &meta.salvaged {
+            (s.clone(), meta.offset, 0)
+        } else if meta.loose {
             (buf.clone(), 0, meta.range.start)
         } else {
             let walk = Walk::new(&buf, meta.range.start, 0, false).next();

@@ -105,6 +105,15 @@ pub struct ChunkHead {
 }
 
 pub fn chunk(body: &[u8], offset: u64) -> Result<ChunkHead> {
+    chunk_inner(body, offset, false)
+}
+
+/// The header of a chunk the file ends inside: its records are whatever bytes are left.
+pub fn torn_chunk(body: &[u8], offset: u64) -> Result<ChunkHead> {
+    chunk_inner(body, offset, true)
+}
+
+fn chunk_inner(body: &[u8], offset: u64, torn: bool) -> Result<ChunkHead> {
     let bad = |reason: String| Error::Malformed { offset, what: "MCAP chunk", reason };
     if body.len() < 32 {
         return Err(bad(format!("{} bytes, under the 32 of its fixed fields", body.len())));
@@ -114,7 +123,7 @@ pub fn chunk(body: &[u8], offset: u64) -> Result<ChunkHead> {
     let compression = std::str::from_utf8(&body[32..name_end]).map_err(|_| bad("compression name is not UTF-8".into()))?.to_string();
     let records_len = u64_at(body, name_end);
     let records_start = name_end + 8;
-    if records_len != (body.len() - records_start) as u64 {
+    if !torn && records_len != (body.len() - records_start) as u64 {
         return Err(bad(format!("records length {records_len} disagrees with the record ({} bytes)", body.len() - records_start)));
     }
     Ok(ChunkHead {
