@@ -5,15 +5,29 @@
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: ros1_record or ros1_bag}
+target=${1:?target: ros1_record, ros1_bag, mcap_file or rosbag2_metadata}
 secs=${2:-600}
 shift 2 || true
 bags=${RBAG_BAGS:-$(pwd)/../../shared/corpus/ros1}
+ros2=${RBAG_ROS2_BAGS:-$(pwd)/../../shared/corpus/ros2}
 san=${SANITIZER:-address}
 
 mkdir -p corpus/"$target" artifacts/"$target"
 cargo run --quiet --release --example make_seeds -- corpus >/dev/null
-if [ "$target" = ros1_bag ]; then
+dict=ros1.dict
+if [ "$target" = mcap_file ]; then
+    for b in "$ros2"/mcap/*/*.mcap; do
+        [ -f "$b" ] && cp -f "$b" corpus/mcap_file/real-"$(basename "$b")"
+    done
+    maxlen=200000
+    dict=mcap.dict
+elif [ "$target" = rosbag2_metadata ]; then
+    for m in "$ros2"/*/*/metadata.yaml; do
+        [ -f "$m" ] && cp -f "$m" corpus/rosbag2_metadata/real-"$(basename "$(dirname "$m")")"-"$(basename "$(dirname "$(dirname "$m")")")".yaml
+    done
+    maxlen=16384
+    dict=metadata.dict
+elif [ "$target" = ros1_bag ]; then
     for b in "$bags"/*.bag "$bags"/*.bag.active; do
         [ -f "$b" ] && cp -f "$b" corpus/ros1_bag/real-"$(basename "$b")"
     done
@@ -28,5 +42,5 @@ fi
 
 export RUSTC_BOOTSTRAP=1
 exec nice -n 10 cargo fuzz run -s "$san" "$target" corpus/"$target" -- \
-    -dict=ros1.dict -max_len="$maxlen" -rss_limit_mb=2048 -timeout=10 \
+    -dict="$dict" -max_len="$maxlen" -rss_limit_mb=2048 -timeout=10 \
     -max_total_time="$secs" -print_final_stats=1 "$@"

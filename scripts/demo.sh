@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job on data rbag makes itself: build, write a sample bag with rbag's own writer,
-# inspect it, convert it, simulate a recorder crash and repair it. Needs no ROS and no
+# The main job on data rbag makes itself: build, write sample bags with rbag's own writers
+# (ROS 1 and rosbag2), inspect them, convert between ROS 1, MCAP and SQLite3, split and
+# compress, simulate recorder crashes and repair them. Needs no ROS and no
 # committed bags. Output goes to ./demo-out (or $1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ rbag=target/release/rbag
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 
-rm -f "$out"/*.bag "$out"/*.bag.active
+rm -rf "$out"/*.bag "$out"/*.bag.active "$out"/*.mcap "$out"/*.db3 "$out"/ros2_*
 step target/release/examples/write_sample "$out/sample.bag" 10
 step "$rbag" info "$out/sample.bag"
 step "$rbag" convert "$out/sample.bag" -o "$out/sample_lz4.bag" --compression lz4
@@ -26,3 +27,18 @@ printf '\n$ # keep the first 60%% of chunked.bag as crashed.bag.active, as if it
 step "$rbag" info "$out/crashed.bag.active" || true
 step "$rbag" reindex "$out/crashed.bag.active" || [ $? -eq 3 ]
 step "$rbag" info "$out/crashed.bag"
+
+# rosbag2: an MCAP directory of CDR messages, converted to a split SQLite3 bag and back.
+step target/release/examples/write_sample "$out/ros2_sample" 10
+step "$rbag" info "$out/ros2_sample"
+step "$rbag" convert "$out/ros2_sample" -o "$out/ros2_split" -s sqlite3 --max-bag-duration 4 --compression-mode message
+step "$rbag" info "$out/ros2_split"
+step "$rbag" convert "$out/ros2_split" -o "$out/ros2_chatter.mcap" --topics /chatter --compression zstd
+step "$rbag" info --json "$out/ros2_chatter.mcap"
+# ROS 1 data keeps its encoding in MCAP (profile ros1); metadata.yaml rebuilt from the files.
+step "$rbag" convert "$out/sample.bag" -o "$out/sample_ros1.mcap"
+step "$rbag" info "$out/sample_ros1.mcap"
+rm "$out/ros2_split/metadata.yaml"
+printf '\n$ rm %s/ros2_split/metadata.yaml\n' "$out"
+step "$rbag" reindex "$out/ros2_split"
+step "$rbag" list

@@ -8,7 +8,8 @@
 //! cargo run --release -p rbag-storage --example bench_rosbag2_read -- --payloads PAYLOADS SIZE
 //! ```
 //!
-//! Prints `messages=N bytes=B sum=HEX elapsed=SECONDS` (`elapsed`: open + iterate + checksum).
+//! Prints `messages=N bytes=B sum=HEX open=SECONDS elapsed=SECONDS` (`open`: `rbag_storage::open`
+//! alone; `elapsed`: open + iterate + checksum).
 //! With `--payloads`, the same line for the SIZE-byte slices of the benchmark's payload file,
 //! i.e. what a correctly written bag must read back as.
 
@@ -47,6 +48,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let start = Instant::now();
     let mut t = Tally::default();
+    let mut opened = None;
     match args.as_slice() {
         [flag, payloads, size] if flag == "--payloads" => {
             let size: usize = size.parse()?;
@@ -57,6 +59,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         [bag] => {
             let reader = rbag_storage::open(bag.as_ref())?;
+            opened = Some(start.elapsed());
             for msg in reader.messages(&Filter::default())? {
                 t.add(&msg?.data);
             }
@@ -64,6 +67,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         _ => return Err("usage: bench_rosbag2_read BAG | --payloads PAYLOADS SIZE".into()),
     }
     let elapsed = start.elapsed();
-    println!("messages={} bytes={} sum={:016x} elapsed={:.6}", t.n, t.bytes, t.sum, elapsed.as_secs_f64());
+    print!("messages={} bytes={} sum={:016x}", t.n, t.bytes, t.sum);
+    if let Some(o) = opened {
+        print!(" open={:.6}", o.as_secs_f64());
+    }
+    println!(" elapsed={:.6}", elapsed.as_secs_f64());
     Ok(())
 }

@@ -193,6 +193,33 @@ pub fn split(format: Format) {
     assert_eq!(read_all(r.as_ref(), &Filter::default()), tail);
 }
 
+/// Chunked formats read only what a query needs: `info` reads no chunk, a time window reads
+/// the chunks that overlap it, and a topic reads only the chunks that hold it.
+pub fn reads_only_needed_chunks(format: Format, ext: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = out(dir.path(), ext);
+    let mut w = rbag_storage::create(&path, format, &WriteOptions { chunk_size: 200, ..WriteOptions::default() }).unwrap();
+    let a = w.add_connection(&conn(format, "/a", "/pub1")).unwrap();
+    let b = w.add_connection(&conn(format, "/b/c", "/pub1")).unwrap();
+    for i in 0..400u64 {
+        // /a for the first half of the time, /b/c for the second: each chunk holds one topic.
+        w.write(if i < 200 { a } else { b }, 1_000 + i * 1_000, 1_000 + i * 1_000, &[i as u8; 40]).unwrap();
+    }
+    w.finish().unwrap();
+    let r = rbag_storage::open(&path).unwrap();
+    let info = r.info().unwrap();
+    assert!(info.chunk_count >= 20, "{}", info.chunk_count);
+    assert_eq!(r.stats().chunks_read, 0, "info reads no chunk");
+    let window = Filter { start: Some(100_000), end: Some(110_000), ..Filter::default() };
+    assert_eq!(r.messages(&window).unwrap().count(), 10);
+    let after_window = r.stats().chunks_read;
+    assert!(after_window <= 5, "a 10-message window read {after_window} chunks");
+    let only_b = Filter { topics: vec!["/b/c".into()], ..Filter::default() };
+    assert_eq!(r.messages(&only_b).unwrap().count(), 200);
+    let for_b = r.stats().chunks_read - after_window;
+    assert!(for_b <= info.chunk_count / 2 + 1, "topic /b/c read {for_b} of {} chunks", info.chunk_count);
+}
+
 macro_rules! backend_suite {
     ($name:ident, $format:expr, $ext:literal) => {
         mod $name {
@@ -230,4 +257,14 @@ fn split_mcap() {
 #[test]
 fn split_sqlite3() {
     split(Format::Sqlite3)
+}
+
+#[test]
+fn ros1_reads_only_needed_chunks() {
+    reads_only_needed_chunks(Format::Ros1, "bag")
+}
+
+#[test]
+fn mcap_reads_only_needed_chunks() {
+    reads_only_needed_chunks(Format::Mcap, "mcap")
 }

@@ -5,8 +5,8 @@
 //! what the file has, as rosbag2 does, not by the version number. Files are opened read-only
 //! with `immutable=1`, so reading a bag (WAL-mode files included) never creates `-wal`/`-shm`
 //! files beside it, even in a read-only directory. The exception is a file whose `-wal` is
-//! still there (a crashed `resilient` recording): it is opened normally so the WAL content is
-//! seen.
+//! still there and not empty (a live or crashed `resilient` recording): it is opened read-only
+//! without `immutable`, so the WAL content is seen (SQLite then needs a `-shm` beside it).
 //!
 //! `rusqlite::Connection` is `Send` but not `Sync`, while [`StorageReader`] must be `Sync` and
 //! its message iterators `Send`: metadata queries go through one connection behind a mutex, and
@@ -40,10 +40,12 @@ pub const SCHEMA_VERSION: u32 = 4;
 const BATCH_MESSAGES: usize = 256;
 /// ...or this many payload bytes, whichever comes first.
 const BATCH_BYTES: usize = 4 << 20;
+/// A `-wal` file shorter than its header holds no frames.
+const WAL_HEADER_LEN: u64 = 32;
 /// Batches in flight between a producer thread and its iterator.
 const CHANNEL_DEPTH: usize = 4;
 
-/// The writer commits its open transaction after this many messages...
+/// The writer inserts and commits the messages it gathered once it holds this many...
 const COMMIT_MESSAGES: u64 = 10_000;
 /// ...or this many payload bytes.
 const COMMIT_BYTES: u64 = 16 << 20;
@@ -67,6 +69,17 @@ const INSERT_METADATA: &str = "INSERT INTO metadata (metadata_version, metadata)
 const INSERT_TOPIC: &str = "INSERT INTO topics(name, type, serialization_format, offered_qos_profiles, type_description_hash) VALUES (?, ?, ?, ?, ?)";
 const INSERT_DEFINITION: &str = "INSERT INTO message_definitions (topic_type, encoding, encoded_message_definition, type_description_hash) VALUES (?, ?, ?, ?)";
 const INSERT_MESSAGE: &str = "INSERT INTO messages (timestamp, topic_id, data) VALUES (?, ?, ?);";
+/// Messages per multi-row INSERT (3 parameters each, well under SQLite's 32766).
+const ROWS_PER_INSERT: usize = 64;
+
+/// [`INSERT_MESSAGE`] for [`ROWS_PER_INSERT`] rows; the rows get consecutive ids in order.
+fn multi_row_insert() -> String {
+    let mut sql = String::from("INSERT INTO messages (timestamp, topic_id, data) VALUES (?, ?, ?)");
+    for _ in 1..ROWS_PER_INSERT {
+        sql.push_str(",(?, ?, ?)");
+    }
+    sql
+}
 
 /// A `.db3` file opened for reading. Cheap to share between threads: each message stream runs
 /// on its own SQLite connection.
@@ -108,24 +121,22 @@ impl SqliteReader {
         }
         let wal = sibling(path, "-wal");
         let wal_len = std::fs::metadata(&wal).ok().filter(|m| m.is_file()).map(|m| m.len());
-        let immutable = uri_for(path, true);
-        let attempt = |uri: &str| -> Result<(rusqlite::Connection, Loaded)> {
-            let db = open_read(uri)?;
+        let attempt = |uri: String| -> Result<(String, rusqlite::Connection, Loaded)> {
+            let db = open_read(&uri)?;
             let loaded = load(&db)?;
-            Ok((db, loaded))
+            Ok((uri, db, loaded))
         };
-        let (uri, (db, loaded)) = match wal_len {
-            // A live or crashed WAL recording: read through the WAL. Where that cannot work
-            // (a read-only directory without a `-shm`), the checkpointed content is still worth
-            // reading.
-            Some(_) => {
-                let uri = uri_for(path, false);
-                match attempt(&uri) {
-                    Ok(x) => (uri, x),
-                    Err(_) => (immutable.clone(), attempt(&immutable)?),
-                }
-            }
-            None => (immutable.clone(), attempt(&immutable)?),
+        let (uri, db, loaded) = match wal_len {
+            // A live or crashed WAL recording: read through the WAL, or the messages it holds
+            // would be missed. A `-wal` shorter than its 32-byte header holds none.
+            Some(len) if len >= WAL_HEADER_LEN => attempt(uri_for(path, false)).map_err(|e| match e {
+                Error::Invalid(reason) => Error::Invalid(format!(
+                    "{reason} (the file has a {len}-byte -wal from an unfinished recording; SQLite reads it only \
+                     where it can also open or create the -shm file, so copy the bag to a writable directory)"
+                )),
+                other => other,
+            })?,
+            _ => attempt(uri_for(path, true))?,
         };
         Ok(SqliteReader {
             path: path.into(),
@@ -177,41 +188,42 @@ impl SqliteReader {
             indexed: true,
             ..StorageInfo::default()
         };
-        for c in &self.connections {
-            info.connections.insert(c.id, ConnectionStats { message_count: 0, data_bytes: Some(0) });
-        }
-        let db = self.lock();
-        let mut stmt = db
-            .prepare_cached(
-                "SELECT topic_id, COUNT(*), SUM(LENGTH(data)), MIN(timestamp), MAX(timestamp) \
-                 FROM messages GROUP BY topic_id",
-            )
-            .map_err(sql_err)?;
-        let mut rows = stmt.query([]).map_err(sql_err)?;
-        let mut negative = false;
-        while let Some(row) = rows.next().map_err(sql_err)? {
-            let topic: i64 = row.get(0).map_err(sql_err)?;
-            let count: i64 = row.get(1).map_err(sql_err)?;
-            let bytes: Option<i64> = row.get(2).map_err(sql_err)?;
-            let (min, max): (i64, i64) = (row.get(3).map_err(sql_err)?, row.get(4).map_err(sql_err)?);
-            // Rows of a topic that is not in `topics` are unreachable, as in rosbag2 (it joins).
-            let Some(stats) = u32::try_from(topic).ok().and_then(|id| info.connections.get_mut(&id)) else {
-                continue;
-            };
-            if min < 0 {
-                negative = true;
-                break;
+        // Aggregated here rather than with GROUP BY topic_id: with no index on topic_id, SQLite
+        // would sort every row first, which takes three times as long as this scan. LENGTH(data)
+        // reads the blob's size from the record header, not the payload.
+        let slot: HashMap<i64, usize> =
+            self.connections.iter().enumerate().map(|(k, c)| (i64::from(c.id), k)).collect();
+        // Per connection: count, payload bytes, first and last time.
+        let mut totals = vec![(0u64, 0u64, u64::MAX, 0u64); self.connections.len()];
+        {
+            let db = self.lock();
+            let mut stmt = db
+                .prepare_cached("SELECT id, topic_id, timestamp, LENGTH(data) FROM messages")
+                .map_err(sql_err)?;
+            let mut rows = stmt.query([]).map_err(sql_err)?;
+            let mut last = (i64::MIN, None);
+            while let Some(row) = rows.next().map_err(sql_err)? {
+                let topic: i64 = row.get(1).map_err(sql_err)?;
+                if topic != last.0 {
+                    last = (topic, slot.get(&topic).copied());
+                }
+                // Rows of a topic missing from `topics` are unreachable, as in rosbag2 (it joins).
+                let Some(k) = last.1 else { continue };
+                let time = check_time(row.get(0).map_err(sql_err)?, row.get(2).map_err(sql_err)?)?;
+                let len: Option<i64> = row.get(3).map_err(sql_err)?;
+                let t = &mut totals[k];
+                t.0 += 1;
+                t.1 += len.unwrap_or(0).max(0) as u64;
+                t.2 = t.2.min(time);
+                t.3 = t.3.max(time);
             }
-            stats.message_count = count as u64;
-            stats.data_bytes = Some(bytes.unwrap_or(0).max(0) as u64);
-            let (min, max) = (min as u64, max as u64);
-            info.start_ns = Some(info.start_ns.map_or(min, |s| s.min(min)));
-            info.end_ns = Some(info.end_ns.map_or(max, |e| e.max(max)));
         }
-        drop(rows);
-        drop(stmt);
-        if negative {
-            return Err(first_negative(&db));
+        for (c, (count, bytes, min, max)) in self.connections.iter().zip(totals) {
+            info.connections.insert(c.id, ConnectionStats { message_count: count, data_bytes: Some(bytes) });
+            if count > 0 {
+                info.start_ns = Some(info.start_ns.map_or(min, |s| s.min(min)));
+                info.end_ns = Some(info.end_ns.map_or(max, |e| e.max(max)));
+            }
         }
         info.message_count = info.connections.values().map(|c| c.message_count).sum();
         Ok(info)
@@ -294,14 +306,7 @@ impl SqliteReader {
                 times[k].push(t);
             }
         }
-        let mut by_topic: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-        for (c, t) in self.connections.iter().zip(times) {
-            by_topic.entry(&c.topic).or_default().extend(t);
-        }
-        Ok(by_topic
-            .into_iter()
-            .filter_map(|(topic, mut t)| median_period(&mut t).map(|p| (topic.to_string(), p)))
-            .collect())
+        Ok(crate::periods::by_topic(self.connections.iter().map(|c| c.topic.as_str()).zip(times)))
     }
 }
 
@@ -435,36 +440,6 @@ fn negative_time(id: i64, ts: i64) -> Error {
         what: "message",
         reason: format!("message id {id} has a negative timestamp ({ts} ns)"),
     }
-}
-
-/// The error for the first message with a negative timestamp.
-fn first_negative(db: &rusqlite::Connection) -> Error {
-    let found = db.query_row("SELECT id, timestamp FROM messages WHERE timestamp < 0 ORDER BY id LIMIT 1", [], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-    });
-    match found {
-        Ok((id, ts)) => negative_time(id, ts),
-        Err(e) => sql_err(e),
-    }
-}
-
-/// The median gap between consecutive times, as rosbag computes topic frequency (the same rule
-/// as the ROS 1 reader: fewer than two messages or a zero median give no period).
-fn median_period(times: &mut [u64]) -> Option<u64> {
-    if times.len() < 2 {
-        return None;
-    }
-    times.sort_unstable();
-    let mut gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    let mid = gaps.len() / 2;
-    let median = if gaps.len() % 2 == 1 {
-        *gaps.select_nth_unstable(mid).1
-    } else {
-        let hi = *gaps.select_nth_unstable(mid).1;
-        let lo = *gaps[..mid].iter().max()?;
-        (lo + hi) / 2
-    };
-    (median > 0).then_some(median)
 }
 
 fn push_ids(sql: &mut String, ids: &[u32]) {
@@ -619,7 +594,13 @@ fn load(db: &rusqlite::Connection) -> Result<Loaded> {
                 metadata.insert(key.to_string(), value);
             }
         }
-        let (definition, definition_encoding) = definitions.get(&message_type).cloned().unwrap_or_default();
+        // rosbag2 files a service event type (`pkg/srv/T_Event`) under its service (`pkg/srv/T`).
+        let service = message_type.strip_suffix("_Event").filter(|t| t.contains("/srv/"));
+        let (definition, definition_encoding) = definitions
+            .get(&message_type)
+            .or_else(|| service.and_then(|t| definitions.get(t)))
+            .cloned()
+            .unwrap_or_default();
         connections.push(Connection {
             id,
             topic: text(r, 1).map_err(sql_err)?,
@@ -670,10 +651,12 @@ fn sql_err(e: rusqlite::Error) -> Error {
 
 /// Writes one `.db3` file, schema version 4, as rosbag2's sqlite3 plugin does.
 ///
-/// Messages go into one open transaction, committed every 10 000 messages or 16 MiB: commits
-/// are what cost time. [`StorageWriter::finish`] must be called; dropping the writer commits
-/// what it holds but stores no bag metadata. After the first SQLite error (a full disk, say)
-/// every call fails with [`Error::Poisoned`]; the transactions committed before it stay.
+/// Messages are gathered in memory and inserted in one transaction per 10 000 messages or
+/// 16 MiB, as rosbag2 writes its message cache: commits are what cost time, and one statement
+/// run over a batch avoids a statement-cache lookup per message. [`StorageWriter::finish`]
+/// must be called; dropping the writer commits what it holds but stores no bag metadata.
+/// After the first SQLite error (a full disk, say) every call fails with [`Error::Poisoned`];
+/// the batches committed before it stay in the file.
 pub struct SqliteWriter {
     path: PathBuf,
     /// `None` once closed.
@@ -682,8 +665,9 @@ pub struct SqliteWriter {
     topics: BTreeMap<u32, (String, String)>,
     /// Types that already have a `message_definitions` row.
     defined: HashSet<String>,
-    in_transaction: bool,
-    pending_messages: u64,
+    /// Messages not yet inserted: (timestamp, topic id, end of the payload in `pending_data`).
+    pending: Vec<(i64, u32, usize)>,
+    pending_data: Vec<u8>,
     /// Payload plus [`ROW_OVERHEAD`] per message since the last commit.
     pending_bytes: u64,
     /// Database size (pages × page size) at the last commit.
@@ -742,8 +726,8 @@ impl SqliteWriter {
             db: Some(db),
             topics: BTreeMap::new(),
             defined: HashSet::new(),
-            in_transaction: false,
-            pending_messages: 0,
+            pending: Vec::new(),
+            pending_data: Vec::new(),
             pending_bytes: 0,
             committed_bytes,
             bag_metadata: None,
@@ -785,7 +769,12 @@ impl SqliteWriter {
         }
         let meta = |key: &str| conn.metadata.get(key).map_or("", String::as_str);
         let encoding = if conn.encoding.is_empty() { "cdr" } else { conn.encoding.as_str() };
-        let needs_definition = !conn.message_type.is_empty() && !self.defined.contains(&conn.message_type);
+        // rosbag2 stores a type it has no definition for as encoding "unknown" with empty text;
+        // rosbags (0.11) fails to open such a file, and both read a missing row as "none", so
+        // no row is written instead.
+        let has_definition = !conn.definition.is_empty() || !conn.definition_encoding.is_empty();
+        let needs_definition =
+            has_definition && !conn.message_type.is_empty() && !self.defined.contains(&conn.message_type);
         let db = self.db()?;
         let inserted = (|| -> rusqlite::Result<i64> {
             db.prepare_cached(INSERT_TOPIC)?.execute(rusqlite::params![
@@ -826,39 +815,75 @@ impl SqliteWriter {
         if data.len() > MAX_PAYLOAD {
             return Err(Error::Invalid(format!("message of {} bytes is over SQLite's 1 GB value limit", data.len())));
         }
-        let db = self.db()?;
-        let begin = !self.in_transaction;
-        let inserted = (|| -> rusqlite::Result<()> {
-            if begin {
-                db.execute_batch("BEGIN TRANSACTION;")?;
-            }
-            db.prepare_cached(INSERT_MESSAGE)?.execute(rusqlite::params![timestamp, conn, data])?;
-            Ok(())
-        })();
-        if begin && inserted.is_ok() {
-            self.in_transaction = true;
+        if data.len() as u64 >= COMMIT_BYTES {
+            // A large message is inserted straight from the caller's buffer, not copied.
+            self.flush()?;
+            return self.insert_batch(&[(timestamp, conn, data.len())], data);
         }
-        inserted.map_err(|e| self.poison(e))?;
-        self.pending_messages += 1;
+        self.pending_data.extend_from_slice(data);
+        self.pending.push((timestamp, conn, self.pending_data.len()));
         self.pending_bytes += data.len() as u64 + ROW_OVERHEAD;
-        if self.pending_messages >= COMMIT_MESSAGES || self.pending_bytes >= COMMIT_BYTES {
-            self.commit()?;
+        if self.pending.len() as u64 >= COMMIT_MESSAGES || self.pending_data.len() as u64 >= COMMIT_BYTES {
+            self.flush()?;
         }
         Ok(())
     }
 
-    /// Commits the open transaction and measures the file.
-    fn commit(&mut self) -> Result<()> {
-        if !self.in_transaction {
+    /// Inserts and commits the gathered messages.
+    fn flush(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
             return Ok(());
         }
+        let rows = std::mem::take(&mut self.pending);
+        let data = std::mem::take(&mut self.pending_data);
+        let result = self.insert_batch(&rows, &data);
+        // The buffers keep their capacity for the next batch.
+        (self.pending, self.pending_data) = (rows, data);
+        self.pending.clear();
+        self.pending_data.clear();
+        result
+    }
+
+    /// Inserts `rows` (payloads end at the offsets they give into `data`) in one transaction and
+    /// measures the file. On failure the transaction stays open, to be rolled back at close: what
+    /// earlier commits stored is kept.
+    fn insert_batch(&mut self, rows: &[(i64, u32, usize)], data: &[u8]) -> Result<()> {
         let db = self.db()?;
-        let committed = db.execute_batch("COMMIT;").and_then(|()| db_size(db));
-        match committed {
+        let inserted = (|| -> rusqlite::Result<u64> {
+            db.execute_batch("BEGIN TRANSACTION;")?;
+            // Full groups go through one multi-row INSERT, the rest one row at a time. A row
+            // per statement would open and close the cursors for each message, where a group
+            // keeps them on the last page of the table and index and appends there.
+            let groups = rows.chunks_exact(ROWS_PER_INSERT);
+            let rest = groups.remainder();
+            let mut start = 0;
+            let mut insert = |stmt: &mut rusqlite::CachedStatement<'_>, group: &[(i64, u32, usize)]| {
+                for (k, &(timestamp, topic, end)) in group.iter().enumerate() {
+                    let payload = data.get(start..end).unwrap_or_default();
+                    stmt.raw_bind_parameter(3 * k + 1, timestamp)?;
+                    stmt.raw_bind_parameter(3 * k + 2, topic)?;
+                    stmt.raw_bind_parameter(3 * k + 3, payload)?;
+                    start = end;
+                }
+                stmt.raw_execute()
+            };
+            if rows.len() >= ROWS_PER_INSERT {
+                let mut stmt = db.prepare_cached(&multi_row_insert())?;
+                for group in groups {
+                    insert(&mut stmt, group)?;
+                }
+            }
+            let mut stmt = db.prepare_cached(INSERT_MESSAGE)?;
+            for row in rest.chunks(1) {
+                insert(&mut stmt, row)?;
+            }
+            drop(stmt);
+            db.execute_batch("COMMIT;")?;
+            db_size(db)
+        })();
+        match inserted {
             Ok(size) => {
-                self.in_transaction = false;
                 self.committed_bytes = size;
-                self.pending_messages = 0;
                 self.pending_bytes = 0;
                 Ok(())
             }
@@ -868,7 +893,7 @@ impl SqliteWriter {
 
     fn close(&mut self) -> Result<()> {
         self.check()?;
-        self.commit()?;
+        self.flush()?;
         if let Some(yaml) = self.bag_metadata.take() {
             let stored = unwrap_bag_metadata(&yaml);
             let version = metadata_version(&stored).unwrap_or(self.metadata_version);
@@ -956,7 +981,7 @@ impl Drop for SqliteWriter {
     fn drop(&mut self) {
         // Best effort: dropping a connection rolls its transaction back, losing what was written.
         if !self.finished && self.poisoned.is_none() {
-            let _ = self.commit();
+            let _ = self.flush();
         }
     }
 }
@@ -1075,6 +1100,45 @@ mod tests {
     }
 
     #[test]
+    fn equal_times_keep_write_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db3");
+        let mut w = SqliteWriter::create(&path, &WriteOptions::default()).unwrap();
+        let a = w.add_connection(&conn("/a", "t/msg/T")).unwrap();
+        let b = w.add_connection(&conn("/b", "t/msg/T")).unwrap();
+        let mut written = Vec::new();
+        for k in 0..200u32 {
+            let c = if k % 3 == 0 { a } else { b };
+            let time = u64::from(k / 100);
+            w.write(c, time, time, &k.to_le_bytes()).unwrap();
+            written.push((c, time, k.to_le_bytes().to_vec()));
+        }
+        // A large message skips the buffer; it must still land after the buffered ones.
+        w.write(a, 1, 1, &vec![1u8; COMMIT_BYTES as usize]).unwrap();
+        written.push((a, 1, vec![1u8; COMMIT_BYTES as usize]));
+        Box::new(w).finish().unwrap();
+        let r = SqliteReader::open(&path).unwrap();
+        assert_eq!(read_all(&r, &Filter::default()), written);
+        // Only the type's first topic wrote its definition.
+        let db = rusqlite::Connection::open(&path).unwrap();
+        let n: i64 = db.query_row("SELECT COUNT(*) FROM message_definitions", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+        drop(db);
+        // A type without a definition gets no row at all (see `insert_topic`).
+        let path = dir.path().join("y.db3");
+        write_bag(&path, 1, SqlitePreset::Default);
+        let db = rusqlite::Connection::open(&path).unwrap();
+        let types: Vec<String> = db
+            .prepare("SELECT topic_type FROM message_definitions")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(types, vec!["std_msgs/msg/String".to_string()]);
+    }
+
+    #[test]
     fn nth_message() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.db3");
@@ -1100,7 +1164,7 @@ mod tests {
         for k in 0..100 {
             w.write(a, k, k, b"xyz").unwrap();
         }
-        w.commit().unwrap();
+        w.flush().unwrap();
         assert!(w.bytes_written() > 0);
         assert!(sibling(&path, "-wal").exists());
         {
@@ -1224,7 +1288,7 @@ mod tests {
                 let r = SqliteReader::open(&file).unwrap_or_else(|e| panic!("{e}"));
                 let info = r.info().unwrap();
                 assert!(!r.connections().is_empty(), "{}", file.display());
-                let n = r.messages(&Filter::default()).unwrap().map(|m| m.unwrap()).count() as u64;
+                let n = r.messages(&Filter::default()).unwrap().collect::<Result<Vec<_>>>().unwrap().len() as u64;
                 assert_eq!(n, info.message_count, "{}", file.display());
                 if dir.file_name() == "empty_bag" {
                     assert_eq!(n, 0);
@@ -1235,7 +1299,7 @@ mod tests {
                     r.median_periods().unwrap();
                 }
                 if r.schema_version() >= 4 {
-                    assert!(r.connections().iter().any(|c| !c.definition.is_empty()), "{}", file.display());
+                    assert!(r.connections().iter().all(|c| !c.definition.is_empty()), "{}", file.display());
                 }
             }
             let after: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
