@@ -79,7 +79,7 @@ fn save(dir: &Path, name: &str, bytes: &[u8]) {
 }
 
 fn write_bag(path: &Path, compression: Compression, msgs: u32, chunk_size: u64) {
-    let opts = WriteOptions { compression, chunk_size, chunk_interval_ns: None };
+    let opts = WriteOptions { compression, chunk_size, chunk_interval_ns: None, ..WriteOptions::default() };
     let mut w: Box<dyn StorageWriter> = Box::new(Ros1Writer::create(path, opts).unwrap());
     let mut ids = Vec::new();
     for (topic, ty) in [("/chatter", "std_msgs/String"), ("/pose", "geometry_msgs/Point")] {

@@ -20,6 +20,15 @@ pub(crate) fn median_period(times: &mut [u64]) -> Option<u64> {
     (median > 0).then_some(median)
 }
 
+/// Median periods per topic from `(topic, times)` pairs; a topic's connections are pooled.
+pub(crate) fn by_topic<'a>(times: impl IntoIterator<Item = (&'a str, Vec<u64>)>) -> BTreeMap<String, u64> {
+    let mut pooled: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for (topic, t) in times {
+        pooled.entry(topic).or_default().extend(t);
+    }
+    pooled.into_iter().filter_map(|(topic, mut t)| median_period(&mut t).map(|p| (topic.to_string(), p))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::median_period;
@@ -30,13 +39,4 @@ mod tests {
         assert_eq!(median_period(&mut [5]), None);
         assert_eq!(median_period(&mut [0, 10, 30]), Some(15));
     }
-}
-
-/// Median periods per topic from `(topic, times)` pairs; a topic's connections are pooled.
-pub(crate) fn by_topic<'a>(times: impl IntoIterator<Item = (&'a str, Vec<u64>)>) -> BTreeMap<String, u64> {
-    let mut pooled: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-    for (topic, t) in times {
-        pooled.entry(topic).or_default().extend(t);
-    }
-    pooled.into_iter().filter_map(|(topic, mut t)| median_period(&mut t).map(|p| (topic.to_string(), p))).collect()
 }

@@ -107,6 +107,6 @@ fn talker_bags_yield_every_message() {
     for dir in [root.join("sqlite3/talker"), root.join("mcap/talker")] {
         let r = rbag_storage::open(&dir).unwrap();
         assert_eq!(r.messages(&Filter::default()).unwrap().count(), 20, "{}", dir.display());
-        assert_eq!(r.nth("/topic", 9).unwrap().map(|m| m.data.len() > 0), Some(true));
+        assert_eq!(r.nth("/topic", 9).unwrap().map(|m| !m.data.is_empty()), Some(true));
     }
 }

@@ -37,7 +37,7 @@ fn rosbag_info_accepts_every_compression() {
     let dir = tempfile::tempdir().unwrap();
     for compression in [Compression::None, Compression::Bz2, Compression::Lz4] {
         let path = dir.path().join(format!("{}.bag", compression.name()));
-        let mut w = rbag_storage::create(&path, rbag_storage::Format::Ros1, &WriteOptions { compression, chunk_size: 8192, chunk_interval_ns: None }).unwrap();
+        let mut w = rbag_storage::create(&path, rbag_storage::Format::Ros1, &WriteOptions { compression, chunk_size: 8192, chunk_interval_ns: None, ..WriteOptions::default() }).unwrap();
         let msgs = sample::write(w.as_mut(), START, 2_000_000_000).unwrap();
         w.finish().unwrap();
         let out = ros(rosbag.to_str().unwrap(), dir.path(), "http://127.0.0.1:1").arg("info").arg(&path).output().unwrap();

@@ -212,9 +212,9 @@ fn rosbag_and_rosbags_read_what_rbag_writes() {
     let mut cases = Vec::new();
     for compression in [Compression::None, Compression::Bz2, Compression::Lz4] {
         for chunk_size in [1u64, 4096, 768 * 1024] {
-            cases.push(WriteOptions { compression, chunk_size, chunk_interval_ns: None });
+            cases.push(WriteOptions { compression, chunk_size, chunk_interval_ns: None, ..WriteOptions::default() });
         }
-        cases.push(WriteOptions { compression, chunk_size: 768 * 1024, chunk_interval_ns: Some(250_000_000) });
+        cases.push(WriteOptions { compression, chunk_size: 768 * 1024, chunk_interval_ns: Some(250_000_000), ..WriteOptions::default() });
     }
     for (i, opts) in cases.into_iter().enumerate() {
         let path = dir.path().join(format!("case{i}.bag"));

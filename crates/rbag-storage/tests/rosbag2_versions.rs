@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use rbag_storage::{Filter, StorageReader};
+use rbag_storage::Filter;
 
 const START: i64 = 1_600_000_000_000_000_000;
 const QOS_INT: &str = "- history: 3\n  depth: 0\n  reliability: 1\n  durability: 2\n  deadline:\n    sec: 9223372036\n    nsec: 854775807\n  lifespan:\n    sec: 9223372036\n    nsec: 854775807\n  liveliness: 1\n  liveliness_lease_duration:\n    sec: 9223372036\n    nsec: 854775807\n  avoid_ros_namespace_conventions: false";
@@ -112,6 +112,6 @@ fn every_schema_and_metadata_version_reads() {
         if version >= 4 {
             assert_eq!((meta.topics[0].qos[0].reliability, meta.topics[0].qos[0].durability), (1, 2), "{name}");
         }
-        assert_eq!(meta.relative_file_paths, [file.clone()], "{name}: bare file names");
+        assert_eq!(meta.relative_file_paths, std::slice::from_ref(&file), "{name}: bare file names");
     }
 }

@@ -124,9 +124,12 @@ pub mod cdr {
         out
     }
 
+    /// (topic, log time, publish time, payload).
+    pub type Written = (String, u64, u64, Vec<u8>);
+
     /// Writes `duration_ns` of the sample from `start_ns`, with publish time 1 ms before the log
     /// time; returns (topic, log time, publish time, payload) in write order.
-    pub fn write(w: &mut dyn StorageWriter, start_ns: u64, duration_ns: u64) -> rbag_storage::Result<Vec<(String, u64, u64, Vec<u8>)>> {
+    pub fn write(w: &mut dyn StorageWriter, start_ns: u64, duration_ns: u64) -> rbag_storage::Result<Vec<Written>> {
         let ids: Vec<u32> = TOPICS.iter().map(|t| w.add_connection(&connection(t.0, t.1, t.2))).collect::<Result<_, _>>()?;
         let mut events: Vec<(u64, usize, u64)> = Vec::new();
         for (k, t) in TOPICS.iter().enumerate() {

@@ -24,6 +24,8 @@ pub struct Cli {
     command: Command,
 }
 
+/// Parsed once per run, so the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     Info(commands::info::Args),

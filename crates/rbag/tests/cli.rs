@@ -1,9 +1,7 @@
 //! The `rbag` binary, run as a user runs it: output, exit codes, and bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use rbag_storage::Filter;
 use rbag_testkit::{corpus, ros_env, rosbag_cli, sample};
 
 mod common;

@@ -14,7 +14,7 @@ fn cdr_bag(
     path: &Path,
     format: rbag_storage::Format,
     seconds: u64,
-) -> Vec<(String, u64, u64, Vec<u8>)> {
+) -> Vec<sample::cdr::Written> {
     let mut w = rbag_storage::create(path, format, &Default::default()).unwrap();
     let written = sample::cdr::write(w.as_mut(), START, seconds * 1_000_000_000).unwrap();
     w.finish().unwrap();
@@ -131,7 +131,7 @@ fn convert_between_rosbag2_storages() {
     let src = tmp.path().join("src");
     let written = cdr_bag(&src, rbag_storage::Format::Mcap, 3);
     let expect =
-        |keep: &dyn Fn(&(String, u64, u64, Vec<u8>)) -> bool| -> Vec<(String, u64, Vec<u8>)> {
+        |keep: &dyn Fn(&sample::cdr::Written) -> bool| -> Vec<(String, u64, Vec<u8>)> {
             written
                 .iter()
                 .filter(|m| keep(m))

@@ -16,7 +16,7 @@ use crate::mmap::Mapped;
 use crate::ros1::record::Limits;
 use crate::rosbag2::TYPE_HASH_KEY;
 use crate::{
-    Compression, CompressionStats, Connection, ConnectionStats, Error, Filter, Message, MessageIter,
+    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter,
     ReadStats, Result, StorageInfo, StorageReader,
 };
 
@@ -112,7 +112,7 @@ impl McapReader {
         };
         match summary {
             Some(s) if s.stats.is_some() && !(s.chunk_indexes.is_empty() && s.stats.as_ref().is_some_and(|st| st.message_count > 0)) => {
-                reader.from_summary(&buf, s)?;
+                reader.load_summary(&buf, s)?;
             }
             Some(_) => {
                 reader.warnings.push("the summary has no statistics or chunk indexes; the file was scanned".into());
@@ -139,7 +139,7 @@ impl McapReader {
         }
     }
 
-    fn from_summary(&mut self, buf: &[u8], s: mcap::Summary) -> Result<()> {
+    fn load_summary(&mut self, buf: &[u8], s: mcap::Summary) -> Result<()> {
         self.indexed = true;
         let mut channels: Vec<_> = s.channels.values().cloned().collect();
         channels.sort_by_key(|c| c.id);
@@ -179,8 +179,8 @@ impl McapReader {
         let mut schemas: HashMap<u16, mcap::Schema<'static>> = HashMap::new();
         let mut channels: BTreeMap<u16, mcap::records::Channel> = BTreeMap::new();
         let mut loose: Option<ChunkMeta> = None;
-        let mut walk = Walk::new(buf, MAGIC.len(), 0, false);
-        while let Some(rec) = walk.next() {
+        let walk = Walk::new(buf, MAGIC.len(), 0, false);
+        for rec in walk {
             let rec = match rec {
                 Ok(r) => r,
                 Err(e) => {
@@ -302,11 +302,7 @@ impl McapReader {
         for rec in Walk::new(&data, 0, at as u64, true) {
             let Ok(rec) = rec else { break };
             match rec.op {
-                op::SCHEMA | op::CHANNEL => {
-                    if self.schema_or_channel(&rec, &data, schemas, channels).is_err() {
-                        break;
-                    }
-                }
+                op::SCHEMA | op::CHANNEL if self.schema_or_channel(&rec, &data, schemas, channels).is_err() => break,
                 op::MESSAGE => {
                     let Ok(m) = records::message(&data[rec.body.clone()], at as u64) else { break };
                     *self.counts.entry(m.channel).or_default() += 1;
@@ -430,7 +426,7 @@ impl McapReader {
         }
         for c in self.chunks.iter().filter(|c| !c.loose) {
             let name = if c.compression.is_empty() { "none" } else { c.compression.as_str() };
-            let s = info.compression.entry(name.to_string()).or_insert_with(CompressionStats::default);
+            let s = info.compression.entry(name.to_string()).or_default();
             s.chunks += 1;
             s.compressed_bytes += c.compressed;
             s.uncompressed_bytes += c.uncompressed;
