@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-demo-out}"
 mkdir -p "$out"
-cargo build --release --quiet -p rbag -p rbag-testkit --example write_sample 2>/dev/null || cargo build --release -p rbag --example write_sample
+cargo build --release --quiet -p rbag --bin rbag --example write_sample 2>/dev/null || cargo build --release -p rbag --bin rbag --example write_sample
 rbag=target/release/rbag
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
+use super::parse;
 use super::records::{self, op, Raw, Walk, MAGIC};
 use crate::mmap::Mapped;
 use crate::ros1::record::Limits;
@@ -98,27 +99,27 @@ impl McapReader {
             bytes_read: AtomicU64::new(0),
         };
         reader.read_header(&buf)?;
-        let summary = if buf.ends_with(MAGIC) && buf.len() >= 2 * MAGIC.len() + 29 {
-            match mcap::Summary::read(&buf) {
-                Ok(s) => s,
+        let summarised = if buf.ends_with(MAGIC) && buf.len() >= 2 * MAGIC.len() + 29 {
+            match reader.read_summary(&buf) {
+                Ok(true) => true,
+                Ok(false) => {
+                    reader.warnings.push("the file has no summary with statistics and chunk indexes; it was scanned".into());
+                    false
+                }
                 Err(e) => {
                     reader.warnings.push(format!("the summary section is damaged ({e}); the file was scanned instead"));
-                    None
+                    false
                 }
             }
         } else {
             reader.warnings.push("no summary section (the file was not closed: a recorder crash?); the file was scanned instead".into());
-            None
+            false
         };
-        match summary {
-            Some(s) if s.stats.is_some() && !(s.chunk_indexes.is_empty() && s.stats.as_ref().is_some_and(|st| st.message_count > 0)) => {
-                reader.load_summary(&buf, s)?;
-            }
-            Some(_) => {
-                reader.warnings.push("the summary has no statistics or chunk indexes; the file was scanned".into());
-                reader.scan(&buf)?;
-            }
-            None => reader.scan(&buf)?,
+        if !summarised {
+            reader.chunks.clear();
+            reader.counts.clear();
+            reader.metadata.clear();
+            reader.scan(&buf)?;
         }
         reader.chunks.sort_by_key(|c| (c.start, c.offset));
         Ok(reader)
@@ -128,10 +129,9 @@ impl McapReader {
         let mut walk = Walk::new(buf, MAGIC.len(), 0, false);
         match walk.next() {
             Some(Ok(r)) if r.op == op::HEADER => {
-                if let mcap::records::Record::Header(h) = parse(&r, buf)? {
-                    self.profile = h.profile;
-                    self.library = h.library;
-                }
+                let h = parse::header(&buf[r.body.clone()], r.offset)?;
+                self.profile = h.profile;
+                self.library = h.library;
                 Ok(())
             }
             Some(Err(e)) => Err(e),
@@ -139,45 +139,69 @@ impl McapReader {
         }
     }
 
-    fn load_summary(&mut self, buf: &[u8], s: mcap::Summary) -> Result<()> {
+    /// Reads the summary section; `false` when it lacks what reading needs (statistics, and
+    /// chunk indexes for the messages).
+    fn read_summary(&mut self, buf: &Bytes) -> Result<bool> {
+        let Some(start) = parse::footer(buf)? else { return Ok(false) };
+        let end = buf.len() - MAGIC.len() - 29;
+        let mut schemas = HashMap::new();
+        let mut channels = BTreeMap::new();
+        let mut stats = None;
+        for rec in Walk::new(&buf[..end], start as usize, 0, false) {
+            let rec = rec?;
+            let body = &buf[rec.body.clone()];
+            match rec.op {
+                op::SCHEMA | op::CHANNEL => schema_or_channel(&rec, buf, &mut schemas, &mut channels)?,
+                op::STATISTICS => stats = Some(parse::statistics(body, rec.offset)?),
+                op::CHUNK_INDEX => {
+                    let ci = parse::chunk_index(body, rec.offset)?;
+                    let end = ci.chunk_start_offset.checked_add(ci.chunk_length).filter(|&e| e <= buf.len() as u64 && ci.chunk_start_offset >= MAGIC.len() as u64);
+                    let Some(end) = end else {
+                        return Err(Error::Malformed { offset: rec.offset, what: "MCAP chunk index", reason: format!("chunk at {} of {} bytes is outside the file", ci.chunk_start_offset, ci.chunk_length) });
+                    };
+                    self.chunks.push(ChunkMeta {
+                        offset: ci.chunk_start_offset,
+                        range: ci.chunk_start_offset as usize..end as usize,
+                        loose: false,
+                        start: ci.message_start_time,
+                        end: ci.message_end_time,
+                        channels: (!ci.message_index_offsets.is_empty()).then(|| ci.message_index_offsets.keys().copied().collect()),
+                        message_indexes: ci.message_index_offsets.values().copied().collect(),
+                        compression: ci.compression,
+                        compressed: ci.compressed_size,
+                        uncompressed: ci.uncompressed_size,
+                        salvaged: None,
+                    });
+                }
+                op::METADATA_INDEX => {
+                    let mi = parse::metadata_index(body, rec.offset)?;
+                    let at = usize::try_from(mi.offset).ok().filter(|&a| a < buf.len());
+                    match at.and_then(|a| Walk::new(buf, a, 0, false).next()) {
+                        Some(Ok(m)) if m.op == op::METADATA => {
+                            let (name, map) = parse::metadata(&buf[m.body.clone()], m.offset)?;
+                            self.metadata.insert(name, map);
+                        }
+                        _ => return Err(Error::Malformed { offset: rec.offset, what: "MCAP metadata index", reason: format!("offset {} does not hold a Metadata record", mi.offset) }),
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(stats) = stats else { return Ok(false) };
+        if self.chunks.is_empty() && stats.message_count > 0 {
+            return Ok(false);
+        }
         self.indexed = true;
-        let mut channels: Vec<_> = s.channels.values().cloned().collect();
-        channels.sort_by_key(|c| c.id);
-        self.connections = channels.iter().map(|c| connection(c.id, &c.topic, &c.message_encoding, c.schema.as_deref(), &c.metadata)).collect();
-        if let Some(st) = &s.stats {
-            self.counts = st.channel_message_counts.clone();
-        }
-        for ci in &s.chunk_indexes {
-            let end = ci.chunk_start_offset.checked_add(ci.chunk_length).filter(|&e| e <= buf.len() as u64);
-            let Some(end) = end else {
-                return Err(Error::Malformed { offset: ci.chunk_start_offset, what: "MCAP chunk index", reason: format!("chunk of {} bytes runs past the end of the file", ci.chunk_length) });
-            };
-            self.chunks.push(ChunkMeta {
-                offset: ci.chunk_start_offset,
-                range: ci.chunk_start_offset as usize..end as usize,
-                loose: false,
-                start: ci.message_start_time,
-                end: ci.message_end_time,
-                channels: (!ci.message_index_offsets.is_empty()).then(|| ci.message_index_offsets.keys().copied().collect()),
-                message_indexes: ci.message_index_offsets.values().copied().collect(),
-                compression: ci.compression.clone(),
-                compressed: ci.compressed_size,
-                uncompressed: ci.uncompressed_size,
-                salvaged: None,
-            });
-        }
-        for mi in &s.metadata_indexes {
-            let m = mcap::read::metadata(buf, mi).map_err(|e| Error::Malformed { offset: mi.offset, what: "MCAP metadata record", reason: e.to_string() })?;
-            self.metadata.insert(m.name, m.metadata);
-        }
-        Ok(())
+        self.counts = stats.channel_message_counts;
+        self.connections = connections(&schemas, &channels);
+        Ok(true)
     }
 
     /// Reads every record once, for files without a usable summary. A torn record at the end
     /// ends the scan with a warning; everything before it is kept.
     fn scan(&mut self, buf: &Bytes) -> Result<()> {
-        let mut schemas: HashMap<u16, mcap::Schema<'static>> = HashMap::new();
-        let mut channels: BTreeMap<u16, mcap::records::Channel> = BTreeMap::new();
+        let mut schemas: HashMap<u16, parse::Schema> = HashMap::new();
+        let mut channels: BTreeMap<u16, parse::Channel> = BTreeMap::new();
         let mut loose: Option<ChunkMeta> = None;
         let walk = Walk::new(buf, MAGIC.len(), 0, false);
         for rec in walk {
@@ -197,7 +221,7 @@ impl McapReader {
                 self.chunks.extend(loose.take());
             }
             match rec.op {
-                op::SCHEMA | op::CHANNEL => self.schema_or_channel(&rec, buf, &mut schemas, &mut channels)?,
+                op::SCHEMA | op::CHANNEL => schema_or_channel(&rec, buf, &mut schemas, &mut channels)?,
                 op::MESSAGE => {
                     let m = records::message(&buf[rec.body.clone()], rec.offset)?;
                     *self.counts.entry(m.channel).or_default() += 1;
@@ -214,38 +238,19 @@ impl McapReader {
                     }
                 },
                 op::METADATA => {
-                    if let mcap::records::Record::Metadata(m) = parse(&rec, buf)? {
-                        self.metadata.insert(m.name, m.metadata);
-                    }
+                    let (name, map) = parse::metadata(&buf[rec.body.clone()], rec.offset)?;
+                    self.metadata.insert(name, map);
                 }
                 op::DATA_END | op::FOOTER => break,
                 _ => {}
             }
         }
         self.chunks.extend(loose.take());
-        self.connections = channels
-            .values()
-            .map(|c| {
-                connection(c.id, &c.topic, &c.message_encoding, schemas.get(&c.schema_id), &c.metadata)
-            })
-            .collect();
+        self.connections = connections(&schemas, &channels);
         Ok(())
     }
 
-    fn schema_or_channel(&self, rec: &Raw, buf: &[u8], schemas: &mut HashMap<u16, mcap::Schema<'static>>, channels: &mut BTreeMap<u16, mcap::records::Channel>) -> Result<()> {
-        match parse(rec, buf)? {
-            mcap::records::Record::Schema { header, data } => {
-                schemas.insert(header.id, mcap::Schema { id: header.id, name: header.name, encoding: header.encoding, data });
-            }
-            mcap::records::Record::Channel(c) => {
-                channels.insert(c.id, c);
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    fn scan_chunk(&mut self, rec: &Raw, buf: &Bytes, schemas: &mut HashMap<u16, mcap::Schema<'static>>, channels: &mut BTreeMap<u16, mcap::records::Channel>) -> Result<ChunkMeta> {
+    fn scan_chunk(&mut self, rec: &Raw, buf: &Bytes, schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> Result<ChunkMeta> {
         let head = records::chunk(&buf[rec.body.clone()], rec.offset)?;
         let data = self.decompress(buf, rec.body.start, &head, rec.offset)?;
         let mut meta = ChunkMeta {
@@ -265,7 +270,7 @@ impl McapReader {
         for inner in Walk::new(&data, 0, rec.offset, true) {
             let inner = inner?;
             match inner.op {
-                op::SCHEMA | op::CHANNEL => self.schema_or_channel(&inner, &data, schemas, channels)?,
+                op::SCHEMA | op::CHANNEL => schema_or_channel(&inner, &data, schemas, channels)?,
                 op::MESSAGE => {
                     let m = records::message(&data[inner.body.clone()], rec.offset)?;
                     *counts.entry(m.channel).or_insert(0u64) += 1;
@@ -282,7 +287,7 @@ impl McapReader {
 
     /// Recovers the complete messages of a chunk the file ends inside (a recorder killed
     /// mid-write); returns how many.
-    fn salvage_chunk(&mut self, buf: &Bytes, at: usize, schemas: &mut HashMap<u16, mcap::Schema<'static>>, channels: &mut BTreeMap<u16, mcap::records::Channel>) -> usize {
+    fn salvage_chunk(&mut self, buf: &Bytes, at: usize, schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> usize {
         let Some(rest) = buf.get(at..) else { return 0 };
         if rest.len() < 9 || rest[0] != op::CHUNK {
             return 0;
@@ -302,7 +307,7 @@ impl McapReader {
         for rec in Walk::new(&data, 0, at as u64, true) {
             let Ok(rec) = rec else { break };
             match rec.op {
-                op::SCHEMA | op::CHANNEL if self.schema_or_channel(&rec, &data, schemas, channels).is_err() => break,
+                op::SCHEMA | op::CHANNEL if schema_or_channel(&rec, &data, schemas, channels).is_err() => break,
                 op::MESSAGE => {
                     let Ok(m) = records::message(&data[rec.body.clone()], at as u64) else { break };
                     *self.counts.entry(m.channel).or_default() += 1;
@@ -515,27 +520,40 @@ impl Iterator for Merge<'_> {
     }
 }
 
-/// Parses a schema, channel, header or metadata record with the `mcap` crate.
-fn parse(rec: &Raw, buf: &[u8]) -> Result<mcap::records::Record<'static>> {
-    mcap::parse_record(rec.op, &buf[rec.body.clone()])
-        .map(|r| r.into_owned())
-        .map_err(|e| Error::Malformed { offset: rec.offset, what: "MCAP record", reason: e.to_string() })
+/// Collects a Schema or Channel record (top level, in a chunk, or in the summary).
+fn schema_or_channel(rec: &Raw, buf: &[u8], schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> Result<()> {
+    let body = &buf[rec.body.clone()];
+    if rec.op == op::SCHEMA {
+        let s = parse::schema(body, rec.offset)?;
+        schemas.insert(s.id, s);
+    } else {
+        let c = parse::channel(body, rec.offset)?;
+        channels.insert(c.id, c);
+    }
+    Ok(())
 }
 
-fn connection(id: u16, topic: &str, encoding: &str, schema: Option<&mcap::Schema>, metadata: &BTreeMap<String, String>) -> Connection {
-    let mut metadata = metadata.clone();
-    if let Some(h) = metadata.remove(MCAP_TYPE_HASH_KEY) {
-        metadata.insert(TYPE_HASH_KEY.into(), h);
-    }
-    Connection {
-        id: id as u32,
-        topic: topic.into(),
-        message_type: schema.map(|s| s.name.clone()).unwrap_or_default(),
-        encoding: encoding.into(),
-        definition: schema.map(|s| String::from_utf8_lossy(&s.data).into_owned()).unwrap_or_default(),
-        definition_encoding: schema.map(|s| s.encoding.clone()).unwrap_or_default(),
-        metadata,
-    }
+/// Connections from channels and the schemas they name.
+fn connections(schemas: &HashMap<u16, parse::Schema>, channels: &BTreeMap<u16, parse::Channel>) -> Vec<Connection> {
+    channels
+        .values()
+        .map(|c| {
+            let schema = schemas.get(&c.schema_id);
+            let mut metadata = c.metadata.clone();
+            if let Some(h) = metadata.remove(MCAP_TYPE_HASH_KEY) {
+                metadata.insert(TYPE_HASH_KEY.into(), h);
+            }
+            Connection {
+                id: c.id as u32,
+                topic: c.topic.clone(),
+                message_type: schema.map(|s| s.name.clone()).unwrap_or_default(),
+                encoding: c.message_encoding.clone(),
+                definition: schema.map(|s| String::from_utf8_lossy(&s.data).into_owned()).unwrap_or_default(),
+                definition_encoding: schema.map(|s| s.encoding.clone()).unwrap_or_default(),
+                metadata,
+            }
+        })
+        .collect()
 }
 
 impl StorageReader for McapReader {

@@ -16,6 +16,9 @@ pub mod op {
     pub const MESSAGE: u8 = 0x05;
     pub const CHUNK: u8 = 0x06;
     pub const MESSAGE_INDEX: u8 = 0x07;
+    pub const CHUNK_INDEX: u8 = 0x08;
+    pub const STATISTICS: u8 = 0x0B;
+    pub const METADATA_INDEX: u8 = 0x0D;
     pub const METADATA: u8 = 0x0C;
     pub const DATA_END: u8 = 0x0F;
 }

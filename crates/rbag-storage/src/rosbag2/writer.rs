@@ -24,8 +24,9 @@ pub struct Rosbag2Writer {
     /// Our connection id - 1 → the current file's id for it (SQLite shares one per topic).
     file_ids: Vec<u32>,
     meta: BagMetadata,
-    /// Per file in `meta.files`: messages per topic, to subtract when the file is deleted.
-    file_topics: Vec<BTreeMap<String, u64>>,
+    /// Per file in `meta.files`: messages per connection (index = id - 1), to recount topics
+    /// when a file is deleted.
+    file_counts: Vec<Vec<u64>>,
     next_index: usize,
     poisoned: Option<String>,
 }
@@ -81,7 +82,7 @@ impl Rosbag2Writer {
             current: None,
             file_ids: Vec::new(),
             meta,
-            file_topics: Vec::new(),
+            file_counts: Vec::new(),
             next_index: 0,
             poisoned: None,
         };
@@ -117,7 +118,7 @@ impl Rosbag2Writer {
         self.current = Some(file);
         self.meta.files.push(FileInfo { path: name.clone(), starting_time_ns: i64::MAX as u64, ..FileInfo::default() });
         self.meta.relative_file_paths.push(name);
-        self.file_topics.push(BTreeMap::new());
+        self.file_counts.push(Vec::new());
         Ok(())
     }
 
@@ -140,7 +141,7 @@ impl Rosbag2Writer {
             while self.meta.files.len() > max.max(1) {
                 let name = self.meta.relative_file_paths.remove(0);
                 self.meta.files.remove(0);
-                self.file_topics.remove(0);
+                self.file_counts.remove(0);
                 let path = dir.join(&name);
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
             }
@@ -167,8 +168,14 @@ impl Rosbag2Writer {
             _ => 0,
         };
         self.meta.message_count = files.iter().map(|f| f.message_count).sum();
+        let mut per_topic: BTreeMap<&str, u64> = BTreeMap::new();
+        for counts in &self.file_counts {
+            for (c, n) in self.connections.iter().zip(counts) {
+                *per_topic.entry(c.topic.as_str()).or_default() += n;
+            }
+        }
         for t in &mut self.meta.topics {
-            t.message_count = self.file_topics.iter().filter_map(|m| m.get(&t.name)).sum();
+            t.message_count = per_topic.get(t.name.as_str()).copied().unwrap_or(0);
         }
     }
 
@@ -243,10 +250,10 @@ impl StorageWriter for Rosbag2Writer {
 
     fn write(&mut self, conn: u32, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()> {
         self.check()?;
-        let topic = match self.connections.get((conn as usize).wrapping_sub(1)) {
-            Some(c) => c.topic.clone(),
-            None => return Err(Error::UnknownConnection { id: conn }),
-        };
+        let slot = (conn as usize).wrapping_sub(1);
+        if slot >= self.connections.len() {
+            return Err(Error::UnknownConnection { id: conn });
+        }
         if self.should_split(log_time) {
             let r = self.close_current().and_then(|_| self.open_next());
             self.poison(r)?;
@@ -258,7 +265,7 @@ impl StorageWriter for Rosbag2Writer {
         } else {
             data
         };
-        let file_id = self.file_ids.get(conn as usize - 1).copied().unwrap_or(u32::MAX);
+        let file_id = self.file_ids.get(slot).copied().unwrap_or(u32::MAX);
         let r = match self.current.as_mut() {
             Some(f) => f.write(file_id, log_time, publish_time, payload),
             None => Err(Error::Poisoned("the bag is closed".into())),
@@ -274,8 +281,11 @@ impl StorageWriter for Rosbag2Writer {
             f.duration_ns = end - start;
             f.message_count += 1;
         }
-        if let Some(t) = self.file_topics.last_mut() {
-            *t.entry(topic).or_default() += 1;
+        if let Some(counts) = self.file_counts.last_mut() {
+            if counts.len() <= slot {
+                counts.resize(slot + 1, 0);
+            }
+            counts[slot] += 1;
         }
         Ok(())
     }
