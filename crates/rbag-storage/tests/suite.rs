@@ -44,7 +44,7 @@ fn compressions(format: Format, ext: &str) -> Vec<WriteOptions> {
         (Format::Ros1, _) => vec![chunk(Compression::None), chunk(Compression::Lz4), chunk(Compression::Bz2)],
         (Format::Mcap, false) => vec![chunk(Compression::None), chunk(Compression::Lz4), chunk(Compression::Zstd)],
         (Format::Mcap, true) => vec![chunk(Compression::Zstd), mode(CompressionMode::File)],
-        (Format::Sqlite3, false) => vec![chunk(Compression::None)],
+        (Format::Sqlite3, false) => vec![chunk(Compression::None), mode(CompressionMode::Message)],
         (Format::Sqlite3, true) => vec![chunk(Compression::None), mode(CompressionMode::File), mode(CompressionMode::Message)],
     }
 }

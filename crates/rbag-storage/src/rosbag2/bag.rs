@@ -72,9 +72,7 @@ impl Rosbag2Reader {
             }
             files.push(open_file(&path)?.0);
         }
-        let mut bag = Self::assemble(dir, metadata, files, warnings, unpacked)?;
-        bag.message_compression = bag.metadata.as_ref().is_some_and(|m| m.compression_mode() == CompressionMode::Message);
-        Ok(bag)
+        Self::assemble(dir, metadata, files, warnings, unpacked)
     }
 
     fn assemble(path: &Path, metadata: Option<BagMetadata>, files: Vec<Box<dyn StorageReader>>, mut warnings: Vec<String>, unpacked: Option<tempfile::TempDir>) -> Result<Self> {
@@ -100,7 +98,9 @@ impl Rosbag2Reader {
                 maps.push(map);
             }
         }
-        Ok(Rosbag2Reader { path: path.into(), metadata, files, connections, maps, message_compression: false, warnings, _unpacked: unpacked })
+        // MESSAGE mode is known from metadata.yaml, or from the copy a single file carries.
+        let message_compression = metadata.as_ref().is_some_and(|m| m.compression_mode() == CompressionMode::Message);
+        Ok(Rosbag2Reader { path: path.into(), metadata, files, connections, maps, message_compression, warnings, _unpacked: unpacked })
     }
 
     /// The parsed metadata.yaml (or the copy stored in a single file), if any.
@@ -217,6 +217,7 @@ impl StorageReader for Rosbag2Reader {
         if iters.len() == 1 && !self.message_compression {
             return iters.pop().ok_or_else(|| Error::Invalid("no files".into()));
         }
+        // (A single file in MESSAGE mode still goes through the merge, to inflate payloads.)
         let merged = FileMerge::new(iters);
         Ok(Box::new(merged.map(move |item| {
             let (file, mut m) = item?;

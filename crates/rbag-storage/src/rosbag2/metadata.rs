@@ -137,11 +137,16 @@ fn base(p: &str) -> String {
 }
 
 impl BagMetadata {
-    /// Parses metadata.yaml text; `path` names the file in errors.
+    /// Parses metadata.yaml text, or the unwrapped copy storage files hold; `path` names the
+    /// file in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
         let bad = |reason: String| Error::InFile { path: path.into(), inner: Box::new(Error::Invalid(reason)) };
-        let root: Root = serde_saphyr::from_str(text).map_err(|e| bad(format!("not a rosbag2 metadata file: {e}")))?;
-        let raw = root.rosbag2_bagfile_information;
+        // metadata.yaml has a root key; the copy inside storage files (SQLite `metadata` table,
+        // MCAP `rosbag2` record) does not.
+        let raw = match serde_saphyr::from_str::<Root>(text) {
+            Ok(root) => root.rosbag2_bagfile_information,
+            Err(e) => serde_saphyr::from_str::<Raw>(text).map_err(|_| bad(format!("not a rosbag2 metadata file: {e}")))?,
+        };
         if !(1..=LATEST_VERSION).contains(&raw.version) {
             return Err(bad(format!("unknown metadata version {} (rbag reads versions 1 to {LATEST_VERSION})", raw.version)));
         }
