@@ -25,6 +25,7 @@ pub mod mcap;
 pub mod ros1;
 pub mod rosbag2;
 mod types;
+mod writeback;
 
 pub use error::{Error, Result};
 pub use filter::Filter;

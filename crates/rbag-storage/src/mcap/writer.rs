@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::reader::MCAP_TYPE_HASH_KEY;
 use crate::rosbag2::{FileWriter, TYPE_HASH_KEY};
+use crate::writeback::WritebackFile;
 use crate::{Compression, Connection, Error, McapPreset, Result, StorageWriter, WriteOptions};
 
 /// An MCAP file being written.
@@ -17,7 +18,7 @@ pub struct McapWriter {
     /// Opened at create; handed to the `mcap` writer with the first connection, which decides
     /// the profile.
     file: Option<File>,
-    inner: Option<mcap::Writer<BufWriter<File>>>,
+    inner: Option<mcap::Writer<BufWriter<WritebackFile>>>,
     options: WriteOptions,
     /// Our connection id - 1 → MCAP channel id.
     channels: Vec<u16>,
@@ -45,6 +46,9 @@ impl McapWriter {
             .profile(profile)
             .library(concat!("rbag ", env!("CARGO_PKG_VERSION")))
             .compression_threads(0)
+            // Chunk CRCs (checked on read) cover every message; a second pass over the whole
+            // data section costs a sixth of a large write and no reader rbag knows uses it.
+            .calculate_data_section_crc(false)
             .chunk_size(Some(self.options.chunk_size.max(1)));
         match self.options.rosbag2.mcap_preset {
             McapPreset::Default => base.compression(match self.options.compression {
@@ -58,10 +62,10 @@ impl McapWriter {
         }
     }
 
-    fn writer(&mut self, profile: &str) -> Result<&mut mcap::Writer<BufWriter<File>>> {
+    fn writer(&mut self, profile: &str) -> Result<&mut mcap::Writer<BufWriter<WritebackFile>>> {
         if self.inner.is_none() {
             let file = self.file.take().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
-            let w = self.mcap_options(profile).create(BufWriter::with_capacity(1 << 20, file)).map_err(|e| self.fail(e))?;
+            let w = self.mcap_options(profile).create(BufWriter::with_capacity(1 << 20, WritebackFile::new(file))).map_err(|e| self.fail(e))?;
             self.inner = Some(w);
         }
         self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))
@@ -135,7 +139,7 @@ impl StorageWriter for McapWriter {
                 w.write_metadata(&record)?;
             }
             w.finish()?;
-            let file = w.into_inner().into_inner().map_err(|e| mcap::McapError::Io(e.into_error()))?;
+            let file = w.into_inner().into_inner().map_err(|e| mcap::McapError::Io(e.into_error()))?.into_inner();
             file.sync_all()?;
             Ok(())
         })();
