@@ -235,26 +235,7 @@ impl SqliteReader {
         if ids.is_empty() {
             return empty();
         }
-        let mut sql = String::from("SELECT id, topic_id, timestamp, data FROM messages WHERE topic_id IN (");
-        push_ids(&mut sql, &ids);
-        sql.push(')');
-        let mut params: Vec<i64> = Vec::new();
-        if let Some(start) = filter.start {
-            let Ok(start) = i64::try_from(start) else { return empty() };
-            params.push(start);
-            let _ = write!(sql, " AND timestamp >= ?{}", params.len());
-        }
-        if let Some(end) = filter.end {
-            if filter.start.is_some_and(|s| end <= s) {
-                return empty();
-            }
-            // An end past i64::MAX bounds nothing a file can hold.
-            if let Ok(end) = i64::try_from(end) {
-                params.push(end);
-                let _ = write!(sql, " AND timestamp < ?{}", params.len());
-            }
-        }
-        sql.push_str(" ORDER BY timestamp, id");
+        let Some((sql, params)) = select_sql(&ids, filter) else { return empty() };
 
         let db = open_read(&self.uri)?;
         let interrupt = db.get_interrupt_handle();
@@ -366,6 +347,32 @@ impl Drop for Batches {
     fn drop(&mut self) {
         self.interrupt.interrupt();
     }
+}
+
+/// The query that streams `ids`' messages in `filter`'s window, in (timestamp, id) order, with
+/// its parameters; `None` when the window holds nothing a file can store.
+fn select_sql(ids: &[u32], filter: &Filter) -> Option<(String, Vec<i64>)> {
+    let mut sql = String::from("SELECT id, topic_id, timestamp, data FROM messages WHERE topic_id IN (");
+    push_ids(&mut sql, ids);
+    sql.push(')');
+    let mut params: Vec<i64> = Vec::new();
+    if let Some(start) = filter.start {
+        let Ok(start) = i64::try_from(start) else { return None };
+        params.push(start);
+        let _ = write!(sql, " AND timestamp >= ?{}", params.len());
+    }
+    if let Some(end) = filter.end {
+        if filter.start.is_some_and(|s| end <= s) {
+            return None;
+        }
+        // An end past i64::MAX bounds nothing a file can hold.
+        if let Ok(end) = i64::try_from(end) {
+            params.push(end);
+            let _ = write!(sql, " AND timestamp < ?{}", params.len());
+        }
+    }
+    sql.push_str(" ORDER BY timestamp, id");
+    Some((sql, params))
 }
 
 /// Runs one query to the end on its own connection, sending batches until the receiver goes.
@@ -1149,6 +1156,20 @@ mod tests {
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(types, vec!["std_msgs/msg/String".to_string()]);
+    }
+
+    /// A time window walks `timestamp_idx` instead of scanning the table.
+    #[test]
+    fn time_windows_use_the_timestamp_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.db3");
+        write_bag(&path, 100, SqlitePreset::Default);
+        let db = rusqlite::Connection::open(&path).unwrap();
+        let filter = Filter { start: Some(10), end: Some(20), ..Filter::default() };
+        let (sql, params) = select_sql(&[1, 2], &filter).unwrap();
+        let mut stmt = db.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let plan: Vec<String> = stmt.query_map(params_from_iter(&params), |r| r.get::<_, String>(3)).unwrap().map(|r| r.unwrap()).collect();
+        assert!(plan.iter().any(|p| p.contains("timestamp_idx") && p.contains("timestamp>")), "{plan:?}");
     }
 
     #[test]
