@@ -154,13 +154,22 @@ pub(crate) fn split_index(name: &str) -> u64 {
     first.parse().or_else(|_| second.parse()).unwrap_or(0)
 }
 
-/// Decompresses a file-mode `.zstd` storage file into `into`, returning the copy's path.
+/// Decompresses a file-mode `.zstd` storage file into `into`, returning the copy's path. The
+/// output is capped at 100 000 times the input (at least 64 MiB), so a decompression bomb
+/// cannot fill the disk.
 fn unzstd(path: &Path, into: &Path) -> Result<PathBuf> {
+    use std::io::Read;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("bag.zstd").trim_end_matches(".zstd").to_string();
     let out_path = into.join(name);
+    let bad = |reason: String| Error::InFile { path: path.into(), inner: Box::new(Error::Decompress { offset: 0, compression: "zstd", reason }) };
     let input = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let limit = input.metadata().map_err(|e| Error::io(path, e))?.len().saturating_mul(100_000).max(64 << 20);
     let mut out = std::fs::File::create(&out_path).map_err(|e| Error::io(&out_path, e))?;
-    zstd::stream::copy_decode(input, &mut out).map_err(|e| Error::InFile { path: path.into(), inner: Box::new(Error::Decompress { offset: 0, compression: "zstd", reason: e.to_string() }) })?;
+    let decoder = zstd::stream::read::Decoder::new(input).map_err(|e| bad(e.to_string()))?;
+    let copied = std::io::copy(&mut decoder.take(limit + 1), &mut out).map_err(|e| bad(e.to_string()))?;
+    if copied > limit {
+        return Err(Error::InFile { path: path.into(), inner: Box::new(Error::TooLarge { offset: 0, what: "zstd-compressed storage file", len: copied, limit }) });
+    }
     Ok(out_path)
 }
 

@@ -189,6 +189,12 @@ impl BagMetadata {
 
     /// Reads `<dir>/metadata.yaml`.
     pub fn read(path: &Path) -> Result<Self> {
+        // Real ones are kilobytes; a huge file is not metadata and is not loaded whole.
+        const LIMIT: u64 = 64 << 20;
+        let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
+        if len > LIMIT {
+            return Err(Error::InFile { path: path.into(), inner: Box::new(Error::TooLarge { offset: 0, what: "metadata.yaml", len, limit: LIMIT }) });
+        }
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         Self::parse(&text, path)
     }
