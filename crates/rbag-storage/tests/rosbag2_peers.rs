@@ -108,3 +108,29 @@ fn mcap_library_reads_rbag_mcap() {
         assert_eq!(got, want, "{label}");
     }
 }
+
+/// Bags rosbags writes (both storages, plain, FILE and MESSAGE zstd) read in rbag as the bytes
+/// and times rosbags wrote.
+#[test]
+fn rbag_reads_rosbags_bags() {
+    let Some(python) = oracle_python("rbag_reads_rosbags_bags") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for (storage, mode) in [("sqlite3", "none"), ("sqlite3", "file"), ("sqlite3", "message"), ("mcap", "none"), ("mcap", "file")] {
+        let dir = tmp.path().join(format!("{storage}_{mode}"));
+        let script = rbag_testkit::repo_root().join("tests/oracle/rosbags_write.py");
+        let out = std::process::Command::new(&python).arg(script).arg(&dir).arg(storage).arg(mode).output().unwrap();
+        assert!(out.status.success(), "rosbags writer: {}", String::from_utf8_lossy(&out.stderr));
+        let written: Vec<(String, u64, String)> = serde_json::from_slice(&out.stdout).unwrap();
+        let r = rbag_storage::open(&dir).unwrap();
+        let got: Vec<(String, u64, String)> = r
+            .messages(&rbag_storage::Filter::default())
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                (r.connection(m.connection).unwrap().topic.clone(), m.log_time, digest(&m.data))
+            })
+            .collect();
+        assert_eq!(got, written, "{storage} {mode}");
+        assert_eq!(r.info().unwrap().message_count, 300);
+    }
+}
