@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use rbag_bag::BagInfo;
+use rbag_bag::{BagInfo, TopicInfo};
 
 use crate::output::{human_duration, human_frequency, human_size, human_time};
 use crate::Outcome;
@@ -108,11 +108,28 @@ fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
             None => writeln!(out, "{l}{}", t.name)?,
         }
     }
-    let name_width = info.topics.iter().map(|t| t.name.len()).max().unwrap_or(0);
-    let count_width = info.topics.iter().map(|t| t.message_count.to_string().len()).max().unwrap_or(0);
-    let freq_width = info.topics.iter().filter_map(|t| t.frequency_hz).map(|f| human_frequency(f).len()).max().unwrap_or(0);
-    for (i, t) in info.topics.iter().enumerate() {
-        let l = if i == 0 { label("topics") } else { " ".repeat(14) };
+    // Service introspection topics (`/srv/_service_event`) are listed apart, as `ros2 bag info`
+    // does, under the service's name and type.
+    let (services, topics): (Vec<&TopicInfo>, Vec<&TopicInfo>) = info.topics.iter().partition(|t| t.name.ends_with("/_service_event") && t.message_type.ends_with("_Event"));
+    write_topics(out, "topics", &topics, |t| (t.name.clone(), t.message_type.clone()))?;
+    write_topics(out, "services", &services, |t| {
+        (t.name.trim_end_matches("/_service_event").to_string(), t.message_type.trim_end_matches("_Event").to_string())
+    })?;
+    Ok(())
+}
+
+/// One aligned line per topic: name, count, frequency, type, format, size, connections.
+fn write_topics(out: &mut impl Write, heading: &str, list: &[&TopicInfo], names: impl Fn(&TopicInfo) -> (String, String)) -> std::io::Result<()> {
+    let label = format!("{:<14}", format!("{heading}:"));
+    let rows: Vec<(String, String, &TopicInfo)> = list.iter().map(|t| {
+        let (name, ty) = names(t);
+        (name, ty, *t)
+    }).collect();
+    let name_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let count_width = rows.iter().map(|r| r.2.message_count.to_string().len()).max().unwrap_or(0);
+    let freq_width = rows.iter().filter_map(|r| r.2.frequency_hz).map(|f| human_frequency(f).len()).max().unwrap_or(0);
+    for (i, (name, ty, t)) in rows.iter().enumerate() {
+        let l = if i == 0 { label.clone() } else { " ".repeat(14) };
         let unit = if t.message_count == 1 { "msg " } else { "msgs" };
         let freq = match t.frequency_hz {
             Some(f) => format!(" @ {:>freq_width$}", human_frequency(f)),
@@ -122,7 +139,7 @@ fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
         let conns = if t.connections > 1 { format!(" ({} connections)", t.connections) } else { String::new() };
         let format = if t.encoding == "ros1" { String::new() } else { format!(" [{}]", t.encoding) };
         let size = t.size_bytes.filter(|_| t.encoding != "ros1").map(|b| format!(" {}", human_size(b))).unwrap_or_default();
-        writeln!(out, "{l}{:<name_width$} {:>count_width$} {unit}{freq} : {}{format}{size}{conns}", t.name, t.message_count, t.message_type)?;
+        writeln!(out, "{l}{name:<name_width$} {:>count_width$} {unit}{freq} : {ty}{format}{size}{conns}", t.message_count)?;
     }
     Ok(())
 }
