@@ -33,12 +33,7 @@ import json
 import sys
 
 
-def digest(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return "%016x%08x" % (h, len(data))
+from common import digest
 
 
 def _text(value):

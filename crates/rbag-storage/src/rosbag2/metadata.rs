@@ -47,6 +47,20 @@ pub struct TopicInfo {
     pub message_count: u64,
 }
 
+impl TopicInfo {
+    /// The entry metadata.yaml lists for a connection's topic (count filled in later).
+    pub fn from_connection(c: &crate::Connection) -> Self {
+        TopicInfo {
+            name: c.topic.clone(),
+            message_type: c.message_type.clone(),
+            serialization_format: c.encoding.clone(),
+            qos: c.metadata.get(super::QOS_KEY).and_then(|q| qos::parse(q).ok()).unwrap_or_default(),
+            type_description_hash: c.metadata.get(super::TYPE_HASH_KEY).cloned().unwrap_or_default(),
+            message_count: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FileInfo {
     /// File name without the `.zstd` of file compression.

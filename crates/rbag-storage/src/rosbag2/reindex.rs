@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::bag::storage_files;
 use super::metadata::{BagMetadata, FileInfo, TopicInfo, FILE_NAME, LATEST_VERSION};
-use super::{qos, Rosbag2Reader, QOS_KEY, TYPE_HASH_KEY};
+use super::Rosbag2Reader;
 use crate::{Error, Format, ReindexReport, Result, StorageReader};
 
 /// Which storage a bag directory holds.
@@ -51,14 +51,7 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
             let n = info.connections.get(&c.id).map_or(0, |s| s.message_count);
             *counts.entry(c.topic.clone()).or_default() += n;
             if !meta.topics.iter().any(|t| t.name == c.topic) {
-                meta.topics.push(TopicInfo {
-                    name: c.topic.clone(),
-                    message_type: c.message_type.clone(),
-                    serialization_format: c.encoding.clone(),
-                    qos: c.metadata.get(QOS_KEY).and_then(|q| qos::parse(q).ok()).unwrap_or_default(),
-                    type_description_hash: c.metadata.get(TYPE_HASH_KEY).cloned().unwrap_or_default(),
-                    message_count: 0,
-                });
+                meta.topics.push(TopicInfo::from_connection(c));
             }
         }
         start = [start, info.start_ns].into_iter().flatten().min();

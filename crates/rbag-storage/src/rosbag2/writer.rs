@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::metadata::{BagMetadata, FileInfo, TopicInfo};
-use super::{qos, FileWriter, QOS_KEY, TYPE_HASH_KEY};
+use super::{qos, FileWriter, QOS_KEY};
 use crate::mcap::McapWriter;
 use crate::rosbag2::SqliteWriter;
 use crate::{CompressionMode, Connection, Error, Format, Result, StorageWriter, WriteOptions};
@@ -229,14 +229,7 @@ impl StorageWriter for Rosbag2Writer {
             *q = qos::convert_text(q, version);
         }
         if !self.meta.topics.iter().any(|t| t.name == c.topic) {
-            self.meta.topics.push(TopicInfo {
-                name: c.topic.clone(),
-                message_type: c.message_type.clone(),
-                serialization_format: c.encoding.clone(),
-                qos: c.metadata.get(QOS_KEY).and_then(|q| qos::parse(q).ok()).unwrap_or_default(),
-                type_description_hash: c.metadata.get(TYPE_HASH_KEY).cloned().unwrap_or_default(),
-                message_count: 0,
-            });
+            self.meta.topics.push(TopicInfo::from_connection(&c));
         }
         let r = match self.current.as_mut() {
             Some(f) => f.add_connection(&c),
