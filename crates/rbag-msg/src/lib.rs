@@ -2,6 +2,7 @@
 //! ROS 1 MD5 sums computed exactly as genmsg does. Codecs, RIHS01 hashes and the bundled type
 //! store come next.
 
+pub mod concatenated;
 pub mod definition;
 pub mod md5;
 

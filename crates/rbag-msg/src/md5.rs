@@ -27,6 +27,14 @@ impl Registry {
         Ok(())
     }
 
+    /// Adds a type and its dependencies from the concatenated text a bag carries for it.
+    pub fn add_concatenated(&mut self, full_name: &str, text: &str) -> Result<()> {
+        for (name, part) in crate::concatenated::split(full_name, text)? {
+            self.add(&name, part)?;
+        }
+        Ok(())
+    }
+
     pub fn get(&self, full_name: &str) -> Option<&MsgDef> {
         self.defs.get(full_name)
     }

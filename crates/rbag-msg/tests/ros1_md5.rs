@@ -54,3 +54,23 @@ fn md5_of_every_installed_ros1_msg_equals_genpy() {
     assert!(compared * 10 >= files.len() * 9, "genpy knew only {compared} of {} types", files.len());
     eprintln!("{compared} ROS 1 MD5 sums equal genpy's");
 }
+
+/// Every connection of every corpus ROS 1 bag (recorded by Debian's rosbag): the MD5 computed
+/// from the `message_definition` the bag carries equals the `md5sum` rosbag stored beside it.
+#[test]
+fn md5_from_bag_definitions_equals_the_recorded_md5() {
+    let Some(root) = rbag_testkit::corpus("md5_from_bag_definitions_equals_the_recorded_md5", "ros1") else { return };
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(reader) = rbag_storage::open(&path) else { continue };
+        for c in reader.connections() {
+            let mut reg = Registry::new();
+            reg.add_concatenated(&c.message_type, &c.definition).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(reg.md5(&c.message_type).unwrap(), c.metadata["md5sum"], "{} {}", path.display(), c.topic);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+    eprintln!("{checked} connections' MD5 sums recomputed");
+}
