@@ -5,7 +5,7 @@
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: ros1_record, ros1_bag, mcap_file or rosbag2_metadata}
+target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata or msg_definition}
 secs=${2:-600}
 shift 2 || true
 bags=${RBAG_BAGS:-$(pwd)/../../shared/corpus/ros1}
@@ -27,6 +27,12 @@ elif [ "$target" = rosbag2_metadata ]; then
     done
     maxlen=16384
     dict=metadata.dict
+elif [ "$target" = msg_definition ]; then
+    for f in /usr/share/*/msg/*.msg; do
+        [ -f "$f" ] && cp -f "$f" corpus/msg_definition/real-"$(basename "$(dirname "$(dirname "$f")")")"-"$(basename "$f")"
+    done
+    maxlen=16384
+    dict=msg.dict
 elif [ "$target" = ros1_bag ]; then
     for b in "$bags"/*.bag "$bags"/*.bag.active; do
         [ -f "$b" ] && cp -f "$b" corpus/ros1_bag/real-"$(basename "$b")"
