@@ -1,11 +1,10 @@
 //! Copying messages between bags: merge several inputs in time order, filter, rechunk,
 //! recompress. Later layers add encoding conversion on the same pipeline.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rbag_storage::{Connection, Error, Filter, Format, Message, MessageIter, Result, StorageReader, WriteOptions};
+use rbag_storage::{Connection, Error, Filter, Format, MessageIter, Result, StorageReader, TimeMerge, WriteOptions};
 
 /// How to convert.
 #[derive(Debug, Clone, Default)]
@@ -92,37 +91,17 @@ pub fn convert(
     for (_, r) in inputs {
         streams.push(r.messages(&options.filter)?);
     }
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
-    let mut heads: Vec<Option<Message>> = vec![None; inputs.len()];
-    for i in 0..streams.len() {
-        refill(&mut streams, &mut heads, &mut heap, i)?;
-    }
     let mut done = 0u64;
-    while let Some(Reverse((_, i))) = heap.pop() {
-        let Some(msg) = heads[i].take() else { continue };
+    for item in TimeMerge::new(streams) {
+        let (i, msg) = item?;
         let id = *ids.get(&(i, msg.connection)).ok_or(Error::UnknownConnection { id: msg.connection })?;
         writer.write(id, msg.log_time, msg.publish_time, &msg.data)?;
         done += 1;
         if done.is_multiple_of(1024) {
             progress(Progress { messages_done: done, messages_total: total });
         }
-        refill(&mut streams, &mut heads, &mut heap, i)?;
     }
     writer.finish()?;
     progress(Progress { messages_done: done, messages_total: total.max(done) });
     Ok(ConvertReport { output: output.to_path_buf(), messages_written: done, connections_written: written.len() as u64 })
-}
-
-fn refill(
-    streams: &mut [MessageIter<'_>],
-    heads: &mut [Option<Message>],
-    heap: &mut BinaryHeap<Reverse<(u64, usize)>>,
-    i: usize,
-) -> Result<()> {
-    if let Some(next) = streams[i].next() {
-        let msg = next?;
-        heap.push(Reverse((msg.log_time, i)));
-        heads[i] = Some(msg);
-    }
-    Ok(())
 }

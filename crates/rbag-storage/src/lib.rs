@@ -24,12 +24,14 @@ mod periods;
 pub mod mcap;
 pub mod ros1;
 pub mod rosbag2;
+mod time_merge;
 mod types;
 mod writeback;
 
 pub use error::{Error, Result};
 pub use filter::Filter;
 pub use open::{create, detect, open, reindex, Format};
+pub use time_merge::TimeMerge;
 pub use types::{
     Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, McapPreset, Message,
     ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions,

@@ -1,14 +1,13 @@
 //! A rosbag2 bag as one bag: the storage files metadata.yaml lists (or that the directory
 //! holds, when it has none), merged in time order with one set of connections.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::metadata::{BagMetadata, FILE_NAME};
 use crate::mcap::McapReader;
 use crate::rosbag2::SqliteReader;
-use crate::{CompressionMode, Connection, Error, Filter, Message, MessageIter, ReadStats, Result, StorageInfo, StorageReader};
+use crate::{CompressionMode, Connection, Error, Filter, Message, MessageIter, ReadStats, Result, StorageInfo, StorageReader, TimeMerge};
 
 /// A rosbag2 directory, or a single `.db3`/`.mcap` file, opened for reading.
 pub struct Rosbag2Reader {
@@ -227,7 +226,7 @@ impl StorageReader for Rosbag2Reader {
             return iters.pop().ok_or_else(|| Error::Invalid("no files".into()));
         }
         // (A single file in MESSAGE mode still goes through the merge, to inflate payloads.)
-        let merged = FileMerge::new(iters);
+        let merged = TimeMerge::new(iters);
         Ok(Box::new(merged.map(move |item| {
             let (file, mut m) = item?;
             m.connection = self.global(file, m.connection);
@@ -283,56 +282,6 @@ fn unzstd_message(data: &[u8]) -> Result<Vec<u8>> {
         return Err(Error::TooLarge { offset: 0, what: "zstd message", len: size, limit: MAX_MESSAGE as u64 });
     }
     zstd::bulk::decompress(data, size as usize).map_err(|e| bad(e.to_string()))
-}
-
-/// Merges the files' streams by (log time, file order).
-struct FileMerge<'a> {
-    iters: Vec<MessageIter<'a>>,
-    heap: BinaryHeap<Reverse<(u64, usize)>>,
-    heads: Vec<Option<Message>>,
-    started: bool,
-    failed: bool,
-}
-
-impl<'a> FileMerge<'a> {
-    fn new(iters: Vec<MessageIter<'a>>) -> Self {
-        let n = iters.len();
-        FileMerge { iters, heap: BinaryHeap::new(), heads: vec![None; n], started: false, failed: false }
-    }
-
-    fn pull(&mut self, k: usize) -> Result<()> {
-        if let Some(m) = self.iters[k].next().transpose()? {
-            self.heap.push(Reverse((m.log_time, k)));
-            self.heads[k] = Some(m);
-        }
-        Ok(())
-    }
-}
-
-impl Iterator for FileMerge<'_> {
-    type Item = Result<(usize, Message)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        if !self.started {
-            self.started = true;
-            for k in 0..self.iters.len() {
-                if let Err(e) = self.pull(k) {
-                    self.failed = true;
-                    return Some(Err(e));
-                }
-            }
-        }
-        let Reverse((_, k)) = self.heap.pop()?;
-        let m = self.heads[k].take()?;
-        if let Err(e) = self.pull(k) {
-            self.failed = true;
-            return Some(Err(e));
-        }
-        Some(Ok((k, m)))
-    }
 }
 
 #[cfg(test)]
