@@ -64,6 +64,35 @@ struct ChunkMeta {
     salvaged: Option<Bytes>,
 }
 
+impl ChunkMeta {
+    /// A run found by scanning: its channels, times and counts are filled in as it is read.
+    fn scanned(offset: u64, range: Range<usize>, loose: bool, compression: &str) -> Self {
+        ChunkMeta {
+            offset,
+            range,
+            loose,
+            start: u64::MAX,
+            end: 0,
+            channels: Some(BTreeSet::new()),
+            message_indexes: Vec::new(),
+            compression: compression.to_string(),
+            compressed: 0,
+            uncompressed: 0,
+            salvaged: None,
+        }
+    }
+}
+
+/// The compression of a chunk, by its MCAP name (`""` is none).
+fn chunk_compression(name: &str) -> Option<Compression> {
+    match name {
+        "" => Some(Compression::None),
+        "zstd" => Some(Compression::Zstd),
+        "lz4" => Some(Compression::Lz4),
+        _ => None,
+    }
+}
+
 /// A chunk's messages that a query wants, in log-time order.
 struct Loaded {
     data: Bytes,
@@ -225,7 +254,7 @@ impl McapReader {
                 op::MESSAGE => {
                     let m = records::message(&buf[rec.body.clone()], rec.offset)?;
                     *self.counts.entry(m.channel).or_default() += 1;
-                    let l = loose.get_or_insert_with(|| ChunkMeta { offset: rec.offset, range: rec.offset as usize..rec.offset as usize, loose: true, start: u64::MAX, end: 0, channels: Some(BTreeSet::new()), message_indexes: Vec::new(), compression: String::new(), compressed: 0, uncompressed: 0, salvaged: None });
+                    let l = loose.get_or_insert_with(|| ChunkMeta::scanned(rec.offset, rec.offset as usize..rec.offset as usize, true, ""));
                     l.range.end = rec.body.end;
                     l.start = l.start.min(m.log_time);
                     l.end = l.end.max(m.log_time);
@@ -254,17 +283,11 @@ impl McapReader {
         let head = records::chunk(&buf[rec.body.clone()], rec.offset)?;
         let data = self.decompress(buf, rec.body.start, &head, rec.offset)?;
         let mut meta = ChunkMeta {
-            offset: rec.offset,
-            range: rec.offset as usize..rec.body.end,
-            loose: false,
             start: head.start,
             end: head.end,
-            channels: Some(BTreeSet::new()),
-            message_indexes: Vec::new(),
-            compression: head.compression.clone(),
             compressed: head.records.len() as u64,
             uncompressed: head.uncompressed_size,
-            salvaged: None,
+            ..ChunkMeta::scanned(rec.offset, rec.offset as usize..rec.body.end, false, &head.compression)
         };
         let mut counts = BTreeMap::new();
         for inner in Walk::new(&data, 0, rec.offset, true) {
@@ -295,13 +318,12 @@ impl McapReader {
         let Ok(head) = records::torn_chunk(&rest[9..], at as u64) else { return 0 };
         let body = &rest[9..];
         let Some(compressed) = body.get(head.records.clone()) else { return 0 };
-        let data = match head.compression.as_str() {
-            "" => compressed.to_vec(),
-            "zstd" => crate::ros1::compression::salvage(Compression::Zstd, compressed, self.limits.salvage_limit(compressed.len())),
-            "lz4" => crate::ros1::compression::salvage(Compression::Lz4, compressed, self.limits.salvage_limit(compressed.len())),
-            _ => return 0,
+        let data = match chunk_compression(&head.compression) {
+            Some(Compression::None) => compressed.to_vec(),
+            Some(c) => crate::ros1::compression::salvage(c, compressed, self.limits.salvage_limit(compressed.len())),
+            None => return 0,
         };
-        let mut meta = ChunkMeta { offset: at as u64, range: at..buf.len(), loose: false, start: u64::MAX, end: 0, channels: Some(BTreeSet::new()), message_indexes: Vec::new(), compression: head.compression.clone(), compressed: compressed.len() as u64, uncompressed: 0, salvaged: None };
+        let mut meta = ChunkMeta { compressed: compressed.len() as u64, ..ChunkMeta::scanned(at as u64, at..buf.len(), false, &head.compression) };
         let mut complete = 0;
         let mut n = 0;
         for rec in Walk::new(&data, 0, at as u64, true) {
@@ -332,22 +354,18 @@ impl McapReader {
     /// the map.
     fn decompress(&self, buf: &Bytes, body_start: usize, head: &records::ChunkHead, offset: u64) -> Result<Bytes> {
         let compressed = buf.slice(body_start + head.records.start..body_start + head.records.end);
-        let data = match head.compression.as_str() {
-            "" => {
+        let data = match chunk_compression(&head.compression) {
+            Some(Compression::None) => {
                 if head.uncompressed_size != compressed.len() as u64 {
                     return Err(Error::Malformed { offset, what: "MCAP chunk", reason: format!("uncompressed chunk says {} bytes but holds {}", head.uncompressed_size, compressed.len()) });
                 }
                 compressed
             }
-            name => {
-                let c = match name {
-                    "zstd" => Compression::Zstd,
-                    "lz4" => Compression::Lz4,
-                    other => return Err(Error::UnsupportedCompression { offset, name: other.into() }),
-                };
+            Some(c) => {
                 self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
                 Bytes::from(crate::ros1::compression::decompress(c, &compressed, head.uncompressed_size, offset, &self.limits)?)
             }
+            None => return Err(Error::UnsupportedCompression { offset, name: head.compression.clone() }),
         };
         if head.crc != 0 {
             let crc = crc32fast::hash(&data);
@@ -381,8 +399,7 @@ impl McapReader {
         };
         let end = if meta.loose { meta.range.end } else { data.len() };
         let mut entries = Vec::new();
-        let mut walk = Walk::new(&data[..end], start, base, !meta.loose);
-        for rec in &mut walk {
+        for rec in Walk::new(&data[..end], start, base, !meta.loose) {
             let rec = rec?;
             if rec.op != op::MESSAGE {
                 continue;
@@ -395,16 +412,6 @@ impl McapReader {
         }
         entries.sort_by_key(|e| e.0);
         Ok(Loaded { data, entries })
-    }
-
-    /// The file's profile (`ros2`, `ros1`) and writing library.
-    pub fn profile(&self) -> (&str, &str) {
-        (&self.profile, &self.library)
-    }
-
-    /// Metadata records by name (rosbag2 stores its metadata.yaml as `rosbag2`).
-    pub fn metadata_records(&self) -> &BTreeMap<String, BTreeMap<String, String>> {
-        &self.metadata
     }
 
     /// The bag's metadata.yaml text, as rosbag2 (Jazzy on) stores it in the file.
@@ -509,12 +516,11 @@ impl Iterator for Merge<'_> {
         let msg = Message { connection: channel as u32, log_time, publish_time, data: loaded.data.slice(range) };
         if let Some(e) = loaded.entries.get(k + 1) {
             self.heap.push(Reverse((e.0, offset, chunk, k + 1)));
-        } else if let Some(done) = self.loaded.remove(&chunk) {
+        } else if self.loaded.remove(&chunk).is_some() {
             let meta = &self.reader.chunks[chunk];
             if meta.compression.is_empty() {
                 self.reader.map.release(meta.range.clone());
             }
-            drop(done);
         }
         Some(Ok(msg))
     }

@@ -501,6 +501,14 @@ fn open_read(uri: &str) -> Result<rusqlite::Connection> {
     Ok(db)
 }
 
+/// Fails, naming the first missing one, unless `have` holds every name in `names`.
+fn require(have: &HashSet<String>, names: &[&str], missing: impl Fn(&str) -> String) -> Result<()> {
+    match names.iter().find(|n| !have.contains(**n)) {
+        Some(n) => Err(Error::Malformed { offset: 0, what: "rosbag2 database", reason: missing(n) }),
+        None => Ok(()),
+    }
+}
+
 /// Reads schema version, distro, stored metadata, topics and definitions.
 fn load(db: &rusqlite::Connection) -> Result<Loaded> {
     // The first statement touches the file: this is where a non-database fails.
@@ -509,35 +517,11 @@ fn load(db: &rusqlite::Connection) -> Result<Loaded> {
         let names = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(sql_err)?;
         names.collect::<rusqlite::Result<_>>().map_err(sql_err)?
     };
-    for required in ["topics", "messages"] {
-        if !tables.contains(required) {
-            return Err(Error::Malformed {
-                offset: 0,
-                what: "rosbag2 database",
-                reason: format!("an SQLite database without a `{required}` table, so not a rosbag2 .db3 file"),
-            });
-        }
-    }
+    require(&tables, &["topics", "messages"], |t| format!("an SQLite database without a `{t}` table, so not a rosbag2 .db3 file"))?;
     let topic_cols = columns(db, "topics")?;
-    for required in ["id", "name", "type", "serialization_format"] {
-        if !topic_cols.contains(required) {
-            return Err(Error::Malformed {
-                offset: 0,
-                what: "rosbag2 database",
-                reason: format!("its `topics` table has no `{required}` column"),
-            });
-        }
-    }
+    require(&topic_cols, &["id", "name", "type", "serialization_format"], |c| format!("its `topics` table has no `{c}` column"))?;
     let message_cols = columns(db, "messages")?;
-    for required in ["id", "topic_id", "timestamp", "data"] {
-        if !message_cols.contains(required) {
-            return Err(Error::Malformed {
-                offset: 0,
-                what: "rosbag2 database",
-                reason: format!("its `messages` table has no `{required}` column"),
-            });
-        }
-    }
+    require(&message_cols, &["id", "topic_id", "timestamp", "data"], |c| format!("its `messages` table has no `{c}` column"))?;
     let has_qos = topic_cols.contains("offered_qos_profiles");
     let has_hash = topic_cols.contains("type_description_hash");
 
