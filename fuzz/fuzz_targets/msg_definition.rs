@@ -8,7 +8,7 @@ use rbag_msg::{concatenated, parse, Dialect, Registry};
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let _ = parse(text, Dialect::Ros2, "fuzz/Type");
-    let mut reg = Registry::new();
+    let mut reg = Registry::new(rbag_msg::Dialect::Ros1);
     if reg.add_concatenated("fuzz/Type", text).is_ok() {
         let _ = reg.md5("fuzz/Type");
     }

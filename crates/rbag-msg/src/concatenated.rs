@@ -1,11 +1,10 @@
 //! The definition text bags carry: the type's own `.msg`, then each dependency after a line of
 //! `=` and a `MSG: pkg/Type` line (ROS 1 `message_definition`, rosbag2 `ros2msg`).
 
-use crate::md5::resolve;
 use crate::{Error, Result};
 
 /// Splits concatenated definition text into `(full name, .msg text)` pairs, the root first
-/// (named `root`). Dependency names are normalised to `pkg/Type`.
+/// (named `root`). Dependency names are as written (`pkg/Type` or `pkg/msg/Type`).
 pub fn split<'a>(root: &str, text: &'a str) -> Result<Vec<(String, &'a str)>> {
     let mut out = Vec::new();
     let mut name = root.to_string();
@@ -26,7 +25,7 @@ pub fn split<'a>(root: &str, text: &'a str) -> Result<Vec<(String, &'a str)>> {
                 reason: format!("a separator must be followed by `MSG: pkg/Type`, not {next:?}"),
             })?;
             out.push((name, &text[start..pos]));
-            name = resolve(dep, "");
+            name = dep.to_string();
             pos += line.len() + lines.get(i + 1).map_or(0, |l| l.len());
             start = pos;
             i += 2;
@@ -49,7 +48,7 @@ mod tests {
         let text = "Header header\nPoint p\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\n================================================================================\nMSG: geometry_msgs/msg/Point\nfloat64 x\n";
         let parts = split("geometry_msgs/PointStamped", text).unwrap();
         let names: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
-        assert_eq!(names, ["geometry_msgs/PointStamped", "std_msgs/Header", "geometry_msgs/Point"]);
+        assert_eq!(names, ["geometry_msgs/PointStamped", "std_msgs/Header", "geometry_msgs/msg/Point"]);
         assert_eq!(parts[1].1, "uint32 seq\n");
         assert_eq!(parts[2].1, "float64 x\n");
         assert!(split("a/B", "x y\n=====\nnot msg\n").is_err());

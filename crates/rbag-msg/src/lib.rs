@@ -5,9 +5,17 @@
 pub mod concatenated;
 pub mod definition;
 pub mod md5;
+pub mod registry;
+// Hashes and IDL / .srv / .action (one helper):
+pub mod idl;
+pub mod interface;
+pub mod rihs01;
+// The bundled store and --msg-path (another helper):
+pub mod msg_path;
+pub mod store;
 
 pub use definition::{parse, Array, Constant, Dialect, Field, FieldType, MsgDef};
-pub use md5::Registry;
+pub use registry::Registry;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

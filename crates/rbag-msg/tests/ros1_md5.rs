@@ -37,7 +37,7 @@ fn md5_of_every_installed_ros1_msg_equals_genpy() {
     let Some(python) = rosbag_python(test) else { return };
     let files = ros1_msg_files();
     assert!(files.len() >= 50, "expected Debian's ROS 1 .msg files, found {}", files.len());
-    let mut reg = Registry::new();
+    let mut reg = Registry::new(rbag_msg::Dialect::Ros1);
     for f in &files {
         reg.add(&full_name(f), &std::fs::read_to_string(f).unwrap()).unwrap();
     }
@@ -65,7 +65,7 @@ fn md5_from_bag_definitions_equals_the_recorded_md5() {
         let path = entry.unwrap().path();
         let Ok(reader) = rbag_storage::open(&path) else { continue };
         for c in reader.connections() {
-            let mut reg = Registry::new();
+            let mut reg = Registry::new(rbag_msg::Dialect::Ros1);
             reg.add_concatenated(&c.message_type, &c.definition).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert_eq!(reg.md5(&c.message_type).unwrap(), c.metadata["md5sum"], "{} {}", path.display(), c.topic);
             checked += 1;
