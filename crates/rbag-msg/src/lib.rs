@@ -2,10 +2,14 @@
 //! ROS 1 MD5 sums computed exactly as genmsg does. Codecs, RIHS01 hashes and the bundled type
 //! store come next.
 
+pub mod codec;
 pub mod concatenated;
 pub mod definition;
 pub mod md5;
 pub mod registry;
+pub mod render;
+pub mod schema;
+pub mod value;
 // Hashes and IDL / .srv / .action (one helper):
 pub mod idl;
 pub mod interface;
@@ -15,7 +19,10 @@ pub mod msg_path;
 pub mod store;
 
 pub use definition::{parse, Array, Constant, Dialect, Field, FieldType, MsgDef};
+pub use codec::{decode, encode, CodecError, Encoding};
 pub use registry::Registry;
+pub use schema::Schema;
+pub use value::Value;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

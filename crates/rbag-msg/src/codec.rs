@@ -1,0 +1,474 @@
+//! The two wire formats, decoded by walking a [`Schema`]: ROS 1 serialization (little-endian,
+//! packed, strings and sequences prefixed with a `u32` count) and CDR as ROS 2 uses it (XCDR1,
+//! little or big endian after a 4-byte encapsulation header, each primitive aligned to its size
+//! counted from the end of that header, strings NUL-terminated).
+
+use std::borrow::Cow;
+
+use crate::definition::{Array, Dialect};
+use crate::schema::{Kind, MsgLayout, Prim, Schema, MAX_DEPTH};
+use crate::value::{scalar, PrimArray, Value};
+
+/// How a message is serialised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Ros1,
+    Cdr,
+}
+
+impl Encoding {
+    /// The wire format a dialect's bags use.
+    pub fn of(dialect: Dialect) -> Self {
+        match dialect {
+            Dialect::Ros1 => Encoding::Ros1,
+            Dialect::Ros2 => Encoding::Cdr,
+        }
+    }
+}
+
+/// Bytes that do not fit the type, naming the field path and the byte offset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{ty}: {}offset {offset}: {reason}", if path.is_empty() { String::new() } else { format!("field {path}, ") })]
+pub struct CodecError {
+    /// The message type.
+    pub ty: String,
+    /// Dotted field path (`pose.position.x`, `points[3].x`).
+    pub path: String,
+    pub offset: usize,
+    pub reason: String,
+}
+
+impl CodecError {
+    fn within(mut self, name: &str) -> Self {
+        self.path = if self.path.is_empty() {
+            name.to_string()
+        } else if self.path.starts_with('[') {
+            format!("{name}{}", self.path)
+        } else {
+            format!("{name}.{}", self.path)
+        };
+        self
+    }
+}
+
+type Res<T> = std::result::Result<T, CodecError>;
+
+/// Counts above this are refused for elements that take no bytes (which no length check bounds).
+const MAX_EMPTY_ELEMENTS: usize = 1 << 20;
+
+/// The CDR encapsulation header for little- or big-endian plain CDR.
+pub fn cdr_header(big_endian: bool) -> [u8; 4] {
+    [0, if big_endian { 0 } else { 1 }, 0, 0]
+}
+
+/// Decodes one message.
+pub fn decode<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Res<Value<'a>> {
+    let mut r = Reader::new(schema, bytes, encoding)?;
+    let v = r.msg(schema.root, 0)?;
+    Ok(v)
+}
+
+/// Encodes one message, appending to `out`. CDR output is little-endian unless `big_endian`.
+pub fn encode(schema: &Schema, value: &Value, encoding: Encoding, big_endian: bool, out: &mut Vec<u8>) -> Res<()> {
+    let origin = out.len();
+    if encoding == Encoding::Cdr {
+        out.extend_from_slice(&cdr_header(big_endian));
+    }
+    let mut w = Writer { schema, out, origin: origin + 4, cdr: encoding == Encoding::Cdr, be: big_endian && encoding == Encoding::Cdr };
+    w.msg(schema.root, value, 0)
+}
+
+pub(crate) struct Reader<'s, 'a> {
+    schema: &'s Schema,
+    buf: &'a [u8],
+    pub(crate) pos: usize,
+    /// Where CDR alignment counts from (after the encapsulation header).
+    origin: usize,
+    pub(crate) cdr: bool,
+    pub(crate) be: bool,
+}
+
+impl<'s, 'a> Reader<'s, 'a> {
+    pub(crate) fn new(schema: &'s Schema, buf: &'a [u8], encoding: Encoding) -> Res<Self> {
+        let mut r = Reader { schema, buf, pos: 0, origin: 0, cdr: encoding == Encoding::Cdr, be: false };
+        if r.cdr {
+            let h = r.take(4)?;
+            r.be = match h[1] {
+                0 | 2 => true,
+                1 | 3 => false,
+                k => return Err(r.err(0, format!("unknown CDR encapsulation kind {k} (expected plain CDR 0x0000/0x0001)"))),
+            };
+            r.origin = 4;
+        }
+        Ok(r)
+    }
+
+    pub(crate) fn err(&self, offset: usize, reason: String) -> CodecError {
+        CodecError { ty: self.schema.name().to_string(), path: String::new(), offset, reason }
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    pub(crate) fn align(&mut self, n: usize) -> Res<()> {
+        if self.cdr && n > 1 {
+            let pad = (n - (self.pos - self.origin) % n) % n;
+            // Trailing padding may be absent at the very end of a message.
+            if pad > self.remaining() {
+                return Err(self.err(self.pos, format!("message ends inside {pad} bytes of alignment")));
+            }
+            self.pos += pad;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn take(&mut self, n: usize) -> Res<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.err(self.pos, format!("needs {n} more bytes, the message has {} left", self.remaining())));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// A primitive's little-endian bytes.
+    pub(crate) fn prim_le(&mut self, p: Prim) -> Res<[u8; 8]> {
+        self.align(p.size())?;
+        let b = self.take(p.size())?;
+        let mut a = [0u8; 8];
+        a[..b.len()].copy_from_slice(b);
+        if self.be {
+            a[..b.len()].reverse();
+        }
+        Ok(a)
+    }
+
+    pub(crate) fn u32(&mut self) -> Res<u32> {
+        let a = self.prim_le(Prim::U32)?;
+        Ok(u32::from_le_bytes([a[0], a[1], a[2], a[3]]))
+    }
+
+    /// A sequence or string count, checked against the bytes left (`min_each` bytes per element).
+    pub(crate) fn count(&mut self, min_each: usize) -> Res<usize> {
+        let at = self.pos;
+        let n = self.u32()? as usize;
+        let fits = if min_each == 0 { n <= MAX_EMPTY_ELEMENTS } else { n.checked_mul(min_each).is_some_and(|b| b <= self.remaining()) };
+        if !fits {
+            return Err(self.err(at, format!("length {n} is more than the {} bytes left can hold", self.remaining())));
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn string(&mut self, wide: bool, bound: Option<usize>) -> Res<Cow<'a, [u8]>> {
+        let at = self.pos;
+        let unit = if wide && self.cdr { 2 } else { 1 };
+        let n = self.count(unit)?;
+        if let Some(b) = bound {
+            // CDR lengths count the NUL terminator.
+            let chars = if self.cdr && !wide { n.saturating_sub(1) } else { n };
+            if chars > b {
+                return Err(self.err(at, format!("string of {chars} characters exceeds its bound {b}")));
+            }
+        }
+        let bytes = self.take(n * unit)?;
+        if !self.cdr {
+            return Ok(Cow::Borrowed(bytes));
+        }
+        if wide {
+            let units: Vec<u16> = bytes.chunks_exact(2).map(|c| if self.be { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) }).collect();
+            return Ok(Cow::Owned(String::from_utf16_lossy(&units).into_bytes()));
+        }
+        match bytes.split_last() {
+            Some((0, s)) => Ok(Cow::Borrowed(s)),
+            Some(_) => Err(self.err(at, "string is not NUL-terminated".into())),
+            None => Ok(Cow::Borrowed(bytes)), // some writers put length 0 for ""
+        }
+    }
+
+    pub(crate) fn msg(&mut self, idx: usize, depth: usize) -> Res<Value<'a>> {
+        if depth > MAX_DEPTH {
+            return Err(self.err(self.pos, "nesting too deep".into()));
+        }
+        let schema = self.schema;
+        let layout: &MsgLayout = &schema.msgs[idx];
+        let mut fields = Vec::with_capacity(layout.fields.len());
+        for f in &layout.fields {
+            let v = match f.array {
+                Array::Single => self.one(f.kind, depth),
+                Array::Fixed(n) => self.many(f.kind, n, depth),
+                Array::Bounded(b) => self.seq_len(f.kind).and_then(|n| {
+                    if n > b {
+                        Err(self.err(self.pos, format!("sequence of {n} exceeds its bound {b}")))
+                    } else {
+                        self.many(f.kind, n, depth)
+                    }
+                }),
+                Array::Unbounded => self.seq_len(f.kind).and_then(|n| self.many(f.kind, n, depth)),
+            };
+            fields.push(v.map_err(|e| e.within(&f.name))?);
+        }
+        Ok(Value::Message(fields))
+    }
+
+    fn seq_len(&mut self, kind: Kind) -> Res<usize> {
+        let min_each = match kind {
+            Kind::Prim(p) => p.size(),
+            Kind::String { .. } => 4,
+            Kind::Msg(i) => min_size(self.schema, i, self.cdr),
+        };
+        self.count(min_each)
+    }
+
+    fn one(&mut self, kind: Kind, depth: usize) -> Res<Value<'a>> {
+        match kind {
+            Kind::Prim(p) => {
+                let a = self.prim_le(p)?;
+                Ok(scalar(p, &a[..p.size()]))
+            }
+            Kind::String { wide, bound } => Ok(Value::String(self.string(wide, bound)?)),
+            Kind::Msg(i) => self.msg(i, depth + 1),
+        }
+    }
+
+    fn many(&mut self, kind: Kind, n: usize, depth: usize) -> Res<Value<'a>> {
+        match kind {
+            Kind::Prim(p) => {
+                if n > 0 {
+                    self.align(p.size())?;
+                }
+                let len = n.checked_mul(p.size()).ok_or_else(|| self.err(self.pos, format!("array of {n} is too long")))?;
+                let raw = self.take(len)?;
+                let le = if self.be && p.size() > 1 {
+                    let mut v = raw.to_vec();
+                    v.chunks_exact_mut(p.size()).for_each(<[u8]>::reverse);
+                    Cow::Owned(v)
+                } else {
+                    Cow::Borrowed(raw)
+                };
+                Ok(Value::Prims(PrimArray { prim: p, le }))
+            }
+            _ => {
+                let mut items = Vec::with_capacity(n.min(self.remaining() + 1));
+                for i in 0..n {
+                    items.push(self.one(kind, depth).map_err(|e| e.within(&format!("[{i}]")))?);
+                }
+                Ok(Value::Array(items))
+            }
+        }
+    }
+}
+
+/// The fewest bytes one element of a message type can take (to bound claimed counts).
+fn min_size(schema: &Schema, idx: usize, cdr: bool) -> usize {
+    fn walk(s: &Schema, idx: usize, cdr: bool, depth: usize) -> usize {
+        if depth > MAX_DEPTH {
+            return 0;
+        }
+        s.msgs[idx]
+            .fields
+            .iter()
+            .map(|f| {
+                let one = match f.kind {
+                    Kind::Prim(p) => p.size(),
+                    Kind::String { .. } => 4 + usize::from(cdr),
+                    Kind::Msg(i) => walk(s, i, cdr, depth + 1),
+                };
+                match f.array {
+                    Array::Single => one,
+                    Array::Fixed(n) => one.saturating_mul(n),
+                    _ => 4,
+                }
+            })
+            .fold(0usize, usize::saturating_add)
+    }
+    walk(schema, idx, cdr, 0)
+}
+
+struct Writer<'s, 'o> {
+    schema: &'s Schema,
+    out: &'o mut Vec<u8>,
+    origin: usize,
+    cdr: bool,
+    be: bool,
+}
+
+impl Writer<'_, '_> {
+    fn err(&self, reason: String) -> CodecError {
+        CodecError { ty: self.schema.name().to_string(), path: String::new(), offset: self.out.len(), reason }
+    }
+
+    fn align(&mut self, n: usize) {
+        if self.cdr && n > 1 {
+            let pad = (n - (self.out.len() - self.origin) % n) % n;
+            self.out.resize(self.out.len() + pad, 0);
+        }
+    }
+
+    fn le_bytes(&mut self, p: Prim, le: &[u8]) {
+        self.align(p.size());
+        if self.be && p.size() > 1 {
+            let start = self.out.len();
+            self.out.extend_from_slice(le);
+            self.out[start..].chunks_exact_mut(p.size()).for_each(<[u8]>::reverse);
+        } else {
+            self.out.extend_from_slice(le);
+        }
+    }
+
+    fn u32(&mut self, v: usize) -> Res<()> {
+        let v = u32::try_from(v).map_err(|_| self.err(format!("length {v} does not fit a u32")))?;
+        self.le_bytes(Prim::U32, &v.to_le_bytes());
+        Ok(())
+    }
+
+    fn msg(&mut self, idx: usize, v: &Value, depth: usize) -> Res<()> {
+        let schema = self.schema;
+        let layout = &schema.msgs[idx];
+        let Value::Message(values) = v else { return Err(self.err(format!("expected a {} message", layout.name))) };
+        if values.len() != layout.fields.len() || depth > MAX_DEPTH {
+            return Err(self.err(format!("{} has {} fields, the value {}", layout.name, layout.fields.len(), values.len())));
+        }
+        for (f, v) in layout.fields.iter().zip(values) {
+            let r = match f.array {
+                Array::Single => self.one(f.kind, v, depth),
+                Array::Fixed(n) => self.many(f.kind, v, Some(n), depth),
+                Array::Bounded(b) => match array_len(v) {
+                    Some(n) if n > b => Err(self.err(format!("sequence of {n} exceeds its bound {b}"))),
+                    _ => self.many(f.kind, v, None, depth),
+                },
+                Array::Unbounded => self.many(f.kind, v, None, depth),
+            };
+            r.map_err(|e| e.within(&f.name))?;
+        }
+        Ok(())
+    }
+
+    fn one(&mut self, kind: Kind, v: &Value, depth: usize) -> Res<()> {
+        match (kind, v) {
+            (Kind::Prim(p), v) => {
+                let le = prim_le(p, v).ok_or_else(|| self.err(format!("expected {}, got {v:?}", p.name())))?;
+                self.le_bytes(p, &le[..p.size()]);
+                Ok(())
+            }
+            (Kind::String { wide, .. }, Value::String(s)) => self.string(s, wide),
+            (Kind::Msg(i), v) => self.msg(i, v, depth + 1),
+            (_, v) => Err(self.err(format!("expected a string, got {v:?}"))),
+        }
+    }
+
+    fn string(&mut self, s: &[u8], wide: bool) -> Res<()> {
+        if !self.cdr {
+            self.u32(s.len())?;
+            self.out.extend_from_slice(s);
+        } else if wide {
+            let units: Vec<u16> = String::from_utf8_lossy(s).encode_utf16().collect();
+            self.u32(units.len())?;
+            for u in units {
+                self.le_bytes(Prim::U16, &u.to_le_bytes());
+            }
+        } else {
+            self.u32(s.len() + 1)?;
+            self.out.extend_from_slice(s);
+            self.out.push(0);
+        }
+        Ok(())
+    }
+
+    fn many(&mut self, kind: Kind, v: &Value, fixed: Option<usize>, depth: usize) -> Res<()> {
+        let n = array_len(v).ok_or_else(|| self.err(format!("expected an array, got {v:?}")))?;
+        match fixed {
+            Some(want) if want != n => return Err(self.err(format!("fixed array of {want} given {n} elements"))),
+            Some(_) => {}
+            None => self.u32(n)?,
+        }
+        match (kind, v) {
+            (Kind::Prim(p), Value::Prims(a)) if a.prim == p => {
+                if n > 0 {
+                    self.le_bytes(p, &a.le);
+                }
+                Ok(())
+            }
+            (Kind::Prim(p), Value::Prims(a)) => Err(self.err(format!("expected {}[], got {}[]", p.name(), a.prim.name()))),
+            (_, Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.one(kind, item, depth).map_err(|e| e.within(&format!("[{i}]")))?;
+                }
+                Ok(())
+            }
+            (_, v) => Err(self.err(format!("expected an array, got {v:?}"))),
+        }
+    }
+}
+
+fn array_len(v: &Value) -> Option<usize> {
+    match v {
+        Value::Prims(a) => Some(a.len()),
+        Value::Array(items) => Some(items.len()),
+        _ => None,
+    }
+}
+
+/// A scalar's little-endian bytes, if `v` is a `p`.
+fn prim_le(p: Prim, v: &Value) -> Option<[u8; 8]> {
+    let mut a = [0u8; 8];
+    let b: &[u8] = match (p, v) {
+        (Prim::Bool, Value::Bool(x)) => &[u8::from(*x)],
+        (Prim::I8, Value::I8(x)) => &x.to_le_bytes(),
+        (Prim::U8, Value::U8(x)) => &[*x],
+        (Prim::I16, Value::I16(x)) => &x.to_le_bytes(),
+        (Prim::U16, Value::U16(x)) => &x.to_le_bytes(),
+        (Prim::I32, Value::I32(x)) => &x.to_le_bytes(),
+        (Prim::U32, Value::U32(x)) => &x.to_le_bytes(),
+        (Prim::I64, Value::I64(x)) => &x.to_le_bytes(),
+        (Prim::U64, Value::U64(x)) => &x.to_le_bytes(),
+        (Prim::F32, Value::F32(x)) => &x.to_le_bytes(),
+        (Prim::F64, Value::F64(x)) => &x.to_le_bytes(),
+        _ => return None,
+    };
+    a[..b.len()].copy_from_slice(b);
+    Some(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+
+    fn schema(dialect: Dialect, defs: &[(&str, &str)], root: &str) -> Schema {
+        let mut r = Registry::new(dialect);
+        for (n, t) in defs {
+            r.add(n, t).unwrap();
+        }
+        Schema::compile(&r, root).unwrap()
+    }
+
+    #[test]
+    fn cdr_alignment_counts_from_after_the_header() {
+        let s = schema(Dialect::Ros2, &[("a/msg/T", "uint8 a\nfloat64 b\nstring c\nint16[] d\n")], "a/T");
+        for be in [false, true] {
+            let v = Value::Message(vec![
+                Value::U8(7),
+                Value::F64(1.5),
+                Value::String(Cow::Borrowed(b"hi")),
+                Value::Prims(PrimArray { prim: Prim::I16, le: Cow::Owned(vec![1, 0, 2, 0]) }),
+            ]);
+            let mut out = Vec::new();
+            encode(&s, &v, Encoding::Cdr, be, &mut out).unwrap();
+            // header 4, u8 1, pad 7, f64 8, len 4, "hi\0" 3, pad 1, len 4, 2×i16
+            assert_eq!(out.len(), 4 + 1 + 7 + 8 + 4 + 3 + 1 + 4 + 4);
+            assert_eq!(decode(&s, &out, Encoding::Cdr).unwrap(), v);
+        }
+    }
+
+    #[test]
+    fn lying_lengths_and_short_messages_name_the_field() {
+        let s = schema(Dialect::Ros1, &[("a/T", "uint32 x\nstring name\nfloat64[] v\n")], "a/T");
+        let mut b = vec![1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f];
+        let e = decode(&s, &b, Encoding::Ros1).unwrap_err();
+        assert_eq!((e.path.as_str(), e.offset), ("name", 4));
+        b.truncate(3);
+        let e = decode(&s, &b, Encoding::Ros1).unwrap_err().to_string();
+        assert!(e.contains("a/T") && e.contains("field x") && e.contains("offset 0"), "{e}");
+    }
+}

@@ -1,0 +1,234 @@
+//! A definition compiled for the codecs: every nested type resolved once, to an index, so that
+//! decoding walks plain vectors instead of looking names up.
+
+use std::collections::HashMap;
+
+use crate::definition::{Array, Dialect};
+use crate::registry::Registry;
+use crate::{Error, Result};
+
+/// A fixed-size primitive (`char`/`byte` are mapped to the type each dialect gives them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Prim {
+    Bool,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl Prim {
+    /// Size on the wire, which is also its CDR alignment.
+    pub fn size(self) -> usize {
+        match self {
+            Prim::Bool | Prim::I8 | Prim::U8 => 1,
+            Prim::I16 | Prim::U16 => 2,
+            Prim::I32 | Prim::U32 | Prim::F32 => 4,
+            Prim::I64 | Prim::U64 | Prim::F64 => 8,
+        }
+    }
+
+    fn from_name(name: &str, dialect: Dialect) -> Option<Prim> {
+        Some(match name {
+            "bool" => Prim::Bool,
+            // ROS 1: `byte` is a deprecated int8, `char` a uint8. ROS 2: both are one octet.
+            "byte" if dialect == Dialect::Ros1 => Prim::I8,
+            "byte" | "char" | "uint8" => Prim::U8,
+            "int8" => Prim::I8,
+            "int16" => Prim::I16,
+            "uint16" => Prim::U16,
+            "int32" => Prim::I32,
+            "uint32" => Prim::U32,
+            "int64" => Prim::I64,
+            "uint64" => Prim::U64,
+            "float32" => Prim::F32,
+            "float64" => Prim::F64,
+            _ => return None,
+        })
+    }
+
+    /// The `.msg` spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Prim::Bool => "bool",
+            Prim::I8 => "int8",
+            Prim::U8 => "uint8",
+            Prim::I16 => "int16",
+            Prim::U16 => "uint16",
+            Prim::I32 => "int32",
+            Prim::U32 => "uint32",
+            Prim::I64 => "int64",
+            Prim::U64 => "uint64",
+            Prim::F32 => "float32",
+            Prim::F64 => "float64",
+        }
+    }
+}
+
+/// What one element of a field is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Prim(Prim),
+    /// `string` (`wide` for `wstring`), with its ROS 2 bound.
+    String { wide: bool, bound: Option<usize> },
+    /// A nested message: an index into [`Schema::msgs`].
+    Msg(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct FieldLayout {
+    pub name: String,
+    pub kind: Kind,
+    pub array: Array,
+    /// The `.msg` base type as written (for messages: the resolved full name).
+    pub type_name: String,
+    /// The ROS 2 default value, as written.
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MsgLayout {
+    /// Full name (`pkg/Type`, `pkg/msg/Type`, or `time`/`duration` for ROS 1's built-ins).
+    pub name: String,
+    pub fields: Vec<FieldLayout>,
+}
+
+/// A root type and every type it contains, resolved.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    pub dialect: Dialect,
+    pub msgs: Vec<MsgLayout>,
+    /// Index of the root type in `msgs` (always 0).
+    pub root: usize,
+}
+
+/// Nesting deeper than this is refused (it also bounds the codecs' recursion).
+pub const MAX_DEPTH: usize = 64;
+
+/// Field ROS 2 adds to a message without fields, because IDL structs cannot be empty.
+pub const EMPTY_STRUCT_FIELD: &str = "structure_needs_at_least_one_member";
+
+impl Schema {
+    /// Compiles `root` and its nested types from `reg`.
+    pub fn compile(reg: &Registry, root: &str) -> Result<Schema> {
+        let mut b = Builder { reg, msgs: Vec::new(), index: HashMap::new() };
+        b.add(&crate::registry::normalize(root, reg.dialect()), None, 0)?;
+        Ok(Schema { dialect: reg.dialect(), msgs: b.msgs, root: 0 })
+    }
+
+    pub fn root(&self) -> &MsgLayout {
+        &self.msgs[self.root]
+    }
+
+    /// The root type's full name.
+    pub fn name(&self) -> &str {
+        &self.root().name
+    }
+}
+
+struct Builder<'r> {
+    reg: &'r Registry,
+    msgs: Vec<MsgLayout>,
+    index: HashMap<String, usize>,
+}
+
+impl Builder<'_> {
+    fn add(&mut self, name: &str, needed_by: Option<&str>, depth: usize) -> Result<usize> {
+        if let Some(&i) = self.index.get(name) {
+            if self.msgs[i].name.is_empty() {
+                return Err(Error::Recursive { name: name.to_string() });
+            }
+            return Ok(i);
+        }
+        if depth > MAX_DEPTH {
+            return Err(Error::Recursive { name: name.to_string() });
+        }
+        let dialect = self.reg.dialect();
+        let i = self.msgs.len();
+        self.index.insert(name.to_string(), i);
+        // An empty name marks "being built" (a cycle if met again).
+        self.msgs.push(MsgLayout { name: String::new(), fields: Vec::new() });
+        let fields = if let Some(builtin) = ros1_builtin(name, dialect) {
+            builtin
+        } else {
+            let def = self.reg.require(name, needed_by)?.clone();
+            let mut fields = Vec::with_capacity(def.fields.len());
+            for f in &def.fields {
+                let base = f.ty.base.as_str();
+                let (kind, type_name) = if let Some(p) = Prim::from_name(base, dialect) {
+                    // genpy and every ROS 1 tool treat `byte[]` as raw octets.
+                    let p = if p == Prim::I8 && base == "byte" && f.ty.array != Array::Single { Prim::U8 } else { p };
+                    (Kind::Prim(p), base.to_string())
+                } else if base == "string" || base == "wstring" {
+                    (Kind::String { wide: base == "wstring", bound: f.ty.string_bound }, base.to_string())
+                } else {
+                    let nested = match (dialect, base) {
+                        (Dialect::Ros1, "time" | "duration") => base.to_string(),
+                        _ => self.reg.resolve(base, name),
+                    };
+                    let context = format!("field {} of {name}", f.name);
+                    (Kind::Msg(self.add(&nested, Some(&context), depth + 1)?), nested)
+                };
+                fields.push(FieldLayout { name: f.name.clone(), kind, array: f.ty.array, type_name, default: f.default.clone() });
+            }
+            if fields.is_empty() && dialect == Dialect::Ros2 {
+                fields.push(FieldLayout {
+                    name: EMPTY_STRUCT_FIELD.into(),
+                    kind: Kind::Prim(Prim::U8),
+                    array: Array::Single,
+                    type_name: "uint8".into(),
+                    default: None,
+                });
+            }
+            fields
+        };
+        self.msgs[i] = MsgLayout { name: name.to_string(), fields };
+        Ok(i)
+    }
+}
+
+/// ROS 1's `time` and `duration`: two 32-bit fields, named as genpy and rostopic name them.
+fn ros1_builtin(name: &str, dialect: Dialect) -> Option<Vec<FieldLayout>> {
+    let p = match (dialect, name) {
+        (Dialect::Ros1, "time") => Prim::U32,
+        (Dialect::Ros1, "duration") => Prim::I32,
+        _ => return None,
+    };
+    let field = |n: &str| FieldLayout { name: n.into(), kind: Kind::Prim(p), array: Array::Single, type_name: p.name().into(), default: None };
+    Some(vec![field("secs"), field("nsecs")])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_types_are_resolved_once() {
+        let mut r = Registry::new(Dialect::Ros1);
+        r.add("std_msgs/Header", "uint32 seq\ntime stamp\nstring frame_id\n").unwrap();
+        r.add("geometry_msgs/Point", "float64 x\nfloat64 y\nfloat64 z\n").unwrap();
+        r.add("a/B", "Header header\ngeometry_msgs/Point[] pts\ngeometry_msgs/Point p\nbyte[] raw\nbyte b\n").unwrap();
+        let s = Schema::compile(&r, "a/B").unwrap();
+        assert_eq!(s.msgs.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["a/B", "std_msgs/Header", "time", "geometry_msgs/Point"]);
+        assert_eq!(s.root().fields[3].kind, Kind::Prim(Prim::U8));
+        assert_eq!(s.root().fields[4].kind, Kind::Prim(Prim::I8));
+    }
+
+    #[test]
+    fn missing_and_recursive_types_are_errors() {
+        let mut r = Registry::new(Dialect::Ros2);
+        r.add("a/msg/B", "C c\n").unwrap();
+        let e = Schema::compile(&r, "a/B").unwrap_err().to_string();
+        assert!(e.contains("a/msg/C") && e.contains("field c of a/msg/B"), "{e}");
+        r.add("a/msg/C", "B b\n").unwrap();
+        assert!(matches!(Schema::compile(&r, "a/B"), Err(Error::Recursive { .. })));
+        r.add("a/msg/E", "").unwrap();
+        assert_eq!(Schema::compile(&r, "a/E").unwrap().root().fields[0].name, EMPTY_STRUCT_FIELD);
+    }
+}
