@@ -5,6 +5,7 @@
 //! [`rbag_storage`], so they work the same for every backend.
 
 mod convert;
+pub mod decode;
 mod info;
 
 pub use convert::{convert, ConvertOptions, ConvertReport, Progress};

@@ -61,11 +61,25 @@ pub fn cdr_header(big_endian: bool) -> [u8; 4] {
     [0, if big_endian { 0 } else { 1 }, 0, 0]
 }
 
-/// Decodes one message.
+/// Decodes one message. Bytes left after it are ignored (see [`decode_counted`]).
 pub fn decode<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Res<Value<'a>> {
+    decode_counted(schema, bytes, encoding).map(|(v, _)| v)
+}
+
+/// Decodes one message and says how many bytes were left after it: more than CDR's final
+/// padding means the definition does not describe the message.
+pub fn decode_counted<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Res<(Value<'a>, usize)> {
     let mut r = Reader::new(schema, bytes, encoding)?;
     let v = r.msg(schema.root, 0)?;
-    Ok(v)
+    Ok((v, r.remaining()))
+}
+
+/// Trailing bytes a correct message may have: CDR writers pad the end to a multiple of 4.
+pub fn allowed_trailing(encoding: Encoding) -> usize {
+    match encoding {
+        Encoding::Ros1 => 0,
+        Encoding::Cdr => 3,
+    }
 }
 
 /// Encodes one message, appending to `out`. CDR output is little-endian unless `big_endian`.

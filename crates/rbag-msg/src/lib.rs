@@ -19,7 +19,7 @@ pub mod msg_path;
 pub mod store;
 
 pub use definition::{parse, Array, Constant, Dialect, Field, FieldType, MsgDef};
-pub use codec::{decode, encode, CodecError, Encoding};
+pub use codec::{decode, decode_counted, encode, CodecError, Encoding};
 pub use registry::Registry;
 pub use schema::Schema;
 pub use value::Value;

@@ -31,6 +31,7 @@ enum Command {
     Info(commands::info::Args),
     Reindex(commands::reindex::Args),
     Convert(commands::convert::Args),
+    Echo(commands::echo::Args),
     List(commands::list::Args),
     Completions(commands::completions::Args),
 }
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Reindex(a) => commands::reindex::run(a),
         Command::Convert(a) => commands::convert::run(a),
+        Command::Echo(a) => commands::echo::run(a),
         Command::List(a) => commands::list::run(a),
         Command::Completions(a) => commands::completions::run(a),
     };

@@ -2,6 +2,7 @@
 
 pub mod completions;
 pub mod convert;
+pub mod echo;
 pub mod info;
 pub mod list;
 pub mod reindex;
@@ -18,4 +19,44 @@ pub fn open(path: &Path) -> Result<Box<dyn rbag_storage::StorageReader>> {
         eprintln!("warning: {}: {w}", path.display());
     }
     Ok(reader)
+}
+
+/// Where message types come from, for verbs that decode.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TypeArgs {
+    /// Read message definitions from this directory too: an install prefix
+    /// (`share/<pkg>/msg/*.msg`), a share directory, one package, or `PKG=DIR` for a flat
+    /// directory of `.msg` files that belong to package PKG. Repeatable.
+    #[arg(long = "msg-path", value_name = "[PKG=]DIR")]
+    msg_paths: Vec<String>,
+}
+
+impl TypeArgs {
+    /// Fallback types for a bag: `--msg-path` first, then the bundled store for the bag's
+    /// distro (humble when it does not say), then types only later distros have.
+    pub fn sources(&self, properties: &std::collections::BTreeMap<String, String>) -> Result<rbag_bag::decode::TypeSources> {
+        use rbag_msg::store::{self, Distro};
+        use rbag_msg::{Dialect, Registry};
+        let distro = properties.get("ros_distro").and_then(|d| d.parse::<Distro>().ok()).filter(|d| *d != Distro::Noetic).unwrap_or(Distro::Humble);
+        let mut ros1 = Registry::new(Dialect::Ros1);
+        let mut ros2 = Registry::new(Dialect::Ros2);
+        for spec in &self.msg_paths {
+            for reg in [&mut ros1, &mut ros2] {
+                let loaded = match spec.split_once('=') {
+                    Some((pkg, dir)) => rbag_msg::msg_path::load_as(reg, Path::new(dir), pkg),
+                    None => rbag_msg::msg_path::load(reg, Path::new(spec)),
+                };
+                let n = loaded.map_err(|e| anyhow::anyhow!("--msg-path {spec}: {e}"))?;
+                if n == 0 {
+                    anyhow::bail!("--msg-path {spec}: no .msg files found");
+                }
+            }
+        }
+        ros1.fill_from(store::registry(Distro::Noetic));
+        ros2.fill_from(store::registry(distro));
+        for later in [Distro::Humble, Distro::Iron, Distro::Jazzy, Distro::Kilted] {
+            ros2.fill_from(store::registry(later));
+        }
+        Ok(rbag_bag::decode::TypeSources::new(ros1, ros2))
+    }
 }

@@ -1,0 +1,202 @@
+//! Decoding a bag's messages: each connection's type is compiled once, from the definition the
+//! bag carries, with types it lacks taken from `--msg-path` directories and the bundled store.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rbag_msg::{Dialect, Encoding, Registry, Schema};
+use rbag_storage::Connection;
+
+/// A message that cannot be decoded, naming the topic.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    #[error("topic {topic}: unknown message type {ty}{needed_by}; give its definition with --msg-path DIR (a directory of .msg files, or an ament share/ or install prefix)")]
+    UnknownType { topic: String, ty: String, needed_by: String },
+    #[error("topic {topic}: the definition of {ty} is not usable: {source}")]
+    Definition { topic: String, ty: String, source: rbag_msg::Error },
+    #[error("topic {topic}: message encoding {encoding:?} is not ros1 or cdr")]
+    Encoding { topic: String, encoding: String },
+    /// An error already reported for this connection.
+    #[error("{0}")]
+    Shared(String),
+    #[error("topic {topic}, message at {log_time} ns: {source}")]
+    Codec { topic: String, log_time: u64, source: rbag_msg::CodecError },
+}
+
+/// Types to fall back on, per dialect, in the order they are searched.
+#[derive(Debug, Clone)]
+pub struct TypeSources {
+    ros1: Registry,
+    ros2: Registry,
+}
+
+impl Default for TypeSources {
+    fn default() -> Self {
+        Self { ros1: Registry::new(Dialect::Ros1), ros2: Registry::new(Dialect::Ros2) }
+    }
+}
+
+impl TypeSources {
+    /// Sources with nothing but what the caller adds.
+    pub fn new(ros1: Registry, ros2: Registry) -> Self {
+        Self { ros1, ros2 }
+    }
+
+    pub fn get(&self, dialect: Dialect) -> &Registry {
+        match dialect {
+            Dialect::Ros1 => &self.ros1,
+            Dialect::Ros2 => &self.ros2,
+        }
+    }
+
+    pub fn get_mut(&mut self, dialect: Dialect) -> &mut Registry {
+        match dialect {
+            Dialect::Ros1 => &mut self.ros1,
+            Dialect::Ros2 => &mut self.ros2,
+        }
+    }
+}
+
+/// The dialect and wire format of a connection's messages.
+pub fn encoding_of(c: &Connection) -> Result<(Dialect, Encoding), DecodeError> {
+    match c.encoding.as_str() {
+        "ros1" => Ok((Dialect::Ros1, Encoding::Ros1)),
+        "cdr" => Ok((Dialect::Ros2, Encoding::Cdr)),
+        other => Err(DecodeError::Encoding { topic: c.topic.clone(), encoding: other.to_string() }),
+    }
+}
+
+/// The types a connection's own definition text declares.
+pub fn bag_registry(c: &Connection, dialect: Dialect) -> Result<Registry, DecodeError> {
+    let mut reg = Registry::new(dialect);
+    let text = c.definition.trim();
+    if text.is_empty() {
+        return Ok(reg);
+    }
+    let added = match c.definition_encoding.as_str() {
+        "ros2idl" => return Ok(reg), // IDL_PENDING: parsed once idl.rs lands
+        _ => reg.add_concatenated(&c.message_type, &c.definition),
+    };
+    added.map_err(|source| DecodeError::Definition { topic: c.topic.clone(), ty: c.message_type.clone(), source })?;
+    Ok(reg)
+}
+
+/// Compiles the schema of `c`'s type: the bag's definitions first, then `sources`.
+pub fn compile(c: &Connection, sources: &TypeSources) -> Result<Schema, DecodeError> {
+    let (dialect, _) = encoding_of(c)?;
+    compile_with(c, bag_registry(c, dialect)?, sources)
+}
+
+/// Compiles `c`'s type from `sources` alone, ignoring the bag's definitions.
+pub fn compile_from_sources(c: &Connection, sources: &TypeSources) -> Result<Schema, DecodeError> {
+    let (dialect, _) = encoding_of(c)?;
+    compile_with(c, Registry::new(dialect), sources)
+}
+
+fn compile_with(c: &Connection, mut reg: Registry, sources: &TypeSources) -> Result<Schema, DecodeError> {
+    let fallback = sources.get(reg.dialect());
+    // Copy in only the types the schema turns out to need.
+    for _ in 0..=rbag_msg::schema::MAX_DEPTH * 4 {
+        match Schema::compile(&reg, &c.message_type) {
+            Ok(s) => return Ok(s),
+            Err(rbag_msg::Error::UnknownType { name, context }) => match fallback.get(&name) {
+                Some(def) => reg.add_def(&name, def.clone()),
+                None => return Err(DecodeError::UnknownType { topic: c.topic.clone(), ty: name, needed_by: context.map(|c| format!(" ({c})")).unwrap_or_default() }),
+            },
+            Err(source) => return Err(DecodeError::Definition { topic: c.topic.clone(), ty: c.message_type.clone(), source }),
+        }
+    }
+    Err(DecodeError::Definition { topic: c.topic.clone(), ty: c.message_type.clone(), source: rbag_msg::Error::Recursive { name: c.message_type.clone() } })
+}
+
+#[derive(Clone)]
+struct Entry {
+    schema: Arc<Schema>,
+    encoding: Encoding,
+    /// Whether a message has been seen to fit the schema exactly.
+    checked: bool,
+}
+
+/// Schemas by connection id, compiled on first use (errors are kept too, so a bad topic is
+/// reported once).
+///
+/// The first message of each connection is checked to fill its schema exactly. Some bags carry
+/// wrong definitions (rosbag2's own `talker` test bag stores `uint8 level` for
+/// `rcl_interfaces/msg/Log`); then the `--msg-path`/store definition is used if it fits, with a
+/// warning.
+#[derive(Default)]
+pub struct Decoders {
+    sources: TypeSources,
+    cache: HashMap<u32, Result<Entry, Arc<DecodeError>>>,
+    warnings: Vec<String>,
+}
+
+impl Decoders {
+    pub fn new(sources: TypeSources) -> Self {
+        Self { sources, cache: HashMap::new(), warnings: Vec::new() }
+    }
+
+    pub fn sources(&self) -> &TypeSources {
+        &self.sources
+    }
+
+    /// Warnings about definitions replaced so far, emptied by the call.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    fn entry(&mut self, c: &Connection) -> Result<&mut Entry, Arc<DecodeError>> {
+        let sources = &self.sources;
+        self.cache
+            .entry(c.id)
+            .or_insert_with(|| {
+                let (_, encoding) = encoding_of(c).map_err(Arc::new)?;
+                compile(c, sources).map(|s| Entry { schema: Arc::new(s), encoding, checked: false }).map_err(Arc::new)
+            })
+            .as_mut()
+            .map_err(|e| e.clone())
+    }
+
+    /// The compiled type of a connection and the wire format of its messages.
+    pub fn schema(&mut self, c: &Connection) -> Result<(Arc<Schema>, Encoding), Arc<DecodeError>> {
+        self.entry(c).map(|e| (e.schema.clone(), e.encoding))
+    }
+
+    /// Decodes one message of connection `c`, with the schema it was decoded by.
+    pub fn decode<'a>(&mut self, c: &Connection, log_time: u64, data: &'a [u8]) -> Result<(Arc<Schema>, rbag_msg::Value<'a>), DecodeError> {
+        let entry = self.entry(c).map_err(|e| DecodeError::Shared(e.to_string()))?;
+        let (schema, encoding) = (entry.schema.clone(), entry.encoding);
+        if entry.checked {
+            let v = rbag_msg::decode(&schema, data, encoding).map_err(|source| DecodeError::Codec { topic: c.topic.clone(), log_time, source })?;
+            return Ok((schema, v));
+        }
+        let first = rbag_msg::decode_counted(&schema, data, encoding);
+        let fits = matches!(&first, Ok((_, left)) if *left <= rbag_msg::codec::allowed_trailing(encoding));
+        if !fits {
+            if let Ok(other) = compile_from_sources(c, &self.sources) {
+                if let Ok((v, left)) = rbag_msg::decode_counted(&other, data, encoding) {
+                    if left <= rbag_msg::codec::allowed_trailing(encoding) {
+                        self.warnings.push(format!(
+                            "topic {}: the bag's definition of {} does not fit its messages; using the bundled or --msg-path one",
+                            c.topic, c.message_type
+                        ));
+                        let other = Arc::new(other);
+                        if let Ok(e) = self.entry(c) {
+                            e.schema = other.clone();
+                            e.checked = true;
+                        }
+                        return Ok((other, v));
+                    }
+                }
+            }
+        }
+        if let Ok(e) = self.entry(c) {
+            e.checked = true;
+        }
+        match first {
+            Ok((v, _)) => Ok((schema, v)),
+            Err(source) => Err(DecodeError::Codec { topic: c.topic.clone(), log_time, source }),
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! `rbag echo`: print a bag's messages decoded, like `rostopic echo` / `ros2 topic echo` on a
+//! live topic: YAML by default, NDJSON with `--json`, flat columns with `--csv`.
+
+use std::collections::BTreeMap;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use rbag_bag::decode::Decoders;
+use rbag_msg::{render, Encoding, Schema};
+use rbag_storage::{Connection, Filter};
+
+use crate::units::parse_time;
+use crate::Outcome;
+
+/// Print messages decoded, from any bag. A topic may carry a field path:
+/// `/imu.linear_acceleration.x`, `/tf.transforms[0].child_frame_id`.
+///
+/// Types come from the bag's own definitions, then `--msg-path` directories, then the bundled
+/// store (ROS 1 noetic; ROS 2 humble and later common types).
+#[derive(clap::Args)]
+pub struct Args {
+    /// The bag (a ROS 1 bag, a rosbag2 directory, or a .db3/.mcap file).
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// Topics to print, each optionally followed by a field path; all topics when none given.
+    #[arg(value_name = "TOPIC")]
+    topics: Vec<String>,
+    /// Print NDJSON: one object per message with `topic`, `log_time` (ns) and `message`.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV: `log_time,topic` and one column per field (the topics must share a type).
+    #[arg(long)]
+    csv: bool,
+    /// Stop after N messages.
+    #[arg(short = 'n', long, value_name = "N")]
+    count: Option<u64>,
+    /// Only messages at or after this time (seconds since the epoch, or integer ns with `ns`).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    start: Option<u64>,
+    /// Only messages before this time.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    end: Option<u64>,
+    /// In YAML, print at most this many elements of each array.
+    #[arg(short = 'l', long, value_name = "N", default_value_t = 128)]
+    truncate_length: usize,
+    /// In YAML, print arrays whole.
+    #[arg(short = 'f', long)]
+    full_length: bool,
+    #[command(flatten)]
+    types: super::TypeArgs,
+}
+
+/// A selected topic: its field path and, once its connections are known, their schemas.
+struct Selection {
+    path: Option<String>,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let reader = super::open(&args.path)?;
+    let connections = reader.connections().to_vec();
+    let mut selections: BTreeMap<String, Selection> = BTreeMap::new();
+    for t in &args.topics {
+        let (topic, path) = split_topic(t);
+        if !connections.iter().any(|c| c.topic == topic) {
+            let known: Vec<&str> = connections.iter().map(|c| c.topic.as_str()).collect();
+            bail!("{}: no topic {topic} (the bag has: {})", args.path.display(), known.join(", "));
+        }
+        selections.insert(topic.to_string(), Selection { path: path.map(str::to_string) });
+    }
+    let explicit = !selections.is_empty();
+    let mut decoders = Decoders::new(args.types.sources(&reader.info()?.properties)?);
+    // Compile every selected connection first, so a missing type fails before any output.
+    let mut schemas: BTreeMap<u32, (Arc<Schema>, Encoding)> = BTreeMap::new();
+    let mut skipped = Vec::new();
+    for c in &connections {
+        if explicit && !selections.contains_key(&c.topic) {
+            continue;
+        }
+        match decoders.schema(c) {
+            Ok(s) => {
+                if let Some(Some(p)) = selections.get(&c.topic).map(|s| &s.path) {
+                    render::check_path(&s.0, p).map_err(|e| anyhow::anyhow!("topic {}: {e}", c.topic))?;
+                }
+                schemas.insert(c.id, s);
+            }
+            Err(e) if explicit => return Err(anyhow::anyhow!("{e}")).with_context(|| format!("cannot decode {}", args.path.display())),
+            Err(e) => {
+                eprintln!("warning: skipping {e}");
+                skipped.push(c.topic.clone());
+            }
+        }
+    }
+    let by_id: BTreeMap<u32, &Connection> = connections.iter().map(|c| (c.id, c)).collect();
+    let topics: Vec<String> = schemas.keys().filter_map(|id| by_id.get(id)).map(|c| c.topic.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let filter = Filter { topics: topics.clone(), start: args.start, end: args.end, ..Filter::default() };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let style = if args.json {
+        Style::Json
+    } else if args.csv {
+        Style::Csv
+    } else {
+        Style::Yaml { max_array: (!args.full_length).then_some(args.truncate_length), multi: topics.len() > 1 }
+    };
+    if args.csv {
+        write_csv_header(&mut out, &schemas, &selections, &by_id)?;
+    }
+    let mut printed = 0u64;
+    if !topics.is_empty() {
+        for m in reader.messages(&filter)? {
+            if args.count.is_some_and(|n| printed >= n) {
+                break;
+            }
+            let m = m?;
+            let Some(c) = by_id.get(&m.connection).filter(|_| schemas.contains_key(&m.connection)) else { continue };
+            let (schema, value) = decoders.decode(c, m.log_time, &m.data).with_context(|| format!("cannot decode {}", args.path.display()))?;
+            for w in decoders.take_warnings() {
+                eprintln!("warning: {}: {w}", args.path.display());
+            }
+            let schema = schema.as_ref();
+            let path = selections.get(&c.topic).and_then(|s| s.path.as_deref());
+            style.write(&mut out, c, m.log_time, schema, &value, path)?;
+            printed += 1;
+        }
+    }
+    out.flush()?;
+    Ok(if skipped.is_empty() { Outcome::Ok } else { Outcome::Dropped })
+}
+
+/// `/imu.linear_acceleration.x` → (`/imu`, `linear_acceleration.x`). Topic names hold no `.`.
+fn split_topic(arg: &str) -> (&str, Option<&str>) {
+    let cut = arg.find(['.', '[']);
+    match cut {
+        Some(i) => (&arg[..i], Some(arg[i..].trim_start_matches('.'))),
+        None => (arg, None),
+    }
+}
+
+enum Style {
+    Yaml { max_array: Option<usize>, multi: bool },
+    Json,
+    Csv,
+}
+
+impl Style {
+    fn write(&self, out: &mut dyn Write, c: &Connection, log_time: u64, schema: &Schema, value: &rbag_msg::Value, path: Option<&str>) -> Result<()> {
+        let selected = match path {
+            Some(p) => match render::select(schema, value, p).map_err(anyhow::Error::msg)? {
+                Some(s) => Some(s),
+                None => return Ok(()), // an index past this message's array
+            },
+            None => None,
+        };
+        match self {
+            Style::Yaml { max_array, multi } => {
+                if *multi {
+                    writeln!(out, "# {} {}.{:09}", c.topic, log_time / 1_000_000_000, log_time % 1_000_000_000)?;
+                }
+                match &selected {
+                    Some(s) => s.yaml(schema, *max_array, out)?,
+                    None => render::yaml_message(schema, value, *max_array, out)?,
+                }
+                writeln!(out, "---")?;
+            }
+            Style::Json => {
+                out.write_all(b"{\"topic\":")?;
+                serde_json::to_writer(&mut *out, &c.topic)?;
+                write!(out, ",\"log_time\":{log_time},\"message\":")?;
+                match &selected {
+                    Some(s) => s.json(schema, out)?,
+                    None => render::json_message(schema, value, out)?,
+                }
+                out.write_all(b"}\n")?;
+            }
+            Style::Csv => {
+                write!(out, "{log_time},{}", csv_quote(&c.topic))?;
+                match &selected {
+                    Some(s) => {
+                        let mut cell = Vec::new();
+                        s.json(schema, &mut cell)?;
+                        write!(out, ",{}", csv_quote(&String::from_utf8_lossy(&cell)))?;
+                    }
+                    None => {
+                        for cell in render::csv_cells(schema, value) {
+                            write!(out, ",{cell}")?;
+                        }
+                    }
+                }
+                writeln!(out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn csv_quote(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The header row; every selected topic must print the same columns.
+fn write_csv_header(out: &mut dyn Write, schemas: &BTreeMap<u32, (Arc<Schema>, Encoding)>, selections: &BTreeMap<String, Selection>, by_id: &BTreeMap<u32, &Connection>) -> Result<()> {
+    let mut header: Option<(Vec<String>, &str)> = None;
+    for (id, (schema, _)) in schemas {
+        let topic = by_id.get(id).map_or("", |c| c.topic.as_str());
+        let columns = match selections.get(topic).and_then(|s| s.path.as_deref()) {
+            Some(p) => vec![p.to_string()],
+            None => render::csv_columns(schema),
+        };
+        match &header {
+            Some((h, first)) if *h != columns => bail!("--csv needs topics of one type: {first} and {topic} print different columns; echo them separately"),
+            Some(_) => {}
+            None => header = Some((columns, topic)),
+        }
+    }
+    if let Some((columns, _)) = header {
+        let names: Vec<String> = columns.iter().map(|c| csv_quote(c)).collect();
+        writeln!(out, "log_time,topic,{}", names.join(","))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn topic_and_field_path() {
+        assert_eq!(super::split_topic("/imu.linear_acceleration.x"), ("/imu", Some("linear_acceleration.x")));
+        assert_eq!(super::split_topic("/tf[0]"), ("/tf", Some("[0]")));
+        assert_eq!(super::split_topic("/a/b"), ("/a/b", None));
+    }
+}
