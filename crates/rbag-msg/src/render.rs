@@ -18,6 +18,11 @@ fn field_ty(kind: Kind) -> Ty {
     }
 }
 
+/// The filler field ROS 2 gives empty messages is not shown, as `ros2 topic echo` does not.
+fn hidden(name: &str) -> bool {
+    name == crate::schema::EMPTY_STRUCT_FIELD
+}
+
 /// A value inside a message, found by a dotted path with `[i]` indices.
 pub struct Selected<'v, 'a> {
     ty: Ty,
@@ -108,7 +113,7 @@ fn json(schema: &Schema, ty: Ty, v: &Value, out: &mut dyn Write) -> io::Result<(
         Value::Message(fields) => {
             let Some(layout) = ty.map(|i| &schema.msgs[i]) else { return out.write_all(b"null") };
             out.write_all(b"{")?;
-            for (n, (f, v)) in layout.fields.iter().zip(fields).enumerate() {
+            for (n, (f, v)) in layout.fields.iter().zip(fields).filter(|(f, _)| !hidden(&f.name)).enumerate() {
                 if n > 0 {
                     out.write_all(b",")?;
                 }
@@ -214,7 +219,7 @@ impl Yaml<'_, '_> {
     fn fields(&mut self, ty: Ty, v: &Value, indent: usize, after_dash: bool) -> io::Result<()> {
         let (Some(i), Value::Message(values)) = (ty, v) else { return Ok(()) };
         let schema = self.schema;
-        for (n, (f, v)) in schema.msgs[i].fields.iter().zip(values).enumerate() {
+        for (n, (f, v)) in schema.msgs[i].fields.iter().zip(values).filter(|(f, _)| !hidden(&f.name)).enumerate() {
             if n > 0 || !after_dash {
                 write!(self.out, "{:1$}", "", indent)?;
             }
@@ -312,7 +317,7 @@ fn is_empty(v: &Value) -> bool {
 /// (`covariance.0`…); variable-length arrays are one column holding a JSON list.
 pub fn csv_columns(schema: &Schema) -> Vec<String> {
     fn walk(schema: &Schema, i: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
-        for f in &schema.msgs[i].fields {
+        for f in schema.msgs[i].fields.iter().filter(|f| !hidden(&f.name)) {
             let name = format!("{prefix}{}", f.name);
             match (f.kind, f.array) {
                 (Kind::Msg(j), Array::Single) if depth < crate::schema::MAX_DEPTH => walk(schema, j, &format!("{name}."), depth + 1, out),
@@ -349,7 +354,7 @@ pub fn csv_cells(schema: &Schema, v: &Value) -> Vec<String> {
     }
     fn walk(schema: &Schema, i: usize, v: &Value, depth: usize, out: &mut Vec<String>) {
         let Value::Message(values) = v else { return };
-        for (f, v) in schema.msgs[i].fields.iter().zip(values) {
+        for (f, v) in schema.msgs[i].fields.iter().zip(values).filter(|(f, _)| !hidden(&f.name)) {
             match (f.kind, f.array, v) {
                 (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => walk(schema, j, v, depth + 1, out),
                 (Kind::Msg(j), Array::Fixed(_), Value::Array(items)) if depth < crate::schema::MAX_DEPTH => {

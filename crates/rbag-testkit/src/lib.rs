@@ -2,6 +2,8 @@
 //! cannot run says so. Under `CI` a missing corpus or peer fails the test; elsewhere the test
 //! prints why it skipped and the suite's summary counts it (`scripts/test.sh`).
 
+pub mod decoded;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;

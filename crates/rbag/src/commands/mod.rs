@@ -41,15 +41,24 @@ impl TypeArgs {
         let mut ros1 = Registry::new(Dialect::Ros1);
         let mut ros2 = Registry::new(Dialect::Ros2);
         for spec in &self.msg_paths {
+            // The files say nothing of their dialect: keep each dialect that parses them all.
+            let mut loaded = Vec::new();
             for reg in [&mut ros1, &mut ros2] {
-                let loaded = match spec.split_once('=') {
-                    Some((pkg, dir)) => rbag_msg::msg_path::load_as(reg, Path::new(dir), pkg),
-                    None => rbag_msg::msg_path::load(reg, Path::new(spec)),
+                let mut tmp = Registry::new(reg.dialect());
+                let n = match spec.split_once('=') {
+                    Some((pkg, dir)) => rbag_msg::msg_path::load_as(&mut tmp, Path::new(dir), pkg),
+                    None => rbag_msg::msg_path::load(&mut tmp, Path::new(spec)),
                 };
-                let n = loaded.map_err(|e| anyhow::anyhow!("--msg-path {spec}: {e}"))?;
-                if n == 0 {
-                    anyhow::bail!("--msg-path {spec}: no .msg files found");
+                if let Ok(n) = &n {
+                    reg.fill_from(&tmp);
+                    if *n == 0 {
+                        anyhow::bail!("--msg-path {spec}: no .msg files found");
+                    }
                 }
+                loaded.push(n);
+            }
+            if let (Err(e1), Err(e2)) = (&loaded[0], &loaded[1]) {
+                anyhow::bail!("--msg-path {spec}: not ROS 1 definitions ({e1}) nor ROS 2 ones ({e2})");
             }
         }
         ros1.fill_from(store::registry(Distro::Noetic));
