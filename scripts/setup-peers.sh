@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 [ -x /usr/bin/rosbag ] || need_apt+=(ros-core python3-rosbag python3-rostopic python3-rospy)
-/usr/bin/python3 -c 'import rosbag, std_msgs.msg, sensor_msgs.msg' 2>/dev/null || need_apt+=(python3-rosbag python3-std-msgs python3-sensor-msgs)
+/usr/bin/python3 -c 'import rosbag, std_msgs.msg, sensor_msgs.msg, visualization_msgs.msg, actionlib_msgs.msg, rosgraph_msgs.msg' 2>/dev/null || need_apt+=(python3-rosbag python3-std-msgs python3-sensor-msgs)
+# ROS 2 test_msgs definitions (decoding the corpus's cdr_test bags with --msg-path).
+[ -d /usr/share/test_interface_files/msg ] || need_apt+=(ros2-test-interface-files)
 [ -x /usr/lib/rosbag/record ] || need_apt+=(ros-core)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup-peers: installing Debian's ROS 1 (apt)" >&2
@@ -17,7 +19,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends \
     ros-core python3-rosbag python3-rostopic python3-rospy \
     python3-std-msgs python3-sensor-msgs python3-geometry-msgs python3-nav-msgs \
-    python3-tf2-msgs python3-diagnostic-msgs ros-std-msgs ros-sensor-msgs >/dev/null
+    python3-tf2-msgs python3-diagnostic-msgs python3-visualization-msgs python3-actionlib-msgs \
+    python3-rosgraph-msgs ros-std-msgs ros-sensor-msgs ros2-test-interface-files >/dev/null
 fi
 
 VENV=.peers/venv
