@@ -74,13 +74,35 @@ def msg_path_types(spec):
     pkg, root = (m.group(1), m.group(2)) if m else (None, spec)
     types = {}
     found = (Path(d, f) for d, _, files in os.walk(root, followlinks=True) for f in files)
-    for path in sorted(p for p in found if p.suffix == ".msg"):
-        if path.parent.name == "msg":
-            name = f"{pkg or path.parent.parent.name}/msg/{path.stem}"
-            types.update(get_types_from_msg(path.read_text(encoding="utf-8"), name))
+    for path in sorted(p for p in found if p.suffix in (".msg", ".srv")):
+        package = pkg or path.parent.parent.name
+        if path.suffix == ".msg" and path.parent.name == "msg":
+            types.update(get_types_from_msg(path.read_text(encoding="utf-8"), f"{package}/msg/{path.stem}"))
+        elif path.suffix == ".srv" and path.parent.name == "srv":
+            types.update(service_types(path.read_text(encoding="utf-8"), f"{package}/srv/{path.stem}"))
     if not types:
         note(f"--msg-path {spec}: no .../msg/*.msg found")
     return types
+
+
+def service_types(text, name):
+    """A .srv's request and response, and the service event type rosidl derives from them
+    (ServiceEventInfo info, Request[<=1] request, Response[<=1] response)."""
+    request, response = re.split(r"^---[ \t]*$", text, maxsplit=1, flags=re.M)
+    types = get_types_from_msg(request, f"{name}_Request")
+    types.update(get_types_from_msg(response, f"{name}_Response"))
+    event = f"service_msgs/msg/ServiceEventInfo info\n{name}_Request[<=1] request\n{name}_Response[<=1] response\n"
+    types.update(get_types_from_msg(event, f"{name}_Event"))
+    return {k.replace("/srv/msg/", "/srv/"): unmangle(v) for k, v in types.items()}
+
+
+def unmangle(value):
+    """rosbags names every parsed type pkg/.../msg/X; services' types are pkg/srv/X_*."""
+    if isinstance(value, str):
+        return value.replace("/srv/msg/", "/srv/")
+    if isinstance(value, (tuple, list)):
+        return type(value)(unmangle(v) for v in value)
+    return value
 
 
 def main(argv):
@@ -96,6 +118,9 @@ def main(argv):
     if len(args) != 1:
         sys.exit(__doc__.split("\n\n")[1])
     store = get_typestore(Stores.ROS2_HUMBLE)
+    # Service events (iron and later) need service_msgs, which humble lacks.
+    jazzy = get_typestore(Stores.ROS2_JAZZY)
+    store.register({n: jazzy.fielddefs[n] for n in jazzy.fielddefs if n.startswith("service_msgs/")})
     failed = {}
     with Reader(Path(args[0])) as reader:
         for c in reader.connections:

@@ -74,9 +74,10 @@ pub fn bag_registry(c: &Connection, dialect: Dialect) -> Result<Registry, Decode
     if text.is_empty() {
         return Ok(reg);
     }
-    let added = match c.definition_encoding.as_str() {
-        "ros2idl" => return Ok(reg), // IDL_PENDING: parsed once idl.rs lands
-        _ => reg.add_concatenated(&c.message_type, &c.definition),
+    // rosbag2 stores `ros2msg`, `ros2idl`, or for service events the `.srv` text itself.
+    let added = match dialect {
+        Dialect::Ros1 => reg.add_concatenated(&c.message_type, &c.definition),
+        Dialect::Ros2 => reg.add_ros2_concatenated(&c.message_type, &c.definition),
     };
     added.map_err(|source| DecodeError::Definition { topic: c.topic.clone(), ty: c.message_type.clone(), source })?;
     Ok(reg)

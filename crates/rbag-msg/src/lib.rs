@@ -5,7 +5,9 @@
 pub mod codec;
 pub mod concatenated;
 pub mod definition;
+pub mod dialect;
 pub mod md5;
+pub mod migrate;
 pub mod registry;
 pub mod render;
 pub mod schema;

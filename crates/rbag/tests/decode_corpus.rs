@@ -94,3 +94,22 @@ fn sqlite3_bags_decode_like_rosbags() {
     assert!(total > 6000, "{total}");
     eprintln!("{total} SQLite3 messages equal rosbags'");
 }
+
+/// Service introspection events (`pkg/srv/X_Event`). mcap_ros2 cannot parse their schema (the
+/// `.srv` text rosbag2 stores), and rosbags has no `.srv` support: the oracle is rosbags'
+/// deserializer with the event type derived in `decode_rosbags.py` from Debian's test_msgs
+/// `.srv` files. rbag reads the MCAP bag's own `.srv` schema, and the SQLite3 bag (which stores
+/// no definitions) through `--msg-path`.
+#[test]
+fn service_events_decode_like_rosbags() {
+    let test = "service_events_decode_like_rosbags";
+    let (Some(root), Some(python)) = (corpus(test, "ros2"), oracle_python(test)) else { return };
+    let mut total = 0;
+    for (storage, rbag_args) in [("mcap", &[][..]), ("sqlite3", &["--msg-path", TEST_MSGS][..])] {
+        let dir = root.join(storage).join("bag_with_topics_and_service_events");
+        let ours = by_topic(&echo(&dir, rbag_args));
+        assert!(ours.keys().any(|t| t.ends_with("/_service_event")), "{:?}", ours.keys());
+        total += assert_same(storage, &ours, &by_topic(&oracle(&python, "decode_rosbags.py", &[&dir, &"--msg-path", &TEST_MSGS])));
+    }
+    assert_eq!(total, 20);
+}
