@@ -93,14 +93,10 @@ pub fn concatenated(schema: &Schema, reg: &Registry, texts: &dyn Fn(&str) -> Opt
     out
 }
 
-/// The registry and schema of `source`'s root type in the other dialect: for each type, the
-/// standard definition from `standard` (the bundled store) when it has one, else the source's
-/// own definition translated.
-pub fn target(source: &Schema, source_reg: &Registry, standard: &Registry) -> Result<(Registry, Schema)> {
-    let to = match source.dialect {
-        Dialect::Ros1 => Dialect::Ros2,
-        Dialect::Ros2 => Dialect::Ros1,
-    };
+/// The registry and schema of `source`'s root type in dialect `to`: for each type, the
+/// definition in `standard` when it has one (the bundled store, or newer definitions to migrate
+/// to), else the source's own definition, translated if the dialect changes.
+pub fn target(source: &Schema, source_reg: &Registry, standard: &Registry, to: Dialect) -> Result<(Registry, Schema)> {
     let mut reg = Registry::new(to);
     let root = normalize(source.name(), to);
     for _ in 0..MAX_DEPTH * 8 {
@@ -112,7 +108,11 @@ pub fn target(source: &Schema, source_reg: &Registry, standard: &Registry) -> Re
                     None => {
                         let source_name = normalize(&name, source.dialect);
                         let d = source_reg.get(&source_name).ok_or(Error::UnknownType { name: source_name, context })?;
-                        translate(d, to)
+                        if to == source.dialect {
+                            d.clone()
+                        } else {
+                            translate(d, to)
+                        }
                     }
                 };
                 reg.add_def(&name, def);
@@ -143,7 +143,7 @@ mod tests {
         standard.add("std_msgs/Header", "builtin_interfaces/Time stamp\nstring frame_id\n").unwrap();
         standard.add("builtin_interfaces/Time", "int32 sec\nuint32 nanosec\n").unwrap();
         standard.add("builtin_interfaces/Duration", "int32 sec\nuint32 nanosec\n").unwrap();
-        let (reg, s2) = target(&s1, &r1, &standard).unwrap();
+        let (reg, s2) = target(&s1, &r1, &standard, Dialect::Ros2).unwrap();
         assert_eq!(s2.name(), "my/msg/Thing");
         assert_eq!(msg_text(reg.get("my/msg/Thing").unwrap()), "std_msgs/Header header\nbuiltin_interfaces/Duration d\nbyte b\nmy/Other o\n");
         assert_eq!(reg.get("std_msgs/msg/Header").unwrap().fields.len(), 2);
@@ -151,7 +151,7 @@ mod tests {
         assert!(text.contains("\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\n"), "{text}");
         assert!(text.contains("\nMSG: my/Other\nbuiltin_interfaces/Time[] times\n"), "{text}");
         // And back: ROS 2 → ROS 1 gives time/duration and the standard Header with seq.
-        let (_, back) = target(&s2, &reg, &r1).unwrap();
+        let (_, back) = target(&s2, &reg, &r1, Dialect::Ros1).unwrap();
         assert_eq!(back.name(), "my/Thing");
         assert!(back.msgs.iter().any(|m| m.name == "duration"));
         assert_eq!(back.msgs.iter().find(|m| m.name == "std_msgs/Header").unwrap().fields[0].name, "seq");

@@ -38,7 +38,9 @@ impl Registry {
 /// the first separator is `root`'s own `.msg`/`.srv`/`.action` (or IDL), then `IDL:`, `MSG:`
 /// and `SRV:` blocks. IDL definitions win over `MSG:` blocks of the same type (rosbag2 writes
 /// an empty `MSG:` block for a type it then gives as IDL). Services and actions defined in
-/// IDL get their derived types too.
+/// IDL get their derived types too. Blank text is an empty message (rosbag2 records
+/// `std_msgs/msg/Empty` so); a caller holding no definition (encoding `unknown`) should not
+/// call this.
 pub fn add_idl_concatenated(reg: &mut Registry, root: &str, text: &str) -> Result<()> {
     if reg.dialect() != Dialect::Ros2 {
         return Err(Error::Parse { what: root.to_string(), line: 0, reason: "ros2idl definitions need a ROS 2 registry".into() });
@@ -141,7 +143,8 @@ fn blocks<'a>(root: &str, text: &'a str) -> Result<Vec<Block<'a>>> {
         i += 1;
     }
     current.body = &text[start..];
-    if !(current.kind.is_empty() && current.body.trim().is_empty()) {
+    // Blank root text is dropped before blocks, but alone it is an empty message.
+    if !(current.kind.is_empty() && current.body.trim().is_empty()) || out.is_empty() {
         out.push(current);
     }
     Ok(out)
@@ -241,7 +244,7 @@ fn tokenize(text: &str) -> std::result::Result<Vec<Token>, (usize, String)> {
             let start = i;
             while i < chars.len() {
                 let d = chars[i];
-                let exponent_sign = (d == '+' || d == '-') && matches!(chars[i - 1], 'e' | 'E') && !chars[start..i].iter().any(|c| matches!(c, 'x' | 'X'));
+                let exponent_sign = i > start && (d == '+' || d == '-') && matches!(chars[i - 1], 'e' | 'E') && !chars[start..i].iter().any(|c| matches!(c, 'x' | 'X'));
                 if !(d.is_ascii_alphanumeric() || d == '.' || exponent_sign) {
                     break;
                 }
@@ -798,6 +801,18 @@ module pkg {
         assert!(e.contains("line 2"), "{e}");
         let e = add_idl_concatenated(&mut r, "p/msg/Missing", "=====\nIDL: p/msg/B\nmodule p { module msg { struct B { int8 x; }; }; };\n").unwrap_err().to_string();
         assert!(e.contains("p/msg/Missing"), "{e}");
+    }
+
+    #[test]
+    fn ros2msg_text_and_blank_text() {
+        let mut r = Registry::new(Dialect::Ros2);
+        add_idl_concatenated(&mut r, "std_msgs/msg/Empty", "").unwrap();
+        assert!(r.get("std_msgs/msg/Empty").unwrap().fields.is_empty());
+        let text = "# {sec: -2} is not IDL\nbuiltin_interfaces/Time stamp\n================================================================================\nMSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
+        add_idl_concatenated(&mut r, "a/msg/Stamp", text).unwrap();
+        assert_eq!(r.get("builtin_interfaces/msg/Time").unwrap().fields.len(), 2);
+        let e = add_idl_concatenated(&mut r, "a/msg/Bad", "int32 x\n=====\nMSG: a/msg/C\nint32 ok\nbad\n").unwrap_err().to_string();
+        assert!(e.contains("a/msg/C") && e.contains("line 5"), "{e}");
     }
 
     #[test]

@@ -165,7 +165,7 @@ impl Registry {
 }
 
 /// Splits text at lines that are `---`: each part with the number of lines before it.
-pub fn sections(text: &str) -> Vec<(usize, &str)> {
+fn sections(text: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let (mut start, mut start_line, mut pos) = (0, 0, 0);
     for (n, line) in text.split_inclusive('\n').enumerate() {
@@ -181,7 +181,7 @@ pub fn sections(text: &str) -> Vec<(usize, &str)> {
 }
 
 /// The service or action a derived type belongs to: `pkg/srv/X_Event` → `pkg/srv/X`.
-pub fn base_of(name: &str, kind: &str, suffixes: &[&str]) -> String {
+fn base_of(name: &str, kind: &str, suffixes: &[&str]) -> String {
     let (pkg, ty) = match name.split('/').collect::<Vec<_>>()[..] {
         [pkg, _, ty] | [pkg, ty] => (pkg, ty),
         _ => return name.to_string(),

@@ -41,6 +41,12 @@ impl Rules {
         r
     }
 
+    /// Adds `other`'s renames (its own win over existing ones).
+    pub fn merge(&mut self, other: &Rules) {
+        self.renames.extend(other.renames.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.dialect_casts |= other.dialect_casts;
+    }
+
     fn source_name<'a>(&'a self, ty: &str, field: &'a str) -> &'a str {
         self.renames.get(&(type_key(ty), field.to_string())).map_or(field, String::as_str)
     }
@@ -213,7 +219,11 @@ impl PlanBuilder<'_> {
         for f in &dst.fields {
             let err = |reason: String| MigrateError { ty: dst.name.clone(), field: f.name.clone(), reason };
             let source_name = self.rules.source_name(&dst.name, &f.name);
-            let Some(index) = src.fields.iter().position(|s| s.name == source_name) else {
+            // ROS 1 allows capitals that ROS 2 lowered (CameraInfo's `D`, `K` → `d`, `k`).
+            let found = src.fields.iter().position(|s| s.name == source_name).or_else(|| {
+                self.rules.dialect_casts.then(|| src.fields.iter().position(|s| s.name.eq_ignore_ascii_case(source_name))).flatten()
+            });
+            let Some(index) = found else {
                 fields.push(FieldPlan::Default(default_value(self.to, f.kind, f.array, f.default.as_deref()).map_err(err)?));
                 continue;
             };
