@@ -1,33 +1,45 @@
 //! Copying messages between bags: merge several inputs in time order, filter, rechunk,
-//! recompress. Later layers add encoding conversion on the same pipeline.
+//! recompress; and rewrite messages into another encoding (ROS 1 ⇄ CDR) or a newer definition
+//! where the output needs it (see [`transcode`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use rbag_storage::{Connection, Error, Filter, Format, MessageIter, Result, StorageReader, TimeMerge, WriteOptions};
 
+use crate::decode::{Decoders, TypeSources};
+use crate::transcode::{self, ConnectionPlan, Targets};
+
 /// How to convert.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct ConvertOptions {
     pub filter: Filter,
     pub write: WriteOptions,
-    /// The serialization the output must have (`ros1`, `cdr`); `None` keeps the input's.
+    /// The serialization the output must have (`ros1`, `cdr`); `None` keeps the input's where
+    /// the output storage allows it (MCAP holds both).
     pub encoding: Option<String>,
+    /// Where input types come from when the bag lacks them (for rewriting messages).
+    pub types: TypeSources,
+    /// Output types: standard definitions per dialect, and newer ones to migrate to.
+    pub targets: Targets,
 }
 
-/// Refuses a connection whose messages would need re-encoding: this pipeline copies bytes.
-fn check_encoding(c: &Connection, format: Format, wanted: Option<&str>) -> Result<()> {
-    let fail = |why: String| Err(Error::Invalid(format!("topic {}: {why}; converting between ROS 1 and CDR encodings needs the message layer, which is not built yet", c.topic)));
-    if let Some(w) = wanted {
-        if w != c.encoding {
-            return fail(format!("its messages are {}-encoded, not {w}", c.encoding));
-        }
+/// The encoding a connection's messages get in `format`.
+fn output_encoding(c: &Connection, format: Format, wanted: Option<&str>) -> String {
+    match (format, wanted) {
+        (Format::Ros1, _) => "ros1".into(),
+        (Format::Sqlite3, _) => "cdr".into(),
+        (_, Some(w)) => w.to_string(),
+        _ => c.encoding.clone(),
     }
-    match format {
-        Format::Ros1 if c.encoding != "ros1" => fail(format!("a ROS 1 bag stores ros1-encoded messages, these are {}", c.encoding)),
-        Format::Sqlite3 if c.encoding == "ros1" => fail("rosbag2 SQLite3 bags store CDR messages, these are ros1 (MCAP keeps them with its ros1 profile)".into()),
-        _ => Ok(()),
-    }
+}
+
+/// A topic left out of the output, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub topic: String,
+    pub reason: String,
+    pub messages: u64,
 }
 
 /// What a conversion did.
@@ -36,6 +48,9 @@ pub struct ConvertReport {
     pub output: PathBuf,
     pub messages_written: u64,
     pub connections_written: u64,
+    /// Messages decoded and re-encoded (another encoding, or a migrated definition).
+    pub messages_rewritten: u64,
+    pub skipped: Vec<Skipped>,
 }
 
 /// Progress of a running conversion, for a progress bar.
@@ -58,10 +73,7 @@ pub fn convert(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ConvertReport> {
     let mut total = 0;
-    for (path, r) in inputs {
-        for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
-            check_encoding(c, format, options.encoding.as_deref()).map_err(|e| e.in_file(path))?;
-        }
+    for (_, r) in inputs {
         let info = r.info()?;
         for c in r.connections() {
             if options.filter.accepts_topic(&c.topic) {
@@ -69,16 +81,42 @@ pub fn convert(
             }
         }
     }
+    // Decide per connection before creating the output, so a type that cannot be converted
+    // fails without leaving a half-written bag.
+    let mut decoders: Vec<Decoders> = inputs.iter().map(|_| Decoders::new(options.types.clone())).collect();
+    let mut plans: HashMap<(usize, u32), ConnectionPlan> = HashMap::new();
+    for (i, (path, r)) in inputs.iter().enumerate() {
+        for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
+            let out_encoding = output_encoding(c, format, options.encoding.as_deref());
+            let first = if out_encoding != c.encoding || !options.targets.migrate_ros1.is_empty() || !options.targets.migrate_ros2.is_empty() {
+                first_message(r.as_ref(), c)?
+            } else {
+                None
+            };
+            let plan = transcode::plan(c, &out_encoding, first.as_deref(), &mut decoders[i], &options.targets)
+                .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+            plans.insert((i, c.id), plan);
+        }
+    }
     let mut writer = rbag_storage::create(output, format, &options.write)?;
     let mut ids: HashMap<(usize, u32), u32> = HashMap::new();
     let mut written: Vec<(Connection, u32)> = Vec::new();
+    let mut skipped: BTreeMap<String, Skipped> = BTreeMap::new();
     for (i, (_, r)) in inputs.iter().enumerate() {
         for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
-            let key = Connection { id: 0, ..c.clone() };
+            let out = match &plans[&(i, c.id)] {
+                ConnectionPlan::Copy => c,
+                ConnectionPlan::Rewrite(rw) => &rw.target,
+                ConnectionPlan::Skip(reason) => {
+                    skipped.entry(c.topic.clone()).or_insert_with(|| Skipped { topic: c.topic.clone(), reason: reason.clone(), messages: 0 });
+                    continue;
+                }
+            };
+            let key = Connection { id: 0, ..out.clone() };
             let id = match written.iter().find(|(k, _)| *k == key) {
                 Some(&(_, id)) => id,
                 None => {
-                    let id = writer.add_connection(c).map_err(|e| e.in_file(&inputs[i].0))?;
+                    let id = writer.add_connection(out).map_err(|e| e.in_file(&inputs[i].0))?;
                     written.push((key, id));
                     id
                 }
@@ -91,11 +129,30 @@ pub fn convert(
     for (_, r) in inputs {
         streams.push(r.messages(&options.filter)?);
     }
-    let mut done = 0u64;
+    let (mut done, mut rewritten) = (0u64, 0u64);
+    let mut buf = Vec::new();
     for item in TimeMerge::new(streams) {
         let (i, msg) = item?;
-        let id = *ids.get(&(i, msg.connection)).ok_or(Error::UnknownConnection { id: msg.connection })?;
-        writer.write(id, msg.log_time, msg.publish_time, &msg.data)?;
+        match plans.get(&(i, msg.connection)) {
+            Some(ConnectionPlan::Rewrite(rw)) => {
+                rw.apply(&mut decoders[i], msg.log_time, &msg.data, &mut buf).map_err(|e| Error::Invalid(format!("{}: {e}", inputs[i].0.display())))?;
+                let id = ids[&(i, msg.connection)];
+                writer.write(id, msg.log_time, msg.publish_time, &buf)?;
+                rewritten += 1;
+            }
+            Some(ConnectionPlan::Skip(_)) => {
+                if let Some(c) = inputs[i].1.connection(msg.connection) {
+                    if let Some(s) = skipped.get_mut(&c.topic) {
+                        s.messages += 1;
+                    }
+                }
+                continue;
+            }
+            _ => {
+                let id = *ids.get(&(i, msg.connection)).ok_or(Error::UnknownConnection { id: msg.connection })?;
+                writer.write(id, msg.log_time, msg.publish_time, &msg.data)?;
+            }
+        }
         done += 1;
         if done.is_multiple_of(1024) {
             progress(Progress { messages_done: done, messages_total: total });
@@ -103,5 +160,23 @@ pub fn convert(
     }
     writer.finish()?;
     progress(Progress { messages_done: done, messages_total: total.max(done) });
-    Ok(ConvertReport { output: output.to_path_buf(), messages_written: done, connections_written: written.len() as u64 })
+    Ok(ConvertReport {
+        output: output.to_path_buf(),
+        messages_written: done,
+        connections_written: written.len() as u64,
+        messages_rewritten: rewritten,
+        skipped: skipped.into_values().collect(),
+    })
+}
+
+/// The first message of a connection (its bytes settle which definition fits).
+fn first_message(r: &dyn StorageReader, c: &Connection) -> Result<Option<Vec<u8>>> {
+    let filter = Filter { topics: vec![c.topic.clone()], ..Filter::default() };
+    for m in r.messages(&filter)? {
+        let m = m?;
+        if m.connection == c.id {
+            return Ok(Some(m.data.to_vec()));
+        }
+    }
+    Ok(None)
 }

@@ -84,23 +84,25 @@ pub fn bag_registry(c: &Connection, dialect: Dialect) -> Result<Registry, Decode
 }
 
 /// Compiles the schema of `c`'s type: the bag's definitions first, then `sources`.
-pub fn compile(c: &Connection, sources: &TypeSources) -> Result<Schema, DecodeError> {
+pub fn compile(c: &Connection, sources: &TypeSources) -> Result<(Registry, Schema), DecodeError> {
     let (dialect, _) = encoding_of(c)?;
     compile_with(c, bag_registry(c, dialect)?, sources)
 }
 
 /// Compiles `c`'s type from `sources` alone, ignoring the bag's definitions.
-pub fn compile_from_sources(c: &Connection, sources: &TypeSources) -> Result<Schema, DecodeError> {
+pub fn compile_from_sources(c: &Connection, sources: &TypeSources) -> Result<(Registry, Schema), DecodeError> {
     let (dialect, _) = encoding_of(c)?;
     compile_with(c, Registry::new(dialect), sources)
 }
 
-fn compile_with(c: &Connection, mut reg: Registry, sources: &TypeSources) -> Result<Schema, DecodeError> {
+/// Compiles `c`'s type from `reg`, copying in the types it lacks from `sources`; returns the
+/// registry of every type used.
+fn compile_with(c: &Connection, mut reg: Registry, sources: &TypeSources) -> Result<(Registry, Schema), DecodeError> {
     let fallback = sources.get(reg.dialect());
     // Copy in only the types the schema turns out to need.
     for _ in 0..=rbag_msg::schema::MAX_DEPTH * 4 {
         match Schema::compile(&reg, &c.message_type) {
-            Ok(s) => return Ok(s),
+            Ok(s) => return Ok((reg, s)),
             Err(rbag_msg::Error::UnknownType { name, context }) => match fallback.get(&name) {
                 Some(def) => reg.add_def(&name, def.clone()),
                 None => return Err(DecodeError::UnknownType { topic: c.topic.clone(), ty: name, needed_by: context.map(|c| format!(" ({c})")).unwrap_or_default() }),
@@ -114,6 +116,8 @@ fn compile_with(c: &Connection, mut reg: Registry, sources: &TypeSources) -> Res
 #[derive(Clone)]
 struct Entry {
     schema: Arc<Schema>,
+    /// The definitions `schema` was compiled from.
+    registry: Arc<Registry>,
     encoding: Encoding,
     /// Whether a message has been seen to fit the schema exactly.
     checked: bool,
@@ -153,7 +157,7 @@ impl Decoders {
             .entry(c.id)
             .or_insert_with(|| {
                 let (_, encoding) = encoding_of(c).map_err(Arc::new)?;
-                compile(c, sources).map(|s| Entry { schema: Arc::new(s), encoding, checked: false }).map_err(Arc::new)
+                compile(c, sources).map(|(r, s)| Entry { schema: Arc::new(s), registry: Arc::new(r), encoding, checked: false }).map_err(Arc::new)
             })
             .as_mut()
             .map_err(|e| e.clone())
@@ -162,6 +166,11 @@ impl Decoders {
     /// The compiled type of a connection and the wire format of its messages.
     pub fn schema(&mut self, c: &Connection) -> Result<(Arc<Schema>, Encoding), Arc<DecodeError>> {
         self.entry(c).map(|e| (e.schema.clone(), e.encoding))
+    }
+
+    /// The definitions a connection's schema was compiled from.
+    pub fn registry(&mut self, c: &Connection) -> Result<Arc<Registry>, Arc<DecodeError>> {
+        self.entry(c).map(|e| e.registry.clone())
     }
 
     /// Decodes one message of connection `c`, with the schema it was decoded by.
@@ -175,7 +184,7 @@ impl Decoders {
         let first = rbag_msg::decode_counted(&schema, data, encoding);
         let fits = matches!(&first, Ok((_, left)) if *left <= rbag_msg::codec::allowed_trailing(encoding));
         if !fits {
-            if let Ok(other) = compile_from_sources(c, &self.sources) {
+            if let Ok((other_reg, other)) = compile_from_sources(c, &self.sources) {
                 if let Ok((v, left)) = rbag_msg::decode_counted(&other, data, encoding) {
                     if left <= rbag_msg::codec::allowed_trailing(encoding) {
                         self.warnings.push(format!(
@@ -185,6 +194,7 @@ impl Decoders {
                         let other = Arc::new(other);
                         if let Ok(e) = self.entry(c) {
                             e.schema = other.clone();
+                            e.registry = Arc::new(other_reg);
                             e.checked = true;
                         }
                         return Ok((other, v));

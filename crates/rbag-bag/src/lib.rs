@@ -6,8 +6,9 @@
 
 mod convert;
 pub mod decode;
+pub mod transcode;
 mod info;
 
-pub use convert::{convert, ConvertOptions, ConvertReport, Progress};
+pub use convert::{convert, ConvertOptions, ConvertReport, Progress, Skipped};
 pub use info::{info, BagInfo, CompressionInfo, TopicInfo, TypeInfo};
 pub use rbag_storage as storage;

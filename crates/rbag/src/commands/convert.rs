@@ -17,8 +17,18 @@ use crate::{output, Outcome};
 /// The output storage comes from -s, or else from OUT's extension: `.bag` is a ROS 1 bag,
 /// `.db3` a single SQLite3 file, `.mcap` a single MCAP file, anything else an MCAP rosbag2
 /// directory. With `-s sqlite3|mcap` and no such extension, OUT is a rosbag2 directory
-/// (metadata.yaml plus `OUT_0.db3`...). Messages are copied, not re-encoded: ROS 1 data goes to
-/// ROS 1 bags or MCAP (ros1 profile), CDR data to rosbag2 bags or MCAP.
+/// (metadata.yaml plus `OUT_0.db3`...).
+///
+/// Messages are copied as bytes when the output stores their encoding. Between a ROS 1 bag and
+/// rosbag2 (SQLite3, or MCAP with `--encoding cdr`), and back, they are decoded and re-encoded:
+/// type names (`pkg/Type` ⇄ `pkg/msg/Type`), `std_msgs/Header` (seq dropped or added) and
+/// `time`/`duration` ⇄ `builtin_interfaces` map across, standard types take ROS's own
+/// definitions, and definitions are written in the target's dialect with MD5 sums or RIHS01
+/// hashes. ROS 2 service events, which ROS 1 cannot hold, are skipped and counted.
+///
+/// With `--migrate DIR`, messages whose type DIR defines are rewritten into that newer
+/// definition: shared fields are kept, new ones take their defaults, removed ones are dropped,
+/// renames come from `--migrate-rules`, and a changed field type is an error naming the field.
 #[derive(clap::Args)]
 pub struct Args {
     /// Input bags, merged in time order.
@@ -55,7 +65,8 @@ pub struct Args {
     /// Write this metadata.yaml version (1-9) instead of the distro's.
     #[arg(long, value_name = "N")]
     metadata_version: Option<u32>,
-    /// Require the output encoding to be this (ros1 or cdr); re-encoding is not built yet.
+    /// Write messages in this encoding (ros1 or cdr). A ROS 1 bag holds ros1 and SQLite3 cdr;
+    /// MCAP keeps each input's unless this is given.
     #[arg(long, value_name = "ros1|cdr")]
     encoding: Option<String>,
     /// Flush a chunk once it holds this much uncompressed data (units allowed: 768KiB, 4MB).
@@ -85,6 +96,53 @@ pub struct Args {
     /// Overwrite OUT if it exists.
     #[arg(long)]
     force: bool,
+    /// Newer message definitions ([PKG=]DIR, laid out as for --msg-path): messages of the types
+    /// they define are rewritten into them. Repeatable.
+    #[arg(long, value_name = "[PKG=]DIR")]
+    migrate: Vec<String>,
+    /// Field renames for --migrate, as YAML: `renames: {pkg/msg/Type: {old_field: new_field}}`.
+    #[arg(long, value_name = "FILE", requires = "migrate")]
+    migrate_rules: Option<PathBuf>,
+    #[command(flatten)]
+    types: super::TypeArgs,
+}
+
+/// The `--migrate-rules` file.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    #[serde(default)]
+    renames: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+}
+
+fn read_rules(path: &Path) -> Result<rbag_msg::migrate::Rules> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file: RulesFile = serde_saphyr::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut rules = rbag_msg::migrate::Rules::default();
+    for (ty, renames) in &file.renames {
+        for (old, new) in renames {
+            rules.rename(ty, old, new);
+        }
+    }
+    Ok(rules)
+}
+
+/// Output types: the bundled store for the output's distro, and `--migrate` definitions.
+fn targets(args: &Args) -> Result<rbag_bag::transcode::Targets> {
+    use rbag_msg::store::{self, Distro};
+    let distro = args.ros_distro.as_deref().and_then(|d| d.parse::<Distro>().ok()).filter(|d| *d != Distro::Noetic).unwrap_or(Distro::Humble);
+    let (migrate_ros1, migrate_ros2) = super::load_msg_dirs(&args.migrate, "--migrate")?;
+    let rules = match &args.migrate_rules {
+        Some(p) => read_rules(p)?,
+        None => Default::default(),
+    };
+    Ok(rbag_bag::transcode::Targets {
+        standard_ros1: store::registry(Distro::Noetic).clone(),
+        standard_ros2: super::store_ros2(distro),
+        migrate_ros1,
+        migrate_ros2,
+        rules,
+    })
 }
 
 /// The storage for OUT: `-s` wins, else the extension decides.
@@ -171,6 +229,12 @@ pub fn run(args: Args) -> Result<Outcome> {
     for path in &args.inputs {
         inputs.push((path.clone(), super::open(path)?));
     }
+    if let Some(e) = args.encoding.as_deref().filter(|e| !matches!(*e, "ros1" | "cdr")) {
+        bail!("unknown encoding {e:?}: use ros1 or cdr");
+    }
+    let properties = inputs[0].1.info()?.properties;
+    let types = args.types.sources(&properties)?;
+    let targets = targets(&args)?;
     let options = ConvertOptions {
         filter: Filter {
             topics: args.topics,
@@ -187,6 +251,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             rosbag2,
         },
         encoding: args.encoding.clone(),
+        types,
+        targets,
     };
     let bar = output::progress_bar(0, "converting");
     let mut on_progress = |p: Progress| {
@@ -196,11 +262,10 @@ pub fn run(args: Args) -> Result<Outcome> {
     let report = rbag_bag::convert(&inputs, &args.output, format, &options, &mut on_progress)
         .with_context(|| format!("cannot convert into {} (what was written so far stays; `rbag reindex` recovers it)", args.output.display()))?;
     bar.finish_and_clear();
-    eprintln!(
-        "wrote {} messages on {} connections to {}",
-        report.messages_written,
-        report.connections_written,
-        report.output.display()
-    );
-    Ok(Outcome::Ok)
+    let rewritten = if report.messages_rewritten > 0 { format!(" ({} re-encoded)", report.messages_rewritten) } else { String::new() };
+    eprintln!("wrote {} messages{rewritten} on {} connections to {}", report.messages_written, report.connections_written, report.output.display());
+    for s in &report.skipped {
+        eprintln!("skipped {} messages on {}: {}", s.messages, s.topic, s.reason);
+    }
+    Ok(if report.skipped.is_empty() { Outcome::Ok } else { Outcome::Dropped })
 }

@@ -36,36 +36,47 @@ impl TypeArgs {
     /// distro (humble when it does not say), then types only later distros have.
     pub fn sources(&self, properties: &std::collections::BTreeMap<String, String>) -> Result<rbag_bag::decode::TypeSources> {
         use rbag_msg::store::{self, Distro};
-        use rbag_msg::{Dialect, Registry};
         let distro = properties.get("ros_distro").and_then(|d| d.parse::<Distro>().ok()).filter(|d| *d != Distro::Noetic).unwrap_or(Distro::Humble);
-        let mut ros1 = Registry::new(Dialect::Ros1);
-        let mut ros2 = Registry::new(Dialect::Ros2);
-        for spec in &self.msg_paths {
-            // The files say nothing of their dialect: keep each dialect that parses them all.
-            let mut loaded = Vec::new();
-            for reg in [&mut ros1, &mut ros2] {
-                let mut tmp = Registry::new(reg.dialect());
-                let n = match spec.split_once('=') {
-                    Some((pkg, dir)) => rbag_msg::msg_path::load_as(&mut tmp, Path::new(dir), pkg),
-                    None => rbag_msg::msg_path::load(&mut tmp, Path::new(spec)),
-                };
-                if let Ok(n) = &n {
-                    reg.fill_from(&tmp);
-                    if *n == 0 {
-                        anyhow::bail!("--msg-path {spec}: no .msg files found");
-                    }
-                }
-                loaded.push(n);
-            }
-            if let (Err(e1), Err(e2)) = (&loaded[0], &loaded[1]) {
-                anyhow::bail!("--msg-path {spec}: not ROS 1 definitions ({e1}) nor ROS 2 ones ({e2})");
-            }
-        }
+        let (mut ros1, mut ros2) = load_msg_dirs(&self.msg_paths, "--msg-path")?;
         ros1.fill_from(store::registry(Distro::Noetic));
-        ros2.fill_from(store::registry(distro));
-        for later in [Distro::Humble, Distro::Iron, Distro::Jazzy, Distro::Kilted] {
-            ros2.fill_from(store::registry(later));
-        }
+        ros2.fill_from(&store_ros2(distro));
         Ok(rbag_bag::decode::TypeSources::new(ros1, ros2))
     }
+}
+
+/// The bundled ROS 2 types of `distro`, then those only later distros have.
+pub fn store_ros2(distro: rbag_msg::store::Distro) -> rbag_msg::Registry {
+    use rbag_msg::store::{self, Distro};
+    let mut reg = store::registry(distro).clone();
+    for later in [Distro::Humble, Distro::Iron, Distro::Jazzy, Distro::Kilted] {
+        reg.fill_from(store::registry(later));
+    }
+    reg
+}
+
+/// Definitions from `[PKG=]DIR` directories, as ROS 1 and ROS 2 registries: `.msg` files say
+/// nothing of their dialect, so each dialect that parses every file keeps them.
+pub fn load_msg_dirs(specs: &[String], flag: &str) -> Result<(rbag_msg::Registry, rbag_msg::Registry)> {
+    use rbag_msg::{Dialect, Registry};
+    let mut ros1 = Registry::new(Dialect::Ros1);
+    let mut ros2 = Registry::new(Dialect::Ros2);
+    for spec in specs {
+        let mut errors = Vec::new();
+        for reg in [&mut ros1, &mut ros2] {
+            let mut tmp = Registry::new(reg.dialect());
+            let loaded = match spec.split_once('=') {
+                Some((pkg, dir)) => rbag_msg::msg_path::load_as(&mut tmp, Path::new(dir), pkg),
+                None => rbag_msg::msg_path::load(&mut tmp, Path::new(spec)),
+            };
+            match loaded {
+                Ok(0) => anyhow::bail!("{flag} {spec}: no .msg files found"),
+                Ok(_) => reg.fill_from(&tmp),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        if errors.len() == 2 {
+            anyhow::bail!("{flag} {spec}: not ROS 1 definitions ({}) nor ROS 2 ones ({})", errors[0], errors[1]);
+        }
+    }
+    Ok((ros1, ros2))
 }

@@ -1,0 +1,195 @@
+//! What `convert` does with each connection: copy its bytes, or rewrite every message into the
+//! other encoding (ROS 1 ⇄ CDR) or into a newer definition of its type (migration). Rewriting
+//! decodes with the source schema, applies a [`Plan`] and encodes with the target schema.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rbag_msg::migrate::{Plan, Rules};
+use rbag_msg::{dialect, Dialect, Encoding, Registry, Schema};
+use rbag_storage::rosbag2::qos::{self, QosProfile};
+use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
+use rbag_storage::Connection;
+
+use crate::decode::{encoding_of, DecodeError, Decoders};
+
+/// Where a rewritten connection's types come from.
+#[derive(Debug, Clone)]
+pub struct Targets {
+    /// Standard definitions per output dialect (the bundled store): used when the dialect
+    /// changes, so that converted types are the ones ROS ships.
+    pub standard_ros1: Registry,
+    pub standard_ros2: Registry,
+    /// Newer definitions to migrate to (`--migrate DIR`), per dialect; they win over the above.
+    pub migrate_ros1: Registry,
+    pub migrate_ros2: Registry,
+    /// Renames for migrations.
+    pub rules: Rules,
+}
+
+impl Default for Targets {
+    fn default() -> Self {
+        Self {
+            standard_ros1: Registry::new(Dialect::Ros1),
+            standard_ros2: Registry::new(Dialect::Ros2),
+            migrate_ros1: Registry::new(Dialect::Ros1),
+            migrate_ros2: Registry::new(Dialect::Ros2),
+            rules: Rules::default(),
+        }
+    }
+}
+
+impl Targets {
+    fn migrate(&self, d: Dialect) -> &Registry {
+        match d {
+            Dialect::Ros1 => &self.migrate_ros1,
+            Dialect::Ros2 => &self.migrate_ros2,
+        }
+    }
+
+    fn standard(&self, d: Dialect) -> &Registry {
+        match d {
+            Dialect::Ros1 => &self.standard_ros1,
+            Dialect::Ros2 => &self.standard_ros2,
+        }
+    }
+}
+
+/// A connection's messages, rewritten.
+pub struct Rewrite {
+    pub target: Connection,
+    source: Connection,
+    target_schema: Schema,
+    target_encoding: Encoding,
+    plan: Plan,
+}
+
+/// What to do with one input connection.
+pub enum ConnectionPlan {
+    Copy,
+    Rewrite(Box<Rewrite>),
+    /// Left out, with the reason (a ROS 2 service event has no ROS 1 type).
+    Skip(String),
+}
+
+/// The dialect an encoding name stands for.
+pub fn dialect_of(encoding: &str) -> Option<Dialect> {
+    match encoding {
+        "ros1" => Some(Dialect::Ros1),
+        "cdr" => Some(Dialect::Ros2),
+        _ => None,
+    }
+}
+
+/// Decides how to carry `c` into an output whose messages are `out_encoding`. `first` is the
+/// connection's first message, which settles which definition fits its bytes.
+pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: &mut Decoders, targets: &Targets) -> Result<ConnectionPlan, String> {
+    let to = dialect_of(out_encoding).ok_or_else(|| format!("topic {}: cannot write {out_encoding:?} messages", c.topic))?;
+    let Some(from) = dialect_of(&c.encoding) else {
+        return if c.encoding == out_encoding { Ok(ConnectionPlan::Copy) } else { Err(format!("topic {}: cannot convert {:?} messages", c.topic, c.encoding)) };
+    };
+    let target_name = rbag_msg::registry::normalize(&c.message_type, to);
+    let migrating = targets.migrate(to).contains(&target_name);
+    if from == to && !migrating {
+        return Ok(ConnectionPlan::Copy);
+    }
+    if to == Dialect::Ros1 && !dialect::has_ros1_name(&target_name) {
+        return Ok(ConnectionPlan::Skip(format!("{} has no ROS 1 counterpart", c.message_type)));
+    }
+    let err = |e: Arc<DecodeError>| e.to_string();
+    if let Some(data) = first {
+        decoders.decode(c, 0, data).map_err(|e| e.to_string())?;
+    }
+    let (source_schema, _) = decoders.schema(c).map_err(err)?;
+    let source_reg = decoders.registry(c).map_err(err)?;
+    let mut standard = targets.migrate(to).clone();
+    if from != to {
+        standard.fill_from(targets.standard(to));
+    }
+    let (target_reg, target_schema) =
+        dialect::target(&source_schema, &source_reg, &standard, to).map_err(|e| format!("topic {}: no {to:?} definition: {e}", c.topic))?;
+    let mut rules = targets.rules.clone();
+    if from != to {
+        rules.dialect_casts = true;
+        rules.merge(&Rules::between_dialects());
+    }
+    let plan = Plan::new(&source_schema, &target_schema, &rules).map_err(|e| format!("topic {}: {e}", c.topic))?;
+    let target = target_connection(c, to, &target_reg, &target_schema)?;
+    Ok(ConnectionPlan::Rewrite(Box::new(Rewrite { target, source: c.clone(), target_schema, target_encoding: Encoding::of(to), plan })))
+}
+
+impl Rewrite {
+    /// Rewrites one message into `out` (cleared first).
+    pub fn apply(&self, decoders: &mut Decoders, log_time: u64, data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let (_, value) = decoders.decode(&self.source, log_time, data).map_err(|e| e.to_string())?;
+        let value = self.plan.apply(value).map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))?;
+        out.clear();
+        rbag_msg::encode(&self.target_schema, &value, self.target_encoding, false, out).map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))
+    }
+}
+
+/// The output connection: the type's name, definition and hash in the target dialect, and the
+/// latching/QoS information carried across.
+fn target_connection(c: &Connection, to: Dialect, reg: &Registry, schema: &Schema) -> Result<Connection, String> {
+    let name = schema.name().to_string();
+    let definition = dialect::concatenated(schema, reg, &|_| None);
+    let latched = c.metadata.get("latching").is_some_and(|l| l == "1") || c.metadata.get(QOS_KEY).is_some_and(|q| qos::parse(q).is_ok_and(|ps| ps.iter().any(|p| p.durability == 1)));
+    let mut metadata = BTreeMap::new();
+    let (encoding, definition_encoding) = match to {
+        Dialect::Ros1 => {
+            metadata.insert("md5sum".to_string(), reg.md5(&name).map_err(|e| format!("topic {}: {e}", c.topic))?);
+            if let Some(caller) = c.metadata.get("callerid") {
+                metadata.insert("callerid".into(), caller.clone());
+            }
+            if latched {
+                metadata.insert("latching".into(), "1".into());
+            }
+            ("ros1", "ros1msg")
+        }
+        Dialect::Ros2 => {
+            if let Ok(hash) = reg.rihs01(&name) {
+                metadata.insert(TYPE_HASH_KEY.to_string(), hash);
+            }
+            let qos = match c.metadata.get(QOS_KEY) {
+                Some(q) if !q.trim().is_empty() => q.clone(),
+                _ if latched => qos::to_text(&[latched_qos()], 9),
+                _ => String::new(),
+            };
+            if !qos.is_empty() {
+                metadata.insert(QOS_KEY.to_string(), qos);
+            }
+            ("cdr", "ros2msg")
+        }
+    };
+    Ok(Connection {
+        id: c.id,
+        topic: c.topic.clone(),
+        message_type: name,
+        encoding: encoding.into(),
+        definition,
+        definition_encoding: definition_encoding.into(),
+        metadata,
+    })
+}
+
+/// What a latched ROS 1 publisher becomes in ROS 2 (as rosbags-convert writes it): reliable,
+/// transient local, other policies left at their "infinite" values.
+fn latched_qos() -> QosProfile {
+    let infinite = qos::Duration { sec: 2_147_483_647, nsec: 4_294_967_295 };
+    QosProfile {
+        history: 3,
+        depth: 0,
+        reliability: 1,
+        durability: 1,
+        deadline: infinite,
+        lifespan: infinite,
+        liveliness: 1,
+        liveliness_lease_duration: infinite,
+        avoid_ros_namespace_conventions: false,
+    }
+}
+
+/// Whether the input's encoding is one this module can rewrite.
+pub fn rewritable(c: &Connection) -> bool {
+    encoding_of(c).is_ok()
+}
