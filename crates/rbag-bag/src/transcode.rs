@@ -11,7 +11,7 @@ use rbag_storage::rosbag2::qos::{self, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::Connection;
 
-use crate::decode::{encoding_of, DecodeError, Decoders};
+use crate::decode::{DecodeError, Decoders};
 
 /// Where a rewritten connection's types come from.
 #[derive(Debug, Clone)]
@@ -59,6 +59,10 @@ impl Targets {
 pub struct Rewrite {
     pub target: Connection,
     source: Connection,
+    source_schema: Arc<Schema>,
+    source_encoding: Encoding,
+    /// Whether [`rbag_msg::stream`] can do it in one pass (else decode → apply → encode).
+    streamable: bool,
     target_schema: Schema,
     target_encoding: Encoding,
     plan: Plan,
@@ -100,7 +104,7 @@ pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: 
     if let Some(data) = first {
         decoders.decode(c, 0, data).map_err(|e| e.to_string())?;
     }
-    let (source_schema, _) = decoders.schema(c).map_err(err)?;
+    let (source_schema, source_encoding) = decoders.schema(c).map_err(err)?;
     let source_reg = decoders.registry(c).map_err(err)?;
     let mut standard = targets.migrate(to).clone();
     if from != to {
@@ -115,12 +119,36 @@ pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: 
     }
     let plan = Plan::new(&source_schema, &target_schema, &rules).map_err(|e| format!("topic {}: {e}", c.topic))?;
     let target = target_connection(c, to, &target_reg, &target_schema)?;
-    Ok(ConnectionPlan::Rewrite(Box::new(Rewrite { target, source: c.clone(), target_schema, target_encoding: Encoding::of(to), plan })))
+    Ok(ConnectionPlan::Rewrite(Box::new(Rewrite {
+        target,
+        source: c.clone(),
+        source_schema,
+        source_encoding,
+        streamable: plan.streamable(),
+        target_schema,
+        target_encoding: Encoding::of(to),
+        plan,
+    })))
 }
 
 impl Rewrite {
-    /// Rewrites one message into `out` (cleared first).
+    /// Rewrites one message into `out` (cleared first), in one pass where the plan allows.
     pub fn apply(&self, decoders: &mut Decoders, log_time: u64, data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        if !self.streamable {
+            return self.apply_tree(decoders, log_time, data, out);
+        }
+        out.clear();
+        rbag_msg::stream::transcode(&self.plan, &self.source_schema, self.source_encoding, &self.target_schema, self.target_encoding, data, out)
+            .map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))
+    }
+
+    /// Whether [`apply`](Self::apply) transcodes in one pass.
+    pub fn is_streamable(&self) -> bool {
+        self.streamable
+    }
+
+    /// Rewrites one message by decoding it to a tree, applying the plan and encoding the result.
+    pub fn apply_tree(&self, decoders: &mut Decoders, log_time: u64, data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         let (_, value) = decoders.decode(&self.source, log_time, data).map_err(|e| e.to_string())?;
         let value = self.plan.apply(value).map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))?;
         out.clear();
@@ -187,9 +215,4 @@ fn latched_qos() -> QosProfile {
         liveliness_lease_duration: infinite,
         avoid_ros_namespace_conventions: false,
     }
-}
-
-/// Whether the input's encoding is one this module can rewrite.
-pub fn rewritable(c: &Connection) -> bool {
-    encoding_of(c).is_ok()
 }

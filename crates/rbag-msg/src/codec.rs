@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use crate::definition::{Array, Dialect};
-use crate::schema::{Kind, MsgLayout, Prim, Schema, MAX_DEPTH};
+use crate::schema::{FieldLayout, Kind, MsgLayout, Prim, Schema, MAX_DEPTH};
 use crate::value::{scalar, PrimArray, Value};
 
 /// How a message is serialised.
@@ -39,7 +39,7 @@ pub struct CodecError {
 }
 
 impl CodecError {
-    fn within(mut self, name: &str) -> Self {
+    pub(crate) fn within(mut self, name: &str) -> Self {
         self.path = if self.path.is_empty() {
             name.to_string()
         } else if self.path.starts_with('[') {
@@ -84,11 +84,7 @@ pub fn allowed_trailing(encoding: Encoding) -> usize {
 
 /// Encodes one message, appending to `out`. CDR output is little-endian unless `big_endian`.
 pub fn encode(schema: &Schema, value: &Value, encoding: Encoding, big_endian: bool, out: &mut Vec<u8>) -> Res<()> {
-    let origin = out.len();
-    if encoding == Encoding::Cdr {
-        out.extend_from_slice(&cdr_header(big_endian));
-    }
-    let mut w = Writer { schema, out, origin: origin + 4, cdr: encoding == Encoding::Cdr, be: big_endian && encoding == Encoding::Cdr };
+    let mut w = Writer::new(schema, out, encoding, big_endian);
     w.msg(schema.root, value, 0)
 }
 
@@ -208,24 +204,34 @@ impl<'s, 'a> Reader<'s, 'a> {
         let layout: &MsgLayout = &schema.msgs[idx];
         let mut fields = Vec::with_capacity(layout.fields.len());
         for f in &layout.fields {
-            let v = match f.array {
-                Array::Single => self.one(f.kind, depth),
-                Array::Fixed(n) => self.many(f.kind, n, depth),
-                Array::Bounded(b) => self.seq_len(f.kind).and_then(|n| {
-                    if n > b {
-                        Err(self.err(self.pos, format!("sequence of {n} exceeds its bound {b}")))
-                    } else {
-                        self.many(f.kind, n, depth)
-                    }
-                }),
-                Array::Unbounded => self.seq_len(f.kind).and_then(|n| self.many(f.kind, n, depth)),
-            };
-            fields.push(v.map_err(|e| e.within(&f.name))?);
+            fields.push(self.field(f, depth).map_err(|e| e.within(&f.name))?);
         }
         Ok(Value::Message(fields))
     }
 
-    fn seq_len(&mut self, kind: Kind) -> Res<usize> {
+    /// One field of a message, array or not.
+    pub(crate) fn field(&mut self, f: &FieldLayout, depth: usize) -> Res<Value<'a>> {
+        match f.array {
+            Array::Single => self.one(f.kind, depth),
+            Array::Fixed(n) => self.many(f.kind, n, depth),
+            Array::Bounded(b) => {
+                let n = self.bounded_len(f.kind, b)?;
+                self.many(f.kind, n, depth)
+            }
+            Array::Unbounded => self.seq_len(f.kind).and_then(|n| self.many(f.kind, n, depth)),
+        }
+    }
+
+    /// A sequence's count, checked against its bound.
+    pub(crate) fn bounded_len(&mut self, kind: Kind, bound: usize) -> Res<usize> {
+        let n = self.seq_len(kind)?;
+        if n > bound {
+            return Err(self.err(self.pos, format!("sequence of {n} exceeds its bound {bound}")));
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn seq_len(&mut self, kind: Kind) -> Res<usize> {
         let min_each = match kind {
             Kind::Prim(p) => p.size(),
             Kind::String { .. } => 4,
@@ -234,7 +240,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         self.count(min_each)
     }
 
-    fn one(&mut self, kind: Kind, depth: usize) -> Res<Value<'a>> {
+    pub(crate) fn one(&mut self, kind: Kind, depth: usize) -> Res<Value<'a>> {
         match kind {
             Kind::Prim(p) => {
                 let a = self.prim_le(p)?;
@@ -245,7 +251,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         }
     }
 
-    fn many(&mut self, kind: Kind, n: usize, depth: usize) -> Res<Value<'a>> {
+    pub(crate) fn many(&mut self, kind: Kind, n: usize, depth: usize) -> Res<Value<'a>> {
         match kind {
             Kind::Prim(p) => {
                 if n > 0 {
@@ -299,27 +305,37 @@ fn min_size(schema: &Schema, idx: usize, cdr: bool) -> usize {
     walk(schema, idx, cdr, 0)
 }
 
-struct Writer<'s, 'o> {
+pub(crate) struct Writer<'s, 'o> {
     schema: &'s Schema,
-    out: &'o mut Vec<u8>,
+    pub(crate) out: &'o mut Vec<u8>,
     origin: usize,
     cdr: bool,
     be: bool,
 }
 
-impl Writer<'_, '_> {
-    fn err(&self, reason: String) -> CodecError {
+impl<'s, 'o> Writer<'s, 'o> {
+    /// Starts a message at the end of `out` (writing the CDR header).
+    pub(crate) fn new(schema: &'s Schema, out: &'o mut Vec<u8>, encoding: Encoding, big_endian: bool) -> Self {
+        let cdr = encoding == Encoding::Cdr;
+        let origin = out.len() + 4;
+        if cdr {
+            out.extend_from_slice(&cdr_header(big_endian));
+        }
+        Writer { schema, out, origin, cdr, be: big_endian && cdr }
+    }
+
+    pub(crate) fn err(&self, reason: String) -> CodecError {
         CodecError { ty: self.schema.name().to_string(), path: String::new(), offset: self.out.len(), reason }
     }
 
-    fn align(&mut self, n: usize) {
+    pub(crate) fn align(&mut self, n: usize) {
         if self.cdr && n > 1 {
             let pad = (n - (self.out.len() - self.origin) % n) % n;
             self.out.resize(self.out.len() + pad, 0);
         }
     }
 
-    fn le_bytes(&mut self, p: Prim, le: &[u8]) {
+    pub(crate) fn le_bytes(&mut self, p: Prim, le: &[u8]) {
         self.align(p.size());
         if self.be && p.size() > 1 {
             let start = self.out.len();
@@ -330,7 +346,7 @@ impl Writer<'_, '_> {
         }
     }
 
-    fn u32(&mut self, v: usize) -> Res<()> {
+    pub(crate) fn u32(&mut self, v: usize) -> Res<()> {
         let v = u32::try_from(v).map_err(|_| self.err(format!("length {v} does not fit a u32")))?;
         self.le_bytes(Prim::U32, &v.to_le_bytes());
         Ok(())
@@ -344,21 +360,25 @@ impl Writer<'_, '_> {
             return Err(self.err(format!("{} has {} fields, the value {}", layout.name, layout.fields.len(), values.len())));
         }
         for (f, v) in layout.fields.iter().zip(values) {
-            let r = match f.array {
-                Array::Single => self.one(f.kind, v, depth),
-                Array::Fixed(n) => self.many(f.kind, v, Some(n), depth),
-                Array::Bounded(b) => match array_len(v) {
-                    Some(n) if n > b => Err(self.err(format!("sequence of {n} exceeds its bound {b}"))),
-                    _ => self.many(f.kind, v, None, depth),
-                },
-                Array::Unbounded => self.many(f.kind, v, None, depth),
-            };
-            r.map_err(|e| e.within(&f.name))?;
+            self.field(f, v, depth).map_err(|e| e.within(&f.name))?;
         }
         Ok(())
     }
 
-    fn one(&mut self, kind: Kind, v: &Value, depth: usize) -> Res<()> {
+    /// One field of a message, array or not.
+    pub(crate) fn field(&mut self, f: &FieldLayout, v: &Value, depth: usize) -> Res<()> {
+        match f.array {
+            Array::Single => self.one(f.kind, v, depth),
+            Array::Fixed(n) => self.many(f.kind, v, Some(n), depth),
+            Array::Bounded(b) => match array_len(v) {
+                Some(n) if n > b => Err(self.err(format!("sequence of {n} exceeds its bound {b}"))),
+                _ => self.many(f.kind, v, None, depth),
+            },
+            Array::Unbounded => self.many(f.kind, v, None, depth),
+        }
+    }
+
+    pub(crate) fn one(&mut self, kind: Kind, v: &Value, depth: usize) -> Res<()> {
         match (kind, v) {
             (Kind::Prim(p), v) => {
                 let le = prim_le(p, v).ok_or_else(|| self.err(format!("expected {}, got {v:?}", p.name())))?;
@@ -371,7 +391,7 @@ impl Writer<'_, '_> {
         }
     }
 
-    fn string(&mut self, s: &[u8], wide: bool) -> Res<()> {
+    pub(crate) fn string(&mut self, s: &[u8], wide: bool) -> Res<()> {
         if !self.cdr {
             self.u32(s.len())?;
             self.out.extend_from_slice(s);
@@ -389,7 +409,7 @@ impl Writer<'_, '_> {
         Ok(())
     }
 
-    fn many(&mut self, kind: Kind, v: &Value, fixed: Option<usize>, depth: usize) -> Res<()> {
+    pub(crate) fn many(&mut self, kind: Kind, v: &Value, fixed: Option<usize>, depth: usize) -> Res<()> {
         let n = array_len(v).ok_or_else(|| self.err(format!("expected an array, got {v:?}")))?;
         match fixed {
             Some(want) if want != n => return Err(self.err(format!("fixed array of {want} given {n} elements"))),

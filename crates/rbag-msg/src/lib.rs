@@ -19,6 +19,7 @@ pub mod rihs01;
 // The bundled store and --msg-path (another helper):
 pub mod msg_path;
 pub mod store;
+pub mod stream;
 
 pub use definition::{parse, Array, Constant, Dialect, Field, FieldType, MsgDef};
 pub use codec::{decode, decode_counted, encode, CodecError, Encoding};

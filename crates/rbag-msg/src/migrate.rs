@@ -73,12 +73,14 @@ pub struct MigrateError {
 
 /// How to build one target message from a source message.
 #[derive(Debug, Clone)]
-struct MsgPlan {
-    fields: Vec<FieldPlan>,
+pub(crate) struct MsgPlan {
+    /// The source message type (index into the source schema).
+    pub(crate) from: usize,
+    pub(crate) fields: Vec<FieldPlan>,
 }
 
 #[derive(Debug, Clone)]
-enum FieldPlan {
+pub(crate) enum FieldPlan {
     /// Take source field `index`, converting each element.
     Copy { index: usize, elem: Elem, array: Array, from_array: Array, field: String },
     /// A field the source lacks.
@@ -86,7 +88,7 @@ enum FieldPlan {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Elem {
+pub(crate) enum Elem {
     Same,
     Cast(Prim),
     /// Nested message: index into the target schema's messages (and the plan table).
@@ -97,7 +99,7 @@ enum Elem {
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// By target message index; `None` for target types no source type maps to.
-    msgs: Vec<Option<MsgPlan>>,
+    pub(crate) msgs: Vec<Option<MsgPlan>>,
     root: usize,
     target_name: String,
 }
@@ -248,7 +250,7 @@ impl PlanBuilder<'_> {
             };
             fields.push(FieldPlan::Copy { index, elem, array: f.array, from_array: s.array, field: f.name.clone() });
         }
-        self.msgs[to] = Some(MsgPlan { fields });
+        self.msgs[to] = Some(MsgPlan { from, fields });
         Ok(())
     }
 }
