@@ -20,6 +20,8 @@ pub mod rihs01;
 pub mod msg_path;
 pub mod store;
 pub mod stream;
+#[doc(hidden)]
+pub mod testgen;
 
 pub use definition::{parse, Array, Constant, Dialect, Field, FieldType, MsgDef};
 pub use codec::{decode, decode_counted, encode, CodecError, Encoding};
