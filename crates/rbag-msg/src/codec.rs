@@ -39,7 +39,7 @@ pub struct CodecError {
 }
 
 impl CodecError {
-    pub(crate) fn within(mut self, name: &str) -> Self {
+    pub(crate) fn within(mut self: Box<Self>, name: &str) -> Box<Self> {
         self.path = if self.path.is_empty() {
             name.to_string()
         } else if self.path.starts_with('[') {
@@ -51,7 +51,8 @@ impl CodecError {
     }
 }
 
-type Res<T> = std::result::Result<T, CodecError>;
+/// Errors are boxed inside the codecs: a small `Result` keeps the per-field hot path fast.
+pub(crate) type Res<T> = std::result::Result<T, Box<CodecError>>;
 
 /// Counts above this are refused for elements that take no bytes (which no length check bounds).
 const MAX_EMPTY_ELEMENTS: usize = 1 << 20;
@@ -62,15 +63,15 @@ pub fn cdr_header(big_endian: bool) -> [u8; 4] {
 }
 
 /// Decodes one message. Bytes left after it are ignored (see [`decode_counted`]).
-pub fn decode<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Res<Value<'a>> {
+pub fn decode<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Result<Value<'a>, CodecError> {
     decode_counted(schema, bytes, encoding).map(|(v, _)| v)
 }
 
 /// Decodes one message and says how many bytes were left after it: more than CDR's final
 /// padding means the definition does not describe the message.
-pub fn decode_counted<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Res<(Value<'a>, usize)> {
-    let mut r = Reader::new(schema, bytes, encoding)?;
-    let v = r.msg(schema.root, 0)?;
+pub fn decode_counted<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Result<(Value<'a>, usize), CodecError> {
+    let mut r = Reader::new(schema, bytes, encoding).map_err(|e| *e)?;
+    let v = r.msg(schema.root, 0).map_err(|e| *e)?;
     Ok((v, r.remaining()))
 }
 
@@ -83,9 +84,9 @@ pub fn allowed_trailing(encoding: Encoding) -> usize {
 }
 
 /// Encodes one message, appending to `out`. CDR output is little-endian unless `big_endian`.
-pub fn encode(schema: &Schema, value: &Value, encoding: Encoding, big_endian: bool, out: &mut Vec<u8>) -> Res<()> {
+pub fn encode(schema: &Schema, value: &Value, encoding: Encoding, big_endian: bool, out: &mut Vec<u8>) -> Result<(), CodecError> {
     let mut w = Writer::new(schema, out, encoding, big_endian);
-    w.msg(schema.root, value, 0)
+    w.msg(schema.root, value, 0).map_err(|e| *e)
 }
 
 pub(crate) struct Reader<'s, 'a> {
@@ -113,8 +114,8 @@ impl<'s, 'a> Reader<'s, 'a> {
         Ok(r)
     }
 
-    pub(crate) fn err(&self, offset: usize, reason: String) -> CodecError {
-        CodecError { ty: self.schema.name().to_string(), path: String::new(), offset, reason }
+    pub(crate) fn err(&self, offset: usize, reason: String) -> Box<CodecError> {
+        Box::new(CodecError { ty: self.schema.name().to_string(), path: String::new(), offset, reason })
     }
 
     pub(crate) fn remaining(&self) -> usize {
@@ -235,7 +236,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         let min_each = match kind {
             Kind::Prim(p) => p.size(),
             Kind::String { .. } => 4,
-            Kind::Msg(i) => min_size(self.schema, i, self.cdr),
+            Kind::Msg(i) => self.schema.min_size(i, self.cdr),
         };
         self.count(min_each)
     }
@@ -279,32 +280,6 @@ impl<'s, 'a> Reader<'s, 'a> {
     }
 }
 
-/// The fewest bytes one element of a message type can take (to bound claimed counts).
-fn min_size(schema: &Schema, idx: usize, cdr: bool) -> usize {
-    fn walk(s: &Schema, idx: usize, cdr: bool, depth: usize) -> usize {
-        if depth > MAX_DEPTH {
-            return 0;
-        }
-        s.msgs[idx]
-            .fields
-            .iter()
-            .map(|f| {
-                let one = match f.kind {
-                    Kind::Prim(p) => p.size(),
-                    Kind::String { .. } => 4 + usize::from(cdr),
-                    Kind::Msg(i) => walk(s, i, cdr, depth + 1),
-                };
-                match f.array {
-                    Array::Single => one,
-                    Array::Fixed(n) => one.saturating_mul(n),
-                    _ => 4,
-                }
-            })
-            .fold(0usize, usize::saturating_add)
-    }
-    walk(schema, idx, cdr, 0)
-}
-
 pub(crate) struct Writer<'s, 'o> {
     schema: &'s Schema,
     pub(crate) out: &'o mut Vec<u8>,
@@ -324,8 +299,8 @@ impl<'s, 'o> Writer<'s, 'o> {
         Writer { schema, out, origin, cdr, be: big_endian && cdr }
     }
 
-    pub(crate) fn err(&self, reason: String) -> CodecError {
-        CodecError { ty: self.schema.name().to_string(), path: String::new(), offset: self.out.len(), reason }
+    pub(crate) fn err(&self, reason: String) -> Box<CodecError> {
+        Box::new(CodecError { ty: self.schema.name().to_string(), path: String::new(), offset: self.out.len(), reason })
     }
 
     pub(crate) fn align(&mut self, n: usize) {

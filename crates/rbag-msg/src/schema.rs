@@ -106,6 +106,8 @@ pub struct Schema {
     pub msgs: Vec<MsgLayout>,
     /// Index of the root type in `msgs` (always 0).
     pub root: usize,
+    /// The fewest bytes each message type takes in ROS 1 and in CDR, to bound claimed counts.
+    min_sizes: Vec<(usize, usize)>,
 }
 
 /// Nesting deeper than this is refused (it also bounds the codecs' recursion).
@@ -119,7 +121,14 @@ impl Schema {
     pub fn compile(reg: &Registry, root: &str) -> Result<Schema> {
         let mut b = Builder { reg, msgs: Vec::new(), index: HashMap::new() };
         b.add(&crate::registry::normalize(root, reg.dialect()), None, 0)?;
-        Ok(Schema { dialect: reg.dialect(), msgs: b.msgs, root: 0 })
+        let mut schema = Schema { dialect: reg.dialect(), msgs: b.msgs, root: 0, min_sizes: Vec::new() };
+        schema.min_sizes = (0..schema.msgs.len()).map(|i| (min_size(&schema, i, false, 0), min_size(&schema, i, true, 0))).collect();
+        Ok(schema)
+    }
+
+    /// The fewest bytes a message of type `idx` can take on the wire.
+    pub fn min_size(&self, idx: usize, cdr: bool) -> usize {
+        self.min_sizes.get(idx).map_or(0, |&(ros1, cdr_size)| if cdr { cdr_size } else { ros1 })
     }
 
     pub fn root(&self) -> &MsgLayout {
@@ -130,6 +139,28 @@ impl Schema {
     pub fn name(&self) -> &str {
         &self.root().name
     }
+}
+
+fn min_size(s: &Schema, idx: usize, cdr: bool, depth: usize) -> usize {
+    if depth > MAX_DEPTH {
+        return 0;
+    }
+    s.msgs[idx]
+        .fields
+        .iter()
+        .map(|f| {
+            let one = match f.kind {
+                Kind::Prim(p) => p.size(),
+                Kind::String { .. } => 4 + usize::from(cdr),
+                Kind::Msg(i) => min_size(s, i, cdr, depth + 1),
+            };
+            match f.array {
+                Array::Single => one,
+                Array::Fixed(n) => one.saturating_mul(n),
+                _ => 4,
+            }
+        })
+        .fold(0usize, usize::saturating_add)
 }
 
 struct Builder<'r> {

@@ -6,12 +6,11 @@
 //! the same bytes; a test holds it to that over the corpus. It needs the plan to take the source
 //! fields in order ([`Plan::streamable`]), which conversions between dialects always do.
 
-use crate::codec::{CodecError, Encoding, Reader, Writer};
+use crate::codec::{CodecError, Encoding, Reader, Res, Writer};
 use crate::definition::Array;
 use crate::migrate::{Elem, FieldPlan, Plan};
 use crate::schema::{FieldLayout, Kind, Prim, Schema, MAX_DEPTH};
 
-type Res<T> = std::result::Result<T, CodecError>;
 
 impl Plan {
     /// Whether every message takes its source fields in increasing order (no renames that
@@ -29,9 +28,10 @@ impl Plan {
 
 /// Transcodes one message of `from`'s root type into `to`'s, appending to `out`. The plan must
 /// be [`streamable`](Plan::streamable) and built from these two schemas.
-pub fn transcode(plan: &Plan, from: &Schema, from_encoding: Encoding, to: &Schema, to_encoding: Encoding, data: &[u8], out: &mut Vec<u8>) -> Res<()> {
-    let mut s = Stream { plan, from, to, r: Reader::new(from, data, from_encoding)?, w: Writer::new(to, out, to_encoding, false) };
-    s.msg(to.root, 0)
+pub fn transcode(plan: &Plan, from: &Schema, from_encoding: Encoding, to: &Schema, to_encoding: Encoding, data: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+    let r = Reader::new(from, data, from_encoding).map_err(|e| *e)?;
+    let mut s = Stream { plan, from, to, r, w: Writer::new(to, out, to_encoding, false) };
+    s.msg(to.root, 0).map_err(|e| *e)
 }
 
 struct Stream<'p, 'a, 'o> {
