@@ -97,11 +97,18 @@ pub(crate) struct Reader<'s, 'a> {
     origin: usize,
     pub(crate) cdr: bool,
     pub(crate) be: bool,
+    /// Messages left to decode: ROS 1 messages may take no bytes, so a type that nests many of
+    /// them would otherwise expand a few bytes into billions of values.
+    budget: usize,
 }
+
+/// Messages a decode may produce besides one per input byte.
+const MESSAGE_BUDGET: usize = 1 << 20;
 
 impl<'s, 'a> Reader<'s, 'a> {
     pub(crate) fn new(schema: &'s Schema, buf: &'a [u8], encoding: Encoding) -> Res<Self> {
-        let mut r = Reader { schema, buf, pos: 0, origin: 0, cdr: encoding == Encoding::Cdr, be: false };
+        let budget = buf.len().saturating_add(MESSAGE_BUDGET);
+        let mut r = Reader { schema, buf, pos: 0, origin: 0, cdr: encoding == Encoding::Cdr, be: false, budget };
         if r.cdr {
             let h = r.take(4)?;
             r.be = match h[1] {
@@ -197,10 +204,22 @@ impl<'s, 'a> Reader<'s, 'a> {
         }
     }
 
+    /// Counts one message against the budget.
+    pub(crate) fn spend(&mut self) -> Res<()> {
+        match self.budget.checked_sub(1) {
+            Some(b) => {
+                self.budget = b;
+                Ok(())
+            }
+            None => Err(self.err(self.pos, "the type expands into too many nested messages for the bytes given".into())),
+        }
+    }
+
     pub(crate) fn msg(&mut self, idx: usize, depth: usize) -> Res<Value<'a>> {
         if depth > MAX_DEPTH {
             return Err(self.err(self.pos, "nesting too deep".into()));
         }
+        self.spend()?;
         let schema = self.schema;
         let layout: &MsgLayout = &schema.msgs[idx];
         let mut fields = Vec::with_capacity(layout.fields.len());
@@ -214,13 +233,31 @@ impl<'s, 'a> Reader<'s, 'a> {
     pub(crate) fn field(&mut self, f: &FieldLayout, depth: usize) -> Res<Value<'a>> {
         match f.array {
             Array::Single => self.one(f.kind, depth),
-            Array::Fixed(n) => self.many(f.kind, n, depth),
+            Array::Fixed(n) => {
+                self.check_fixed(f.kind, n)?;
+                self.many(f.kind, n, depth)
+            }
             Array::Bounded(b) => {
                 let n = self.bounded_len(f.kind, b)?;
                 self.many(f.kind, n, depth)
             }
             Array::Unbounded => self.seq_len(f.kind).and_then(|n| self.many(f.kind, n, depth)),
         }
+    }
+
+    /// A fixed array of strings or messages must fit the bytes left, like a sequence's count
+    /// (its elements may take no bytes, so walking a huge one would hang).
+    pub(crate) fn check_fixed(&self, kind: Kind, n: usize) -> Res<()> {
+        let min_each = match kind {
+            Kind::Prim(_) => return Ok(()),
+            Kind::String { .. } => 4,
+            Kind::Msg(i) => self.schema.min_size(i, self.cdr),
+        };
+        let fits = if min_each == 0 { n <= MAX_EMPTY_ELEMENTS } else { n.checked_mul(min_each).is_some_and(|b| b <= self.remaining()) };
+        if !fits {
+            return Err(self.err(self.pos, format!("fixed array of {n} cannot fit the {} bytes left", self.remaining())));
+        }
+        Ok(())
     }
 
     /// A sequence's count, checked against its bound.

@@ -10,10 +10,14 @@ use crate::{Error, Result};
 impl Registry {
     /// The MD5 sum of `pkg/Type`, resolving nested types in this registry.
     pub fn md5(&self, full_name: &str) -> Result<String> {
-        self.md5_depth(full_name, 0)
+        self.md5_depth(full_name, 0, &mut std::collections::HashMap::new())
     }
 
-    fn md5_depth(&self, full_name: &str, depth: usize) -> Result<String> {
+    /// `memo` holds sums already computed: a type used twice per level is summed once.
+    fn md5_depth(&self, full_name: &str, depth: usize, memo: &mut std::collections::HashMap<String, String>) -> Result<String> {
+        if let Some(sum) = memo.get(full_name) {
+            return Ok(sum.clone());
+        }
         if depth > 64 {
             return Err(Error::Recursive { name: full_name.to_string() });
         }
@@ -33,7 +37,7 @@ impl Registry {
                 lines.push(format!("{}{suffix} {}", f.ty.base, f.name));
             } else {
                 let dep = self.resolve(&f.ty.base, full_name);
-                let sum = self.md5_depth(&dep, depth + 1).map_err(|e| match e {
+                let sum = self.md5_depth(&dep, depth + 1, memo).map_err(|e| match e {
                     Error::UnknownType { name, .. } => Error::UnknownType { name, context: Some(format!("field {} of {full_name}", f.name)) },
                     other => other,
                 })?;
@@ -42,7 +46,9 @@ impl Registry {
         }
         let mut h = Md5::new();
         h.update(lines.join("\n").as_bytes());
-        Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+        let sum: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        memo.insert(full_name.to_string(), sum.clone());
+        Ok(sum)
     }
 }
 

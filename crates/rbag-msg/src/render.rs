@@ -313,29 +313,71 @@ fn is_empty(v: &Value) -> bool {
     array_len(v) == 0
 }
 
-/// Column names of a flattened message: nested fields joined with `.`, fixed arrays expanded
-/// (`covariance.0`…); variable-length arrays are one column holding a JSON list.
-pub fn csv_columns(schema: &Schema) -> Vec<String> {
-    fn walk(schema: &Schema, i: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
+/// Fixed arrays up to this long get a column per element; longer ones one JSON column.
+const MAX_EXPANDED_ARRAY: usize = 64;
+/// A type that flattens to more columns than this is refused (`--json` suits it better).
+pub const MAX_COLUMNS: usize = 10_000;
+
+fn expands(f: &crate::schema::FieldLayout) -> Option<usize> {
+    match f.array {
+        Array::Single => Some(1),
+        Array::Fixed(n) if n <= MAX_EXPANDED_ARRAY => Some(n),
+        _ => None,
+    }
+}
+
+/// How many columns each type flattens to (memoised, saturating).
+fn column_counts(schema: &Schema) -> Vec<usize> {
+    fn count(schema: &Schema, i: usize, memo: &mut Vec<Option<usize>>, depth: usize) -> usize {
+        if let Some(n) = memo[i] {
+            return n;
+        }
+        let mut total = 0usize;
+        for f in schema.msgs[i].fields.iter().filter(|f| !hidden(&f.name)) {
+            let each = match (f.kind, expands(f)) {
+                (Kind::Msg(j), Some(_)) if depth < crate::schema::MAX_DEPTH => count(schema, j, memo, depth + 1),
+                _ => 1,
+            };
+            total = total.saturating_add(each.saturating_mul(if matches!(f.kind, Kind::Msg(_)) || f.array != Array::Single { expands(f).unwrap_or(1) } else { 1 }));
+        }
+        memo[i] = Some(total);
+        total
+    }
+    let mut memo = vec![None; schema.msgs.len()];
+    (0..schema.msgs.len()).map(|i| count(schema, i, &mut memo, 0)).collect()
+}
+
+/// Column names of a flattened message: nested fields joined with `.`, fixed arrays of up to
+/// 64 elements expanded (`covariance.0`…); other arrays are one column holding a JSON list.
+pub fn csv_columns(schema: &Schema) -> Result<Vec<String>, String> {
+    let counts = column_counts(schema);
+    let n = counts[schema.root];
+    if n > MAX_COLUMNS {
+        return Err(format!("{} flattens to {n} columns, more than {MAX_COLUMNS}; use --json", schema.name()));
+    }
+    // Types with no columns are not walked: a type may nest billions of empty ones.
+    fn walk(schema: &Schema, counts: &[usize], i: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
         for f in schema.msgs[i].fields.iter().filter(|f| !hidden(&f.name)) {
             let name = format!("{prefix}{}", f.name);
-            match (f.kind, f.array) {
-                (Kind::Msg(j), Array::Single) if depth < crate::schema::MAX_DEPTH => walk(schema, j, &format!("{name}."), depth + 1, out),
-                (Kind::Msg(j), Array::Fixed(n)) if depth < crate::schema::MAX_DEPTH => {
-                    (0..n).for_each(|k| walk(schema, j, &format!("{name}.{k}."), depth + 1, out))
+            match (f.kind, f.array, expands(f)) {
+                (Kind::Msg(j), Array::Single | Array::Fixed(_), Some(_)) if counts[j] == 0 => {}
+                (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => walk(schema, counts, j, &format!("{name}."), depth + 1, out),
+                (Kind::Msg(j), Array::Fixed(n), Some(_)) if depth < crate::schema::MAX_DEPTH => {
+                    (0..n).for_each(|k| walk(schema, counts, j, &format!("{name}.{k}."), depth + 1, out))
                 }
-                (_, Array::Fixed(n)) => (0..n).for_each(|k| out.push(format!("{name}.{k}"))),
+                (_, Array::Fixed(n), Some(_)) => (0..n).for_each(|k| out.push(format!("{name}.{k}"))),
                 _ => out.push(name),
             }
         }
     }
-    let mut out = Vec::new();
-    walk(schema, schema.root, "", 0, &mut out);
-    out
+    let mut out = Vec::with_capacity(n);
+    walk(schema, &counts, schema.root, "", 0, &mut out);
+    Ok(out)
 }
 
 /// One message's cells, in [`csv_columns`] order, already CSV-quoted.
 pub fn csv_cells(schema: &Schema, v: &Value) -> Vec<String> {
+    let counts = column_counts(schema);
     fn cell(schema: &Schema, ty: Ty, v: &Value) -> String {
         let mut buf = Vec::new();
         match v {
@@ -352,22 +394,23 @@ pub fn csv_cells(schema: &Schema, v: &Value) -> Vec<String> {
             text
         }
     }
-    fn walk(schema: &Schema, i: usize, v: &Value, depth: usize, out: &mut Vec<String>) {
+    fn walk(schema: &Schema, counts: &[usize], i: usize, v: &Value, depth: usize, out: &mut Vec<String>) {
         let Value::Message(values) = v else { return };
         for (f, v) in schema.msgs[i].fields.iter().zip(values).filter(|(f, _)| !hidden(&f.name)) {
             match (f.kind, f.array, v) {
-                (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => walk(schema, j, v, depth + 1, out),
-                (Kind::Msg(j), Array::Fixed(_), Value::Array(items)) if depth < crate::schema::MAX_DEPTH => {
-                    items.iter().for_each(|item| walk(schema, j, item, depth + 1, out))
+                (Kind::Msg(j), Array::Single | Array::Fixed(_), _) if counts[j] == 0 && expands(f).is_some() => {}
+                (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => walk(schema, counts, j, v, depth + 1, out),
+                (Kind::Msg(j), Array::Fixed(_), Value::Array(items)) if depth < crate::schema::MAX_DEPTH && expands(f).is_some() => {
+                    items.iter().for_each(|item| walk(schema, counts, j, item, depth + 1, out))
                 }
-                (_, Array::Fixed(_), Value::Array(items)) => items.iter().for_each(|item| out.push(cell(schema, field_ty(f.kind), item))),
-                (_, Array::Fixed(_), Value::Prims(a)) => a.iter().for_each(|item| out.push(cell(schema, None, &item))),
+                (_, Array::Fixed(_), Value::Array(items)) if expands(f).is_some() => items.iter().for_each(|item| out.push(cell(schema, field_ty(f.kind), item))),
+                (_, Array::Fixed(_), Value::Prims(a)) if expands(f).is_some() => a.iter().for_each(|item| out.push(cell(schema, None, &item))),
                 _ => out.push(cell(schema, field_ty(f.kind), v)),
             }
         }
     }
     let mut out = Vec::new();
-    walk(schema, schema.root, v, 0, &mut out);
+    walk(schema, &counts, schema.root, v, 0, &mut out);
     out
 }
 
@@ -410,7 +453,7 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "name: 'it''s'\npts:\n- x: 1.0\n  y: 0.1\n- x: 2.5\n  y: .nan\ndata:\n- 1\n- 2\n- '...'\norigin:\n  x: 0.0\n  y: -1.0\nv:\n- 1.5\n- 2.0\n"
         );
-        assert_eq!(csv_columns(&s), ["name", "pts", "data", "origin.x", "origin.y", "v.0", "v.1"]);
+        assert_eq!(csv_columns(&s).unwrap(), ["name", "pts", "data", "origin.x", "origin.y", "v.0", "v.1"]);
         assert_eq!(csv_cells(&s, &v), ["it's", "\"[{\"\"x\"\":1.0,\"\"y\"\":0.1},{\"\"x\"\":2.5,\"\"y\"\":null}]\"", "\"[1,2,3]\"", "0.0", "-1.0", "1.5", "2.0"]);
     }
 

@@ -122,7 +122,9 @@ impl Schema {
         let mut b = Builder { reg, msgs: Vec::new(), index: HashMap::new() };
         b.add(&crate::registry::normalize(root, reg.dialect()), None, 0)?;
         let mut schema = Schema { dialect: reg.dialect(), msgs: b.msgs, root: 0, min_sizes: Vec::new() };
-        schema.min_sizes = (0..schema.msgs.len()).map(|i| (min_size(&schema, i, false, 0), min_size(&schema, i, true, 0))).collect();
+        let ros1 = min_sizes(&schema, false);
+        let cdr = min_sizes(&schema, true);
+        schema.min_sizes = ros1.into_iter().zip(cdr).collect();
         Ok(schema)
     }
 
@@ -141,26 +143,34 @@ impl Schema {
     }
 }
 
-fn min_size(s: &Schema, idx: usize, cdr: bool, depth: usize) -> usize {
-    if depth > MAX_DEPTH {
-        return 0;
-    }
-    s.msgs[idx]
-        .fields
-        .iter()
-        .map(|f| {
+/// Every type's minimum wire size, each type computed once (memoised: a type used twice per
+/// nesting level must not cost twice as much at every level).
+fn min_sizes(s: &Schema, cdr: bool) -> Vec<usize> {
+    fn size(s: &Schema, idx: usize, cdr: bool, memo: &mut Vec<Option<usize>>, depth: usize) -> usize {
+        if let Some(n) = memo[idx] {
+            return n;
+        }
+        if depth > MAX_DEPTH {
+            return 0;
+        }
+        let mut total = 0usize;
+        for f in &s.msgs[idx].fields {
             let one = match f.kind {
                 Kind::Prim(p) => p.size(),
                 Kind::String { .. } => 4 + usize::from(cdr),
-                Kind::Msg(i) => min_size(s, i, cdr, depth + 1),
+                Kind::Msg(i) => size(s, i, cdr, memo, depth + 1),
             };
-            match f.array {
+            total = total.saturating_add(match f.array {
                 Array::Single => one,
                 Array::Fixed(n) => one.saturating_mul(n),
                 _ => 4,
-            }
-        })
-        .fold(0usize, usize::saturating_add)
+            });
+        }
+        memo[idx] = Some(total);
+        total
+    }
+    let mut memo = vec![None; s.msgs.len()];
+    (0..s.msgs.len()).map(|i| size(s, i, cdr, &mut memo, 0)).collect()
 }
 
 struct Builder<'r> {

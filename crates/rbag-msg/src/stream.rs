@@ -47,6 +47,7 @@ impl Stream<'_, '_, '_> {
         if depth > MAX_DEPTH {
             return Err(self.w.err("nesting too deep".into()));
         }
+        self.r.spend()?;
         let (plan, from, to) = (self.plan, self.from, self.to);
         let Some(mp) = plan.msgs[target].as_ref() else { return Err(self.w.err(format!("no plan for {}", to.msgs[target].name))) };
         let (src, dst) = (&from.msgs[mp.from], &to.msgs[target]);
@@ -73,7 +74,10 @@ impl Stream<'_, '_, '_> {
     fn copy(&mut self, sf: &FieldLayout, tf: &FieldLayout, elem: Elem, depth: usize) -> Res<()> {
         let n = match sf.array {
             Array::Single => None,
-            Array::Fixed(n) => Some(n),
+            Array::Fixed(n) => {
+                self.r.check_fixed(sf.kind, n)?;
+                Some(n)
+            }
             Array::Bounded(b) => Some(self.r.bounded_len(sf.kind, b)?),
             Array::Unbounded => Some(self.r.seq_len(sf.kind)?),
         };

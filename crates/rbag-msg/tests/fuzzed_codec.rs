@@ -97,3 +97,89 @@ fn definitions_replay() {
     replay_definition(rbag_msg::Dialect::Ros1, "uint8 a\nstring b\n", b"\x01\x00\x00\x00\x00");
     replay_definition(rbag_msg::Dialect::Ros2, "uint8 a\nstring b\n", b"\x00\x01\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00");
 }
+
+const SEP: &str = "================================================================================\n";
+
+/// Runs `f` on a thread and fails if it has not returned within `secs` seconds (the thread is
+/// left behind: a hang is the bug being shown).
+fn within(secs: u64, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs)).expect("did not finish in time");
+}
+
+/// Bug: a fixed-size array of elements that take no bytes (ROS 1 empty messages, or messages
+/// of `uint8[0]` fields) is walked element by element: `Reader::many` loops `n` times with no
+/// cap, while counted sequences stop at `MAX_EMPTY_ELEMENTS`. A bag whose definition says
+/// `E[4000000000] e` with an empty `E` makes `decode` of any message (even zero bytes) spin for
+/// hours and grow a `Vec` of 4e9 values (`codec.rs`, `Reader::msg` → `Reader::many`).
+/// `rbag echo` on such a bag hangs.
+#[test]
+fn fixed_array_of_empty_messages_does_not_hang() {
+    for text in [format!("E[4000000000] e\n{SEP}MSG: fuzz/E\n"), format!("E[4000000000] e\n{SEP}MSG: fuzz/E\nuint8[0] nothing\n")] {
+        within(10, move || {
+            let mut reg = Registry::new(rbag_msg::Dialect::Ros1);
+            reg.add_concatenated("fuzz/Type", &text).unwrap();
+            let schema = Schema::compile(&reg, "fuzz/Type").unwrap();
+            let _ = rbag_msg::decode(&schema, b"", Encoding::Ros1);
+        });
+    }
+}
+
+/// Bug: `render::csv_columns` expands a fixed-size array into one column per element with no
+/// limit: `uint8[4000000000] x` (a definition a bag may carry) builds 4e9 column names — hours
+/// and hundreds of GB (`render.rs`, `csv_columns` → `walk`). `rbag echo --csv` on such a bag
+/// hangs, then runs out of memory, before reading a message.
+#[test]
+fn csv_columns_of_a_huge_fixed_array_does_not_hang() {
+    within(10, || {
+        let mut reg = Registry::new(rbag_msg::Dialect::Ros1);
+        reg.add("fuzz/Type", "uint8[4000000000] x\n").unwrap();
+        let schema = Schema::compile(&reg, "fuzz/Type").unwrap();
+        let _ = rbag_msg::render::csv_columns(&schema);
+    });
+}
+
+/// A ROS 1 concatenated definition of `fuzz/Type`: `root` text, then types `fuzz/L0`…`fuzz/L{depth}`
+/// where each `Li` holds two `L{i+1}` fields (a binary tree of `2^depth` leaves sharing one
+/// type per level) and the last one is `leaf`.
+fn doubling(root: &str, depth: usize, leaf: &str) -> String {
+    let mut text = format!("{root}\n");
+    for i in 0..depth {
+        text += &format!("{SEP}MSG: fuzz/L{i}\nL{} a\nL{} b\n", i + 1, i + 1);
+    }
+    text + &format!("{SEP}MSG: fuzz/L{depth}\n{leaf}")
+}
+
+/// Bug: the minimum size of a sequence's element type (`codec.rs`, `min_size`, used by
+/// `Reader::seq_len` to bound a claimed count) walks the type as a tree, without memoising:
+/// a definition of 41 small types, each holding two fields of the next, is `2^40` nodes deep.
+/// Decoding a 4-byte message of `L0[] items` spins for hours before it reads the count.
+#[test]
+fn min_size_of_a_doubling_type_does_not_hang() {
+    let text = doubling("L0[] items", 40, "uint8 x\n");
+    within(10, move || {
+        let mut reg = Registry::new(rbag_msg::Dialect::Ros1);
+        reg.add_concatenated("fuzz/Type", &text).unwrap();
+        let schema = Schema::compile(&reg, "fuzz/Type").unwrap();
+        let _ = rbag_msg::decode(&schema, b"\x01\x00\x00\x00", Encoding::Ros1);
+    });
+}
+
+/// Bug: a doubling type whose leaves are empty messages decodes from zero bytes into `2^40`
+/// values: `Reader::msg` recurses into every field, and nothing bounds work that consumes no
+/// input. (`csv_columns` of the same type lists `2^40` columns: see the fixed-array case.)
+#[test]
+fn doubling_type_with_empty_leaves_does_not_hang() {
+    let text = doubling("L0 tree", 40, "");
+    within(10, move || {
+        let mut reg = Registry::new(rbag_msg::Dialect::Ros1);
+        reg.add_concatenated("fuzz/Type", &text).unwrap();
+        let schema = Schema::compile(&reg, "fuzz/Type").unwrap();
+        let _ = rbag_msg::decode(&schema, b"", Encoding::Ros1);
+        let _ = rbag_msg::render::csv_columns(&schema);
+    });
+}

@@ -209,7 +209,7 @@ fn write_csv_header(out: &mut dyn Write, schemas: &BTreeMap<u32, (Arc<Schema>, E
         let topic = by_id.get(id).map_or("", |c| c.topic.as_str());
         let columns = match selections.get(topic).and_then(|s| s.path.as_deref()) {
             Some(p) => vec![p.to_string()],
-            None => render::csv_columns(schema),
+            None => render::csv_columns(schema).map_err(|e| anyhow::anyhow!("topic {topic}: {e}"))?,
         };
         match &header {
             Some((h, first)) if *h != columns => bail!("--csv needs topics of one type: {first} and {topic} print different columns; echo them separately"),
