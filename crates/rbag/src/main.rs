@@ -14,8 +14,9 @@ use clap::{Parser, Subcommand};
 /// Inspect, convert and repair robot bags, with no ROS installed.
 ///
 /// Reads and writes ROS 1 bags (v2.0) and rosbag2 bags (SQLite3 and MCAP directories, or single
-/// .db3/.mcap files), with their compressions and splits. Message decoding, recording and
-/// playback are being built.
+/// .db3/.mcap files), with their compressions and splits. Decodes messages with no ROS installed
+/// (`echo`), converts between ROS 1 and ROS 2 encodings and migrates old definitions (`convert`).
+/// Recording and playback are being built.
 #[derive(Parser)]
 #[command(name = "rbag", version, propagate_version = true, max_term_width = 100)]
 #[command(after_help = "Exit codes: 0 ok, 1 error (bad input, I/O), 2 usage error, 3 finished but data was dropped.")]
