@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on data rbag makes itself: build, write sample bags with rbag's own writers
 # (ROS 1 and rosbag2), inspect them, convert between ROS 1, MCAP and SQLite3, split and
-# compress, simulate recorder crashes and repair them. Needs no ROS and no
+# compress, simulate recorder crashes and repair them, decode messages and convert ROS 1 ⇄ ROS 2. Needs no ROS and no
 # committed bags. Output goes to ./demo-out (or $1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,4 +41,16 @@ step "$rbag" info "$out/sample_ros1.mcap"
 rm "$out/ros2_split/metadata.yaml"
 printf '\n$ rm %s/ros2_split/metadata.yaml\n' "$out"
 step "$rbag" reindex "$out/ros2_split"
+
+# Messages decoded with no ROS installed: YAML as rostopic echo prints it, NDJSON, CSV with a
+# field path. Types come from the bag's definitions (or --msg-path, or the bundled store).
+step "$rbag" echo "$out/sample.bag" /point -n 2
+step "$rbag" echo "$out/sample.bag" /chatter /speed --json -n 4
+step "$rbag" echo "$out/ros2_sample" /point.x --csv -n 3
+# ROS 1 → ROS 2: messages re-encoded as CDR, types renamed (std_msgs/msg/String), ROS 2
+# definitions and RIHS01 hashes written, the latched topic made transient-local; and back.
+step "$rbag" convert "$out/sample.bag" -o "$out/ros2_from_ros1" -s sqlite3
+step "$rbag" info "$out/ros2_from_ros1"
+step "$rbag" convert "$out/ros2_from_ros1" -o "$out/back.bag"
+step "$rbag" echo "$out/back.bag" /robot_description
 step "$rbag" list
