@@ -5,7 +5,7 @@
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata or msg_definition}
+target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode or ros1_decode}
 secs=${2:-600}
 shift 2 || true
 bags=${RBAG_BAGS:-$(pwd)/../../shared/corpus/ros1}
@@ -33,6 +33,11 @@ elif [ "$target" = msg_definition ]; then
     done
     maxlen=16384
     dict=msg.dict
+elif [ "$target" = cdr_decode ] || [ "$target" = ros1_decode ]; then
+    # One message of every bundled type, and real messages of the corpus's bags.
+    cargo run --quiet --release --example make_codec_seeds -- corpus "$(dirname "$bags")"
+    maxlen=8192
+    dict=codec.dict
 elif [ "$target" = ros1_bag ]; then
     for b in "$bags"/*.bag "$bags"/*.bag.active; do
         [ -f "$b" ] && cp -f "$b" corpus/ros1_bag/real-"$(basename "$b")"
