@@ -35,8 +35,8 @@ step "$rbag" convert "$out/ros2_sample" -o "$out/ros2_split" -s sqlite3 --max-ba
 step "$rbag" info "$out/ros2_split"
 step "$rbag" convert "$out/ros2_split" -o "$out/ros2_chatter.mcap" --topics /chatter --compression zstd
 step "$rbag" info --json "$out/ros2_chatter.mcap"
-# ROS 1 data keeps its encoding in MCAP (profile ros1); metadata.yaml rebuilt from the files.
-step "$rbag" convert "$out/sample.bag" -o "$out/sample_ros1.mcap"
+# ROS 1 data kept as it is in MCAP (profile ros1); metadata.yaml rebuilt from the files.
+step "$rbag" convert "$out/sample.bag" -o "$out/sample_ros1.mcap" --encoding ros1
 step "$rbag" info "$out/sample_ros1.mcap"
 rm "$out/ros2_split/metadata.yaml"
 printf '\n$ rm %s/ros2_split/metadata.yaml\n' "$out"

@@ -15,8 +15,8 @@ use crate::transcode::{self, ConnectionPlan, Targets};
 pub struct ConvertOptions {
     pub filter: Filter,
     pub write: WriteOptions,
-    /// The serialization the output must have (`ros1`, `cdr`); `None` keeps the input's where
-    /// the output storage allows it (MCAP holds both).
+    /// The serialization of MCAP output (`ros1` for the ros1 profile); `None` is `cdr`, as
+    /// rosbag2 writes. ROS 1 bags hold `ros1` and SQLite3 `cdr` whatever this says.
     pub encoding: Option<String>,
     /// Where input types come from when the bag lacks them (for rewriting messages).
     pub types: TypeSources,
@@ -24,13 +24,14 @@ pub struct ConvertOptions {
     pub targets: Targets,
 }
 
-/// The encoding a connection's messages get in `format`.
-fn output_encoding(c: &Connection, format: Format, wanted: Option<&str>) -> String {
+/// The encoding a connection's messages get in `format`: ROS 1 bags hold ros1, rosbag2 (SQLite3
+/// and MCAP) cdr, unless `wanted` asks for MCAP's ros1 profile.
+fn output_encoding(format: Format, wanted: Option<&str>) -> String {
     match (format, wanted) {
         (Format::Ros1, _) => "ros1".into(),
         (Format::Sqlite3, _) => "cdr".into(),
         (_, Some(w)) => w.to_string(),
-        _ => c.encoding.clone(),
+        _ => "cdr".into(),
     }
 }
 
@@ -87,7 +88,7 @@ pub fn convert(
     let mut plans: HashMap<(usize, u32), ConnectionPlan> = HashMap::new();
     for (i, (path, r)) in inputs.iter().enumerate() {
         for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
-            let out_encoding = output_encoding(c, format, options.encoding.as_deref());
+            let out_encoding = output_encoding(format, options.encoding.as_deref());
             let first = if out_encoding != c.encoding || !options.targets.migrate_ros1.is_empty() || !options.targets.migrate_ros2.is_empty() {
                 first_message(r.as_ref(), c)?
             } else {

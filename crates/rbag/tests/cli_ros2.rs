@@ -234,7 +234,7 @@ fn ros1_data_keeps_its_encoding() {
 }
 
 /// ROS 1 → SQLite3 (CDR) → ROS 1 re-encodes twice and gives back the same bytes (the sample
-/// types have no Header), latching included; MCAP with `--encoding cdr` re-encodes too.
+/// types have no Header), latching included; MCAP output is CDR by default too.
 #[test]
 fn ros1_to_cdr_and_back_is_lossless() {
     let tmp = tempfile::tempdir().unwrap();
@@ -255,7 +255,7 @@ fn ros1_to_cdr_and_back_is_lossless() {
     assert_eq!(latched.metadata.get("latching").map(String::as_str), Some("1"));
     assert_eq!(latched.metadata["md5sum"], "992ce8a1687cec8c8bd883ec73ca41d1");
     let mcap = tmp.path().join("y.mcap");
-    let o = run(&[&"convert", &bag, &"-o", &mcap, &"--encoding", &"cdr"]);
+    let o = run(&[&"convert", &bag, &"-o", &mcap]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let info = json(&run(&[&"info", &"--json", &mcap]));
     assert_eq!(info["properties"]["profile"], "ros2");

@@ -20,7 +20,7 @@ use crate::{output, Outcome};
 /// (metadata.yaml plus `OUT_0.db3`...).
 ///
 /// Messages are copied as bytes when the output stores their encoding. Between a ROS 1 bag and
-/// rosbag2 (SQLite3, or MCAP with `--encoding cdr`), and back, they are decoded and re-encoded:
+/// rosbag2 (SQLite3 or MCAP), and back, they are decoded and re-encoded:
 /// type names (`pkg/Type` ⇄ `pkg/msg/Type`), `std_msgs/Header` (seq dropped or added) and
 /// `time`/`duration` ⇄ `builtin_interfaces` map across, standard types take ROS's own
 /// definitions, and definitions are written in the target's dialect with MD5 sums or RIHS01
@@ -65,8 +65,8 @@ pub struct Args {
     /// Write this metadata.yaml version (1-9) instead of the distro's.
     #[arg(long, value_name = "N")]
     metadata_version: Option<u32>,
-    /// Write messages in this encoding (ros1 or cdr). A ROS 1 bag holds ros1 and SQLite3 cdr;
-    /// MCAP keeps each input's unless this is given.
+    /// Encoding of MCAP output: cdr (rosbag2, the default) or ros1 (MCAP's ros1 profile, the
+    /// ROS 1 bytes copied as they are). A ROS 1 bag holds ros1 and SQLite3 cdr.
     #[arg(long, value_name = "ros1|cdr")]
     encoding: Option<String>,
     /// Flush a chunk once it holds this much uncompressed data (units allowed: 768KiB, 4MB).
