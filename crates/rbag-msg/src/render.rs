@@ -226,6 +226,7 @@ impl Yaml<'_, '_> {
             write!(self.out, "{}:", f.name)?;
             let ty = field_ty(f.kind);
             match v {
+                Value::Message(_) if !has_visible_fields(schema, ty) => self.out.write_all(b" {}\n")?,
                 Value::Message(_) => {
                     self.out.write_all(b"\n")?;
                     self.fields(ty, v, indent + 2, false)?;
@@ -251,7 +252,7 @@ impl Yaml<'_, '_> {
         for i in 0..shown {
             write!(self.out, "{:1$}- ", "", indent)?;
             match v {
-                Value::Array(items) if matches!(items[i], Value::Message(_)) => self.fields(ty, &items[i], indent + 2, true)?,
+                Value::Array(items) if matches!(items[i], Value::Message(_)) && has_visible_fields(self.schema, ty) => self.fields(ty, &items[i], indent + 2, true)?,
                 Value::Array(items) => {
                     self.inline(&items[i])?;
                     self.out.write_all(b"\n")?;
@@ -282,6 +283,11 @@ impl Yaml<'_, '_> {
             scalar => scalar_text(scalar, self.out),
         }
     }
+}
+
+/// Whether a message type prints any field (ROS 2's filler for empty types does not).
+fn has_visible_fields(schema: &Schema, ty: Ty) -> bool {
+    ty.is_some_and(|i| schema.msgs[i].fields.iter().any(|f| !hidden(&f.name)))
 }
 
 fn yaml_special(x: f64) -> &'static [u8] {
@@ -455,6 +461,22 @@ mod tests {
         );
         assert_eq!(csv_columns(&s).unwrap(), ["name", "pts", "data", "origin.x", "origin.y", "v.0", "v.1"]);
         assert_eq!(csv_cells(&s, &v), ["it's", "\"[{\"\"x\"\":1.0,\"\"y\"\":0.1},{\"\"x\"\":2.5,\"\"y\"\":null}]\"", "\"[1,2,3]\"", "0.0", "-1.0", "1.5", "2.0"]);
+    }
+
+    #[test]
+    fn empty_ros2_messages_print_as_braces() {
+        let mut r = Registry::new(Dialect::Ros2);
+        r.add("a/msg/E", "").unwrap();
+        r.add("a/msg/T", "E[] es\nE e\nint8 x\n").unwrap();
+        let s = Schema::compile(&r, "a/T").unwrap();
+        let e = || Value::Message(vec![Value::U8(0)]);
+        let v = Value::Message(vec![Value::Array(vec![e(), e()]), e(), Value::I8(1)]);
+        let mut out = Vec::new();
+        yaml_message(&s, &v, None, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "es:\n- {}\n- {}\ne: {}\nx: 1\n");
+        let mut out = Vec::new();
+        json_message(&s, &v, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), r#"{"es":[{},{}],"e":{},"x":1}"#);
     }
 
     #[test]
