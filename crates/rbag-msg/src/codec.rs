@@ -111,10 +111,12 @@ impl<'s, 'a> Reader<'s, 'a> {
         let mut r = Reader { schema, buf, pos: 0, origin: 0, cdr: encoding == Encoding::Cdr, be: false, budget };
         if r.cdr {
             let h = r.take(4)?;
-            r.be = match h[1] {
-                0 | 2 => true,
-                1 | 3 => false,
-                k => return Err(r.err(0, format!("unknown CDR encapsulation kind {k} (expected plain CDR 0x0000/0x0001)"))),
+            r.be = match (h[0], h[1]) {
+                (0, 0) => true,
+                (0, 1) => false,
+                (a, b) => {
+                    return Err(r.err(0, format!("CDR encapsulation {a:#04x}{b:02x} is not plain CDR (0x0000 or 0x0001), which is all ROS 2 writes")))
+                }
             };
             r.origin = 4;
         }
@@ -131,7 +133,8 @@ impl<'s, 'a> Reader<'s, 'a> {
 
     pub(crate) fn align(&mut self, n: usize) -> Res<()> {
         if self.cdr && n > 1 {
-            let pad = (n - (self.pos - self.origin) % n) % n;
+            // Sizes are powers of two: a mask, not a division, on this hot path.
+            let pad = self.origin.wrapping_sub(self.pos) & (n - 1);
             // Trailing padding may be absent at the very end of a message.
             if pad > self.remaining() {
                 return Err(self.err(self.pos, format!("message ends inside {pad} bytes of alignment")));
@@ -160,6 +163,21 @@ impl<'s, 'a> Reader<'s, 'a> {
             a[..b.len()].reverse();
         }
         Ok(a)
+    }
+
+    /// One primitive as a value (the common case, kept short).
+    #[inline]
+    pub(crate) fn prim(&mut self, p: Prim) -> Res<Value<'a>> {
+        let n = p.size();
+        self.align(n)?;
+        let b = self.take(n)?;
+        if self.be && n > 1 {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(b);
+            a[..n].reverse();
+            return Ok(scalar(p, &a[..n]));
+        }
+        Ok(scalar(p, b))
     }
 
     pub(crate) fn u32(&mut self) -> Res<u32> {
@@ -224,7 +242,12 @@ impl<'s, 'a> Reader<'s, 'a> {
         let layout: &MsgLayout = &schema.msgs[idx];
         let mut fields = Vec::with_capacity(layout.fields.len());
         for f in &layout.fields {
-            fields.push(self.field(f, depth).map_err(|e| e.within(&f.name))?);
+            // Single primitives are most fields: read them without the general dispatch.
+            let v = match (f.array, f.kind) {
+                (Array::Single, Kind::Prim(p)) => self.prim(p),
+                _ => self.field(f, depth),
+            };
+            fields.push(v.map_err(|e| e.within(&f.name))?);
         }
         Ok(Value::Message(fields))
     }
@@ -253,8 +276,10 @@ impl<'s, 'a> Reader<'s, 'a> {
             Kind::String { .. } => 4,
             Kind::Msg(i) => self.schema.min_size(i, self.cdr),
         };
-        let fits = if min_each == 0 { n <= MAX_EMPTY_ELEMENTS } else { n.checked_mul(min_each).is_some_and(|b| b <= self.remaining()) };
-        if !fits {
+        if min_each == 0 && n > MAX_EMPTY_ELEMENTS {
+            return Err(self.err(self.pos, format!("fixed array of {n} empty elements is more than the {MAX_EMPTY_ELEMENTS} allowed")));
+        }
+        if min_each > 0 && n.checked_mul(min_each).is_none_or(|b| b > self.remaining()) {
             return Err(self.err(self.pos, format!("fixed array of {n} cannot fit the {} bytes left", self.remaining())));
         }
         Ok(())
@@ -280,10 +305,7 @@ impl<'s, 'a> Reader<'s, 'a> {
 
     pub(crate) fn one(&mut self, kind: Kind, depth: usize) -> Res<Value<'a>> {
         match kind {
-            Kind::Prim(p) => {
-                let a = self.prim_le(p)?;
-                Ok(scalar(p, &a[..p.size()]))
-            }
+            Kind::Prim(p) => self.prim(p),
             Kind::String { wide, bound } => Ok(Value::String(self.string(wide, bound)?)),
             Kind::Msg(i) => self.msg(i, depth + 1),
         }
@@ -342,7 +364,7 @@ impl<'s, 'o> Writer<'s, 'o> {
 
     pub(crate) fn align(&mut self, n: usize) {
         if self.cdr && n > 1 {
-            let pad = (n - (self.out.len() - self.origin) % n) % n;
+            let pad = self.origin.wrapping_sub(self.out.len()) & (n - 1);
             self.out.resize(self.out.len() + pad, 0);
         }
     }

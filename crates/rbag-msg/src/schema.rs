@@ -157,7 +157,8 @@ fn min_sizes(s: &Schema, cdr: bool) -> Vec<usize> {
         for f in &s.msgs[idx].fields {
             let one = match f.kind {
                 Kind::Prim(p) => p.size(),
-                Kind::String { .. } => 4 + usize::from(cdr),
+                // CDR writers may give "" as length 0 with no terminator: 4 bytes, as in ROS 1.
+                Kind::String { .. } => 4,
                 Kind::Msg(i) => size(s, i, cdr, memo, depth + 1),
             };
             total = total.saturating_add(match f.array {

@@ -61,17 +61,17 @@ impl PrimArray<'_> {
     }
 }
 
-/// A scalar from its little-endian bytes (`b.len() == p.size()`).
+/// A scalar from its little-endian bytes (`b.len() == p.size()`; a shorter slice reads as zeros).
+#[inline]
 pub(crate) fn scalar(p: Prim, b: &[u8]) -> Value<'static> {
+    #[inline]
     fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
-        let mut a = [0; N];
-        a.copy_from_slice(&b[..N]);
-        a
+        b.get(..N).and_then(|s| s.try_into().ok()).unwrap_or([0; N])
     }
     match p {
-        Prim::Bool => Value::Bool(b[0] != 0),
-        Prim::I8 => Value::I8(b[0] as i8),
-        Prim::U8 => Value::U8(b[0]),
+        Prim::Bool => Value::Bool(arr::<1>(b)[0] != 0),
+        Prim::I8 => Value::I8(i8::from_le_bytes(arr(b))),
+        Prim::U8 => Value::U8(arr::<1>(b)[0]),
         Prim::I16 => Value::I16(i16::from_le_bytes(arr(b))),
         Prim::U16 => Value::U16(u16::from_le_bytes(arr(b))),
         Prim::I32 => Value::I32(i32::from_le_bytes(arr(b))),

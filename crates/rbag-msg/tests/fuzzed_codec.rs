@@ -111,7 +111,7 @@ fn within(secs: u64, f: impl FnOnce() + Send + 'static) {
     rx.recv_timeout(std::time::Duration::from_secs(secs)).expect("did not finish in time");
 }
 
-/// Bug: a fixed-size array of elements that take no bytes (ROS 1 empty messages, or messages
+/// Was a bug (fixed): a fixed-size array of elements that take no bytes (ROS 1 empty messages, or messages
 /// of `uint8[0]` fields) is walked element by element: `Reader::many` loops `n` times with no
 /// cap, while counted sequences stop at `MAX_EMPTY_ELEMENTS`. A bag whose definition says
 /// `E[4000000000] e` with an empty `E` makes `decode` of any message (even zero bytes) spin for
@@ -129,7 +129,7 @@ fn fixed_array_of_empty_messages_does_not_hang() {
     }
 }
 
-/// Bug: `render::csv_columns` expands a fixed-size array into one column per element with no
+/// Was a bug (fixed): `render::csv_columns` expands a fixed-size array into one column per element with no
 /// limit: `uint8[4000000000] x` (a definition a bag may carry) builds 4e9 column names — hours
 /// and hundreds of GB (`render.rs`, `csv_columns` → `walk`). `rbag echo --csv` on such a bag
 /// hangs, then runs out of memory, before reading a message.
@@ -154,7 +154,7 @@ fn doubling(root: &str, depth: usize, leaf: &str) -> String {
     text + &format!("{SEP}MSG: fuzz/L{depth}\n{leaf}")
 }
 
-/// Bug: the minimum size of a sequence's element type (`codec.rs`, `min_size`, used by
+/// Was a bug (fixed): the minimum size of a sequence's element type (`codec.rs`, `min_size`, used by
 /// `Reader::seq_len` to bound a claimed count) walks the type as a tree, without memoising:
 /// a definition of 41 small types, each holding two fields of the next, is `2^40` nodes deep.
 /// Decoding a 4-byte message of `L0[] items` spins for hours before it reads the count.
@@ -169,7 +169,7 @@ fn min_size_of_a_doubling_type_does_not_hang() {
     });
 }
 
-/// Bug: a doubling type whose leaves are empty messages decodes from zero bytes into `2^40`
+/// Was a bug (fixed): a doubling type whose leaves are empty messages decodes from zero bytes into `2^40`
 /// values: `Reader::msg` recurses into every field, and nothing bounds work that consumes no
 /// input. (`csv_columns` of the same type lists `2^40` columns: see the fixed-array case.)
 #[test]
@@ -182,4 +182,22 @@ fn doubling_type_with_empty_leaves_does_not_hang() {
         let _ = rbag_msg::decode(&schema, b"", Encoding::Ros1);
         let _ = rbag_msg::render::csv_columns(&schema);
     });
+}
+
+/// Bug (minor, found reading the code while writing the targets): CDR strings written with
+/// length 0 for `""` (which `Reader::string` accepts: "some writers put length 0") take 4
+/// bytes, but the minimum size used to bound a sequence of messages counts every string as 5
+/// (`schema.rs`, `Kind::String { .. } => 4 + usize::from(cdr)`). A `DiagnosticStatus` whose
+/// strings, and its one `KeyValue`'s, are all written that way is refused: "length 1 is more
+/// than the 8 bytes left can hold", though the 8 bytes hold it. The same message with
+/// NUL-terminated empty strings decodes.
+#[test]
+fn cdr_sequence_of_messages_with_length_0_strings_decodes() {
+    let s = schema(Distro::Humble, "diagnostic_msgs/msg/DiagnosticStatus");
+    let mut m = vec![0, 1, 0, 0, 2, 0, 0, 0]; // header, level 2, padding
+    m.extend([0; 12]); // name, message, hardware_id: length 0
+    m.extend(1u32.to_le_bytes()); // one KeyValue
+    m.extend([0; 8]); // key, value: length 0
+    rbag_msg::decode(s, &m, Encoding::Cdr).unwrap_or_else(|e| panic!("{e}"));
+    replay_cdr("diagnostic_msgs/msg/DiagnosticStatus", &m);
 }

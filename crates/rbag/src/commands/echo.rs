@@ -30,7 +30,8 @@ pub struct Args {
     /// Print NDJSON: one object per message with `topic`, `log_time` (ns) and `message`.
     #[arg(long, conflicts_with = "csv")]
     json: bool,
-    /// Print CSV: `log_time,topic` and one column per field (the topics must share a type).
+    /// Print CSV: `log_time,topic` and one column per field (the topics must print the same
+    /// columns).
     #[arg(long)]
     csv: bool,
     /// Stop after N messages.
