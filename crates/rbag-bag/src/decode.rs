@@ -99,18 +99,13 @@ pub fn compile_from_sources(c: &Connection, sources: &TypeSources) -> Result<(Re
 /// registry of every type used.
 fn compile_with(c: &Connection, mut reg: Registry, sources: &TypeSources) -> Result<(Registry, Schema), DecodeError> {
     let fallback = sources.get(reg.dialect());
-    // Copy in only the types the schema turns out to need.
-    for _ in 0..=rbag_msg::schema::MAX_DEPTH * 4 {
-        match Schema::compile(&reg, &c.message_type) {
-            Ok(s) => return Ok((reg, s)),
-            Err(rbag_msg::Error::UnknownType { name, context }) => match fallback.get(&name) {
-                Some(def) => reg.add_def(&name, def.clone()),
-                None => return Err(DecodeError::UnknownType { topic: c.topic.clone(), ty: name, needed_by: context.map(|c| format!(" ({c})")).unwrap_or_default() }),
-            },
-            Err(source) => return Err(DecodeError::Definition { topic: c.topic.clone(), ty: c.message_type.clone(), source }),
+    match Schema::compile_filling(&mut reg, &c.message_type, &mut |name| fallback.get(name).cloned()) {
+        Ok(s) => Ok((reg, s)),
+        Err(rbag_msg::Error::UnknownType { name, context }) => {
+            Err(DecodeError::UnknownType { topic: c.topic.clone(), ty: name, needed_by: context.map(|c| format!(" ({c})")).unwrap_or_default() })
         }
+        Err(source) => Err(DecodeError::Definition { topic: c.topic.clone(), ty: c.message_type.clone(), source }),
     }
-    Err(DecodeError::Definition { topic: c.topic.clone(), ty: c.message_type.clone(), source: rbag_msg::Error::Recursive { name: c.message_type.clone() } })
 }
 
 #[derive(Clone)]

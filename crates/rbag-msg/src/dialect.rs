@@ -4,8 +4,8 @@
 
 use crate::definition::{Array, Dialect, FieldType, MsgDef};
 use crate::registry::{normalize, Registry};
-use crate::schema::{Schema, MAX_DEPTH};
-use crate::{Error, Result};
+use crate::schema::Schema;
+use crate::Result;
 
 /// Field types spelled differently in the two dialects.
 fn translate_base(base: &str, to: Dialect) -> String {
@@ -99,28 +99,14 @@ pub fn concatenated(schema: &Schema, reg: &Registry, texts: &dyn Fn(&str) -> Opt
 pub fn target(source: &Schema, source_reg: &Registry, standard: &Registry, to: Dialect) -> Result<(Registry, Schema)> {
     let mut reg = Registry::new(to);
     let root = normalize(source.name(), to);
-    for _ in 0..MAX_DEPTH * 8 {
-        match Schema::compile(&reg, &root) {
-            Ok(schema) => return Ok((reg, schema)),
-            Err(Error::UnknownType { name, context }) => {
-                let def = match standard.get(&name) {
-                    Some(d) => d.clone(),
-                    None => {
-                        let source_name = normalize(&name, source.dialect);
-                        let d = source_reg.get(&source_name).ok_or(Error::UnknownType { name: source_name, context })?;
-                        if to == source.dialect {
-                            d.clone()
-                        } else {
-                            translate(d, to)
-                        }
-                    }
-                };
-                reg.add_def(&name, def);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Err(Error::Recursive { name: root })
+    let mut lookup = |name: &str| {
+        standard.get(name).cloned().or_else(|| {
+            let d = source_reg.get(&normalize(name, source.dialect))?;
+            Some(if to == source.dialect { d.clone() } else { translate(d, to) })
+        })
+    };
+    let schema = Schema::compile_filling(&mut reg, &root, &mut lookup)?;
+    Ok((reg, schema))
 }
 
 /// Whether a ROS 2 type has a ROS 1 counterpart: service and action types do not.

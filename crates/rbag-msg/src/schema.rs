@@ -133,6 +133,23 @@ impl Schema {
         self.min_sizes.get(idx).map_or(0, |&(ros1, cdr_size)| if cdr { cdr_size } else { ros1 })
     }
 
+    /// Compiles `root` from `reg`, adding each type `reg` lacks from `lookup` as the compiler
+    /// meets it: only the types the schema needs are copied (from a store, `--msg-path`, or a
+    /// translation). A type neither has is an [`Error::UnknownType`] naming who needs it.
+    pub fn compile_filling(reg: &mut Registry, root: &str, lookup: &mut dyn FnMut(&str) -> Option<crate::MsgDef>) -> Result<Schema> {
+        // Each round adds one type, and a schema holds at most this many distinct types.
+        for _ in 0..MAX_DEPTH * 64 {
+            match Schema::compile(reg, root) {
+                Err(Error::UnknownType { name, context }) => match lookup(&name) {
+                    Some(def) => reg.add_def(&name, def),
+                    None => return Err(Error::UnknownType { name, context }),
+                },
+                other => return other,
+            }
+        }
+        Err(Error::Recursive { name: root.to_string() })
+    }
+
     pub fn root(&self) -> &MsgLayout {
         &self.msgs[self.root]
     }
