@@ -274,7 +274,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         let min_each = match kind {
             Kind::Prim(_) => return Ok(()),
             Kind::String { .. } => 4,
-            Kind::Msg(i) => self.schema.min_size(i, self.cdr),
+            Kind::Msg(i) => self.schema.min_size(i),
         };
         if min_each == 0 && n > MAX_EMPTY_ELEMENTS {
             return Err(self.err(self.pos, format!("fixed array of {n} empty elements is more than the {MAX_EMPTY_ELEMENTS} allowed")));
@@ -298,7 +298,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         let min_each = match kind {
             Kind::Prim(p) => p.size(),
             Kind::String { .. } => 4,
-            Kind::Msg(i) => self.schema.min_size(i, self.cdr),
+            Kind::Msg(i) => self.schema.min_size(i),
         };
         self.count(min_each)
     }

@@ -106,8 +106,9 @@ pub struct Schema {
     pub msgs: Vec<MsgLayout>,
     /// Index of the root type in `msgs` (always 0).
     pub root: usize,
-    /// The fewest bytes each message type takes in ROS 1 and in CDR, to bound claimed counts.
-    min_sizes: Vec<(usize, usize)>,
+    /// The fewest bytes each message type takes on the wire (the same in ROS 1 and CDR, which
+    /// both allow `""` in 4 bytes), to bound claimed counts.
+    min_sizes: Vec<usize>,
 }
 
 /// Nesting deeper than this is refused (it also bounds the codecs' recursion).
@@ -122,15 +123,13 @@ impl Schema {
         let mut b = Builder { reg, msgs: Vec::new(), index: HashMap::new() };
         b.add(&crate::registry::normalize(root, reg.dialect()), None, 0)?;
         let mut schema = Schema { dialect: reg.dialect(), msgs: b.msgs, root: 0, min_sizes: Vec::new() };
-        let ros1 = min_sizes(&schema, false);
-        let cdr = min_sizes(&schema, true);
-        schema.min_sizes = ros1.into_iter().zip(cdr).collect();
+        schema.min_sizes = min_sizes(&schema);
         Ok(schema)
     }
 
     /// The fewest bytes a message of type `idx` can take on the wire.
-    pub fn min_size(&self, idx: usize, cdr: bool) -> usize {
-        self.min_sizes.get(idx).map_or(0, |&(ros1, cdr_size)| if cdr { cdr_size } else { ros1 })
+    pub fn min_size(&self, idx: usize) -> usize {
+        self.min_sizes.get(idx).copied().unwrap_or(0)
     }
 
     /// Compiles `root` from `reg`, adding each type `reg` lacks from `lookup` as the compiler
@@ -162,8 +161,8 @@ impl Schema {
 
 /// Every type's minimum wire size, each type computed once (memoised: a type used twice per
 /// nesting level must not cost twice as much at every level).
-fn min_sizes(s: &Schema, cdr: bool) -> Vec<usize> {
-    fn size(s: &Schema, idx: usize, cdr: bool, memo: &mut Vec<Option<usize>>, depth: usize) -> usize {
+fn min_sizes(s: &Schema) -> Vec<usize> {
+    fn size(s: &Schema, idx: usize, memo: &mut Vec<Option<usize>>, depth: usize) -> usize {
         if let Some(n) = memo[idx] {
             return n;
         }
@@ -176,7 +175,7 @@ fn min_sizes(s: &Schema, cdr: bool) -> Vec<usize> {
                 Kind::Prim(p) => p.size(),
                 // CDR writers may give "" as length 0 with no terminator: 4 bytes, as in ROS 1.
                 Kind::String { .. } => 4,
-                Kind::Msg(i) => size(s, i, cdr, memo, depth + 1),
+                Kind::Msg(i) => size(s, i, memo, depth + 1),
             };
             total = total.saturating_add(match f.array {
                 Array::Single => one,
@@ -188,7 +187,7 @@ fn min_sizes(s: &Schema, cdr: bool) -> Vec<usize> {
         total
     }
     let mut memo = vec![None; s.msgs.len()];
-    (0..s.msgs.len()).map(|i| size(s, i, cdr, &mut memo, 0)).collect()
+    (0..s.msgs.len()).map(|i| size(s, i, &mut memo, 0)).collect()
 }
 
 struct Builder<'r> {
