@@ -24,6 +24,16 @@ fn translate_base(base: &str, to: Dialect) -> String {
 /// drops them.
 pub fn translate(def: &MsgDef, to: Dialect) -> MsgDef {
     let mut out = def.clone();
+    // genmsg evaluates a bool constant as Python: ROS 2's `true` must become `True`.
+    for c in out.constants.iter_mut().filter(|c| c.ty == "bool") {
+        c.value = match (to, c.value.as_str()) {
+            (Dialect::Ros1, "true") => "True".into(),
+            (Dialect::Ros1, "false") => "False".into(),
+            (Dialect::Ros2, "True") => "true".into(),
+            (Dialect::Ros2, "False") => "false".into(),
+            _ => c.value.clone(),
+        };
+    }
     for f in &mut out.fields {
         f.ty.base = translate_base(&f.ty.base, to);
         if to == Dialect::Ros1 {
@@ -122,7 +132,7 @@ mod tests {
     fn ros1_types_become_ros2_ones() {
         let mut r1 = Registry::new(Dialect::Ros1);
         r1.add("std_msgs/Header", "uint32 seq\ntime stamp\nstring frame_id\n").unwrap();
-        r1.add("my/Thing", "Header header\nduration d\nbyte b\nmy/Other o\n").unwrap();
+        r1.add("my/Thing", "bool FLAG=True\nHeader header\nduration d\nbyte b\nmy/Other o\n").unwrap();
         r1.add("my/Other", "time[] times\n").unwrap();
         let s1 = Schema::compile(&r1, "my/Thing").unwrap();
         let mut standard = Registry::new(Dialect::Ros2);
@@ -131,13 +141,14 @@ mod tests {
         standard.add("builtin_interfaces/Duration", "int32 sec\nuint32 nanosec\n").unwrap();
         let (reg, s2) = target(&s1, &r1, &standard, Dialect::Ros2).unwrap();
         assert_eq!(s2.name(), "my/msg/Thing");
-        assert_eq!(msg_text(reg.get("my/msg/Thing").unwrap()), "std_msgs/Header header\nbuiltin_interfaces/Duration d\nbyte b\nmy/Other o\n");
+        assert_eq!(msg_text(reg.get("my/msg/Thing").unwrap()), "bool FLAG=true\nstd_msgs/Header header\nbuiltin_interfaces/Duration d\nbyte b\nmy/Other o\n");
         assert_eq!(reg.get("std_msgs/msg/Header").unwrap().fields.len(), 2);
         let text = concatenated(&s2, &reg, &|_| None);
         assert!(text.contains("\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\n"), "{text}");
         assert!(text.contains("\nMSG: my/Other\nbuiltin_interfaces/Time[] times\n"), "{text}");
         // And back: ROS 2 → ROS 1 gives time/duration and the standard Header with seq.
-        let (_, back) = target(&s2, &reg, &r1, Dialect::Ros1).unwrap();
+        let (back_reg, back) = target(&s2, &reg, &r1, Dialect::Ros1).unwrap();
+        assert!(msg_text(back_reg.get("my/Thing").unwrap()).starts_with("bool FLAG=True\n"));
         assert_eq!(back.name(), "my/Thing");
         assert!(back.msgs.iter().any(|m| m.name == "duration"));
         assert_eq!(back.msgs.iter().find(|m| m.name == "std_msgs/Header").unwrap().fields[0].name, "seq");

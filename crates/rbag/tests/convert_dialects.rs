@@ -49,9 +49,10 @@ fn ros2_talker_converts_to_a_bag_debians_rosbag_reads() {
     let test = "ros2_talker_converts_to_a_bag_debians_rosbag_reads";
     let (Some(root), Some(python)) = (corpus(test, "ros2"), rosbag_python(test)) else { return };
     let tmp = tempfile::tempdir().unwrap();
-    for storage in ["mcap", "sqlite3"] {
-        let out = tmp.path().join(format!("{storage}.bag"));
-        ok(&common::run(&[&"convert", &root.join(storage).join("talker"), &"-o", &out]));
+    // talker in both storages, and cdr_test (test_msgs: arrays, nested types, bool constants).
+    for (storage, bag, count) in [("mcap", "talker", 20), ("sqlite3", "talker", 20), ("mcap", "cdr_test", 7)] {
+        let out = tmp.path().join(format!("{storage}_{bag}.bag"));
+        ok(&common::run(&[&"convert", &root.join(storage).join(bag), &"-o", &out, &"--msg-path", &"test_msgs=/usr/share/test_interface_files"]));
         // genpy builds each class from the message_definition rbag wrote; its MD5 must equal the
         // md5sum rbag stored, and every message must deserialise.
         let script = r#"
@@ -77,7 +78,10 @@ print(n, sorted(conns.items()))
         let o = cmd.output().unwrap();
         assert!(o.status.success(), "{storage}: {}", String::from_utf8_lossy(&o.stderr));
         let printed = String::from_utf8_lossy(&o.stdout);
-        assert!(printed.starts_with("20 ") && printed.contains("('/topic', 'std_msgs/String')"), "{printed}");
+        assert!(printed.starts_with(&format!("{count} ")), "{storage} {bag}: {printed}");
+        if bag == "talker" {
+            assert!(printed.contains("('/topic', 'std_msgs/String')"), "{printed}");
+        }
     }
 }
 
