@@ -18,13 +18,12 @@ use std::collections::HashMap;
 use crate::definition::{Array, Constant, Dialect, Field, FieldType, MsgDef};
 use crate::interface::shift_lines;
 use crate::registry::{normalize, Registry};
+use crate::schema::EMPTY_STRUCT_FIELD;
 use crate::{Error, Result};
 
 /// Deeper module nesting or type nesting than this is refused.
 const MAX_NESTING: usize = 32;
 
-/// rosidl's member for structures that would otherwise be empty; `.msg` leaves it out.
-const EMPTY_MEMBER: &str = "structure_needs_at_least_one_member";
 
 impl Registry {
     /// Adds a type and its dependencies from the definition text rosbag2 recorded for it,
@@ -46,7 +45,10 @@ pub fn add_idl_concatenated(reg: &mut Registry, root: &str, text: &str) -> Resul
         return Err(Error::Parse { what: root.to_string(), line: 0, reason: "ros2idl definitions need a ROS 2 registry".into() });
     }
     let mut idl = Vec::new();
-    for block in blocks(root, text)? {
+    let blocks = crate::concatenated::blocks(root, text)?;
+    // Blank root text before other blocks is no definition; alone it is an empty message.
+    let skip_blank_root = blocks.len() > 1 && blocks[0].body.trim().is_empty();
+    for block in blocks.into_iter().skip(usize::from(skip_blank_root)) {
         let shift = |e| shift_lines(e, block.first_line);
         match block.kind {
             "IDL" => idl.extend(parse_idl(block.body, &block.name).map_err(shift)?),
@@ -95,60 +97,6 @@ fn add_idl_defs(reg: &mut Registry, defs: Vec<(String, MsgDef)>) -> Result<()> {
     Ok(())
 }
 
-/// One block of concatenated text: its header kind (`""` for the root text before any
-/// separator), type name, body, and the number of lines before the body.
-struct Block<'a> {
-    kind: &'a str,
-    name: String,
-    body: &'a str,
-    first_line: usize,
-}
-
-/// Splits rosbag2's concatenated text at `=`-line + `KIND: name` headers.
-fn blocks<'a>(root: &str, text: &'a str) -> Result<Vec<Block<'a>>> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut out = Vec::new();
-    let mut current = Block { kind: "", name: root.to_string(), body: "", first_line: 0 };
-    let (mut start, mut pos, mut i) = (0, 0, 0);
-    while i < lines.len() {
-        let t = lines[i].trim();
-        if t.len() >= 3 && t.bytes().all(|b| b == b'=') {
-            let next = lines.get(i + 1).map_or("", |l| l.trim());
-            let (kind, name) = next
-                .split_once(':')
-                .map(|(k, n)| (k.trim(), n.trim()))
-                .filter(|(k, n)| ["IDL", "MSG", "SRV", "ACTION"].contains(k) && !n.is_empty())
-                .ok_or_else(|| Error::Parse {
-                    what: root.to_string(),
-                    line: i + 2,
-                    reason: format!("a separator must be followed by `IDL: pkg/msg/Type` (or MSG:, SRV:), not {next:?}"),
-                })?;
-            current.body = &text[start..pos];
-            if !(current.kind.is_empty() && current.body.trim().is_empty()) {
-                out.push(current);
-            }
-            pos += lines[i].len() + lines.get(i + 1).map_or(0, |l| l.len());
-            start = pos;
-            let kind = match kind {
-                "IDL" => "IDL",
-                "MSG" => "MSG",
-                "SRV" => "SRV",
-                _ => "ACTION",
-            };
-            current = Block { kind, name: name.to_string(), body: "", first_line: i + 2 };
-            i += 2;
-            continue;
-        }
-        pos += lines[i].len();
-        i += 1;
-    }
-    current.body = &text[start..];
-    // Blank root text is dropped before blocks, but alone it is an empty message.
-    if !(current.kind.is_empty() && current.body.trim().is_empty()) || out.is_empty() {
-        out.push(current);
-    }
-    Ok(out)
-}
 
 /// Parses IDL text into `(pkg/msg/Type, definition)` pairs; `what` names the text in errors.
 pub fn parse_idl(text: &str, what: &str) -> Result<Vec<(String, MsgDef)>> {
@@ -440,7 +388,7 @@ impl Parser {
         self.expect('}')?;
         self.expect(';')?;
         self.what = outer;
-        if def.fields.len() == 1 && def.fields[0].name == EMPTY_MEMBER {
+        if def.fields.len() == 1 && def.fields[0].name == EMPTY_STRUCT_FIELD {
             def.fields.clear();
         }
         self.structs.push((full, def));

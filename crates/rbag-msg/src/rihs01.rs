@@ -21,9 +21,6 @@ use crate::{Error, Result};
 /// Nesting deeper than this is taken for a type that contains itself.
 const MAX_DEPTH: usize = 64;
 
-/// rosidl gives an empty structure this member (IDL has no empty structs).
-const EMPTY_MEMBER: &str = "structure_needs_at_least_one_member";
-
 /// `FieldType` ids are the element's id plus one of these for collections.
 const ARRAY_OFFSET: u8 = 48;
 const BOUNDED_SEQUENCE_OFFSET: u8 = 96;
@@ -73,7 +70,7 @@ impl Registry {
             nested.extend(nested_name);
         }
         if fields.is_empty() {
-            let dummy = Field { ty: FieldType { base: "uint8".into(), string_bound: None, array: Array::Single }, name: EMPTY_MEMBER.into(), default: None };
+            let dummy = Field { ty: FieldType { base: "uint8".into(), string_bound: None, array: Array::Single }, name: crate::schema::EMPTY_STRUCT_FIELD.into(), default: None };
             fields.push(field_json(&dummy, None).map_err(|reason| Error::Parse { what: name.to_string(), line: 0, reason })?);
         }
         out.insert(name.to_string(), format!("{{\"type_name\": {}, \"fields\": [{}]}}", json_string(name), fields.join(", ")));
