@@ -58,13 +58,18 @@ impl TypeSources {
     }
 }
 
+/// The dialect and wire format a storage encoding name (`ros1`, `cdr`) stands for.
+pub fn wire(encoding: &str) -> Option<(Dialect, Encoding)> {
+    match encoding {
+        "ros1" => Some((Dialect::Ros1, Encoding::Ros1)),
+        "cdr" => Some((Dialect::Ros2, Encoding::Cdr)),
+        _ => None,
+    }
+}
+
 /// The dialect and wire format of a connection's messages.
 pub fn encoding_of(c: &Connection) -> Result<(Dialect, Encoding), DecodeError> {
-    match c.encoding.as_str() {
-        "ros1" => Ok((Dialect::Ros1, Encoding::Ros1)),
-        "cdr" => Ok((Dialect::Ros2, Encoding::Cdr)),
-        other => Err(DecodeError::Encoding { topic: c.topic.clone(), encoding: other.to_string() }),
-    }
+    wire(&c.encoding).ok_or_else(|| DecodeError::Encoding { topic: c.topic.clone(), encoding: c.encoding.clone() })
 }
 
 /// The types a connection's own definition text declares.

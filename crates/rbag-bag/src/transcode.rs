@@ -11,7 +11,7 @@ use rbag_storage::rosbag2::qos::{self, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::Connection;
 
-use crate::decode::{DecodeError, Decoders};
+use crate::decode::{wire, DecodeError, Decoders};
 
 /// Where a rewritten connection's types come from.
 #[derive(Debug, Clone)]
@@ -76,20 +76,11 @@ pub enum ConnectionPlan {
     Skip(String),
 }
 
-/// The dialect an encoding name stands for.
-pub fn dialect_of(encoding: &str) -> Option<Dialect> {
-    match encoding {
-        "ros1" => Some(Dialect::Ros1),
-        "cdr" => Some(Dialect::Ros2),
-        _ => None,
-    }
-}
-
 /// Decides how to carry `c` into an output whose messages are `out_encoding`. `first` is the
 /// connection's first message, which settles which definition fits its bytes.
 pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: &mut Decoders, targets: &Targets) -> Result<ConnectionPlan, String> {
-    let to = dialect_of(out_encoding).ok_or_else(|| format!("topic {}: cannot write {out_encoding:?} messages", c.topic))?;
-    let Some(from) = dialect_of(&c.encoding) else {
+    let (to, target_encoding) = wire(out_encoding).ok_or_else(|| format!("topic {}: cannot write {out_encoding:?} messages", c.topic))?;
+    let Some((from, _)) = wire(&c.encoding) else {
         return if c.encoding == out_encoding { Ok(ConnectionPlan::Copy) } else { Err(format!("topic {}: cannot convert {:?} messages", c.topic, c.encoding)) };
     };
     let target_name = rbag_msg::registry::normalize(&c.message_type, to);
@@ -126,7 +117,7 @@ pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: 
         source_encoding,
         streamable: plan.streamable(),
         target_schema,
-        target_encoding: Encoding::of(to),
+        target_encoding,
         plan,
     })))
 }

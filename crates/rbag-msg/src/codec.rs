@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use crate::definition::{Array, Dialect};
+use crate::definition::Array;
 use crate::schema::{FieldLayout, Kind, MsgLayout, Prim, Schema, MAX_DEPTH};
 use crate::value::{scalar, PrimArray, Value};
 
@@ -14,16 +14,6 @@ use crate::value::{scalar, PrimArray, Value};
 pub enum Encoding {
     Ros1,
     Cdr,
-}
-
-impl Encoding {
-    /// The wire format a dialect's bags use.
-    pub fn of(dialect: Dialect) -> Self {
-        match dialect {
-            Dialect::Ros1 => Encoding::Ros1,
-            Dialect::Ros2 => Encoding::Cdr,
-        }
-    }
 }
 
 /// Bytes that do not fit the type, naming the field path and the byte offset.
@@ -501,6 +491,7 @@ fn prim_le(p: Prim, v: &Value) -> Option<[u8; 8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definition::Dialect;
     use crate::registry::Registry;
 
     fn schema(dialect: Dialect, defs: &[(&str, &str)], root: &str) -> Schema {
