@@ -107,10 +107,10 @@ fn render_all(schema: &Schema, value: &Value) {
     render::yaml_message(schema, value, Some(2), &mut yaml).expect("yaml into a Vec");
     assert!(std::str::from_utf8(&yaml).is_ok(), "{}: YAML is not UTF-8", schema.name());
 
-    // A type too wide for CSV is refused by `csv_columns` (and never reaches `csv_cells`).
-    if let Ok(columns) = render::csv_columns(schema) {
-        let cells = render::csv_cells(schema, value);
-        assert_eq!(columns.len(), cells.len(), "{}: CSV cells do not match the columns {columns:?}", schema.name());
+    // A type too wide for CSV is refused by `Csv::new` (and never has cells).
+    if let Ok(csv) = render::Csv::new(schema) {
+        let cells = csv.cells(schema, value);
+        assert_eq!(csv.columns().len(), cells.len(), "{}: CSV cells do not match the columns {:?}", schema.name(), csv.columns());
     }
 
     for f in &schema.root().fields {

@@ -26,12 +26,14 @@ fuzz_target!(|data: &[u8]| {
 
 fn compile_and_decode(reg: &Registry, data: &[u8]) {
     let Ok(schema) = Schema::compile(reg, "fuzz/Type") else { return };
-    let _ = render::csv_columns(&schema);
+    let csv = render::Csv::new(&schema);
     for encoding in [Encoding::Ros1, Encoding::Cdr] {
         if let Ok(v) = rbag_msg::decode(&schema, data, encoding) {
             let _ = render::json_message(&schema, &v, &mut std::io::sink());
             let _ = render::yaml_message(&schema, &v, Some(4), &mut std::io::sink());
-            let _ = render::csv_cells(&schema, &v);
+            if let Ok(csv) = &csv {
+                let _ = csv.cells(&schema, &v);
+            }
             let mut out = Vec::new();
             assert!(rbag_msg::encode(&schema, &v, encoding, false, &mut out).is_ok(), "decoded value does not encode");
         }

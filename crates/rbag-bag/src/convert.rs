@@ -90,7 +90,7 @@ pub fn convert(
         for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
             let out_encoding = output_encoding(format, options.encoding.as_deref());
             let first = if out_encoding != c.encoding || !options.targets.migrate_ros1.is_empty() || !options.targets.migrate_ros2.is_empty() {
-                first_message(r.as_ref(), c)?
+                crate::decode::first_message(r.as_ref(), c)?
             } else {
                 None
             };
@@ -168,16 +168,4 @@ pub fn convert(
         messages_rewritten: rewritten,
         skipped: skipped.into_values().collect(),
     })
-}
-
-/// The first message of a connection (its bytes settle which definition fits).
-fn first_message(r: &dyn StorageReader, c: &Connection) -> Result<Option<Vec<u8>>> {
-    let filter = Filter { topics: vec![c.topic.clone()], ..Filter::default() };
-    for m in r.messages(&filter)? {
-        let m = m?;
-        if m.connection == c.id {
-            return Ok(Some(m.data.to_vec()));
-        }
-    }
-    Ok(None)
 }

@@ -72,6 +72,19 @@ pub fn encoding_of(c: &Connection) -> Result<(Dialect, Encoding), DecodeError> {
     wire(&c.encoding).ok_or_else(|| DecodeError::Encoding { topic: c.topic.clone(), encoding: c.encoding.clone() })
 }
 
+/// The first message of a connection: decoding it settles which definition fits its bytes
+/// (see [`Decoders`]), before anything that depends on the schema is written.
+pub fn first_message(r: &dyn rbag_storage::StorageReader, c: &Connection) -> rbag_storage::Result<Option<Vec<u8>>> {
+    let filter = rbag_storage::Filter { topics: vec![c.topic.clone()], ..Default::default() };
+    for m in r.messages(&filter)? {
+        let m = m?;
+        if m.connection == c.id {
+            return Ok(Some(m.data.to_vec()));
+        }
+    }
+    Ok(None)
+}
+
 /// The types a connection's own definition text declares.
 pub fn bag_registry(c: &Connection, dialect: Dialect) -> Result<Registry, DecodeError> {
     let mut reg = Registry::new(dialect);

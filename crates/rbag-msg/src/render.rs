@@ -353,10 +353,45 @@ fn column_counts(schema: &Schema) -> Vec<usize> {
     (0..schema.msgs.len()).map(|i| count(schema, i, &mut memo, 0)).collect()
 }
 
-/// Column names of a flattened message: nested fields joined with `.`, fixed arrays of up to
-/// 64 elements expanded (`covariance.0`…); other arrays are one column holding a JSON list.
-pub fn csv_columns(schema: &Schema) -> Result<Vec<String>, String> {
-    let counts = column_counts(schema);
+/// A message type flattened to CSV columns, worked out once per type: nested fields joined with
+/// `.`, fixed arrays of up to 64 elements expanded (`covariance.0`…); other arrays are one
+/// column holding a JSON list.
+pub struct Csv {
+    /// Columns per message type (types with none are not walked).
+    counts: Vec<usize>,
+    columns: Vec<String>,
+}
+
+/// A CSV field, quoted when it must be.
+pub fn csv_quote(text: &str) -> Cow<'_, str> {
+    if text.contains([',', '"', '\n', '\r']) {
+        Cow::Owned(format!("\"{}\"", text.replace('"', "\"\"")))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+impl Csv {
+    /// The columns of `schema`'s root type; an error if there are more than [`MAX_COLUMNS`].
+    pub fn new(schema: &Schema) -> Result<Csv, String> {
+        let counts = column_counts(schema);
+        let columns = columns(schema, &counts)?;
+        Ok(Csv { counts, columns })
+    }
+
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// One message's cells, in column order, already CSV-quoted.
+    pub fn cells(&self, schema: &Schema, v: &Value) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.columns.len());
+        cells(schema, &self.counts, schema.root, v, 0, &mut out);
+        out
+    }
+}
+
+fn columns(schema: &Schema, counts: &[usize]) -> Result<Vec<String>, String> {
     let n = counts[schema.root];
     if n > MAX_COLUMNS {
         return Err(format!("{} flattens to {n} columns, more than {MAX_COLUMNS}; use --json", schema.name()));
@@ -377,13 +412,11 @@ pub fn csv_columns(schema: &Schema) -> Result<Vec<String>, String> {
         }
     }
     let mut out = Vec::with_capacity(n);
-    walk(schema, &counts, schema.root, "", 0, &mut out);
+    walk(schema, counts, schema.root, "", 0, &mut out);
     Ok(out)
 }
 
-/// One message's cells, in [`csv_columns`] order, already CSV-quoted.
-pub fn csv_cells(schema: &Schema, v: &Value) -> Vec<String> {
-    let counts = column_counts(schema);
+fn cells(schema: &Schema, counts: &[usize], i: usize, v: &Value, depth: usize, out: &mut Vec<String>) {
     fn cell(schema: &Schema, ty: Ty, v: &Value) -> String {
         let mut buf = Vec::new();
         match v {
@@ -393,31 +426,21 @@ pub fn csv_cells(schema: &Schema, v: &Value) -> Vec<String> {
                 let _ = json(schema, ty, v, &mut buf);
             }
         }
-        let text = String::from_utf8_lossy(&buf).into_owned();
-        if text.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", text.replace('"', "\"\""))
-        } else {
-            text
-        }
+        csv_quote(&String::from_utf8_lossy(&buf)).into_owned()
     }
-    fn walk(schema: &Schema, counts: &[usize], i: usize, v: &Value, depth: usize, out: &mut Vec<String>) {
-        let Value::Message(values) = v else { return };
-        for (f, v) in schema.msgs[i].fields.iter().zip(values).filter(|(f, _)| !hidden(&f.name)) {
-            match (f.kind, f.array, v) {
-                (Kind::Msg(j), Array::Single | Array::Fixed(_), _) if counts[j] == 0 && expands(f).is_some() => {}
-                (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => walk(schema, counts, j, v, depth + 1, out),
-                (Kind::Msg(j), Array::Fixed(_), Value::Array(items)) if depth < crate::schema::MAX_DEPTH && expands(f).is_some() => {
-                    items.iter().for_each(|item| walk(schema, counts, j, item, depth + 1, out))
-                }
-                (_, Array::Fixed(_), Value::Array(items)) if expands(f).is_some() => items.iter().for_each(|item| out.push(cell(schema, field_ty(f.kind), item))),
-                (_, Array::Fixed(_), Value::Prims(a)) if expands(f).is_some() => a.iter().for_each(|item| out.push(cell(schema, None, &item))),
-                _ => out.push(cell(schema, field_ty(f.kind), v)),
+    let Value::Message(values) = v else { return };
+    for (f, v) in schema.msgs[i].fields.iter().zip(values).filter(|(f, _)| !hidden(&f.name)) {
+        match (f.kind, f.array, v) {
+            (Kind::Msg(j), Array::Single | Array::Fixed(_), _) if counts[j] == 0 && expands(f).is_some() => {}
+            (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => cells(schema, counts, j, v, depth + 1, out),
+            (Kind::Msg(j), Array::Fixed(_), Value::Array(items)) if depth < crate::schema::MAX_DEPTH && expands(f).is_some() => {
+                items.iter().for_each(|item| cells(schema, counts, j, item, depth + 1, out))
             }
+            (_, Array::Fixed(_), Value::Array(items)) if expands(f).is_some() => items.iter().for_each(|item| out.push(cell(schema, field_ty(f.kind), item))),
+            (_, Array::Fixed(_), Value::Prims(a)) if expands(f).is_some() => a.iter().for_each(|item| out.push(cell(schema, None, &item))),
+            _ => out.push(cell(schema, field_ty(f.kind), v)),
         }
     }
-    let mut out = Vec::new();
-    walk(schema, &counts, schema.root, v, 0, &mut out);
-    out
 }
 
 #[cfg(test)]
@@ -459,8 +482,9 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "name: 'it''s'\npts:\n- x: 1.0\n  y: 0.1\n- x: 2.5\n  y: .nan\ndata:\n- 1\n- 2\n- '...'\norigin:\n  x: 0.0\n  y: -1.0\nv:\n- 1.5\n- 2.0\n"
         );
-        assert_eq!(csv_columns(&s).unwrap(), ["name", "pts", "data", "origin.x", "origin.y", "v.0", "v.1"]);
-        assert_eq!(csv_cells(&s, &v), ["it's", "\"[{\"\"x\"\":1.0,\"\"y\"\":0.1},{\"\"x\"\":2.5,\"\"y\"\":null}]\"", "\"[1,2,3]\"", "0.0", "-1.0", "1.5", "2.0"]);
+        let csv = Csv::new(&s).unwrap();
+        assert_eq!(csv.columns(), ["name", "pts", "data", "origin.x", "origin.y", "v.0", "v.1"]);
+        assert_eq!(csv.cells(&s, &v), ["it's", "\"[{\"\"x\"\":1.0,\"\"y\"\":0.1},{\"\"x\"\":2.5,\"\"y\"\":null}]\"", "\"[1,2,3]\"", "0.0", "-1.0", "1.5", "2.0"]);
     }
 
     #[test]

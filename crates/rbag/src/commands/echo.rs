@@ -53,22 +53,18 @@ pub struct Args {
     types: super::TypeArgs,
 }
 
-/// A selected topic: its field path and, once its connections are known, their schemas.
-struct Selection {
-    path: Option<String>,
-}
-
 pub fn run(args: Args) -> Result<Outcome> {
     let reader = super::open(&args.path)?;
     let connections = reader.connections().to_vec();
-    let mut selections: BTreeMap<String, Selection> = BTreeMap::new();
+    // Selected topics, each with its field path if one was given.
+    let mut selections: BTreeMap<String, Option<String>> = BTreeMap::new();
     for t in &args.topics {
         let (topic, path) = split_topic(t);
         if !connections.iter().any(|c| c.topic == topic) {
             let known: Vec<&str> = connections.iter().map(|c| c.topic.as_str()).collect();
             bail!("{}: no topic {topic} (the bag has: {})", args.path.display(), known.join(", "));
         }
-        selections.insert(topic.to_string(), Selection { path: path.map(str::to_string) });
+        selections.insert(topic.to_string(), path.map(str::to_string));
     }
     let explicit = !selections.is_empty();
     let mut decoders = Decoders::new(args.types.sources(&reader.info()?.properties)?);
@@ -81,7 +77,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
         match decoders.schema(c) {
             Ok(s) => {
-                if let Some(Some(p)) = selections.get(&c.topic).map(|s| &s.path) {
+                if let Some(Some(p)) = selections.get(&c.topic) {
                     render::check_path(&s.0, p).map_err(|e| anyhow::anyhow!("topic {}: {e}", c.topic))?;
                 }
                 schemas.insert(c.id, s);
@@ -94,19 +90,26 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
     }
     let by_id: BTreeMap<u32, &Connection> = connections.iter().map(|c| (c.id, c)).collect();
+    if args.csv {
+        // The header depends on the schema: settle it on each topic's first message.
+        for (id, entry) in schemas.iter_mut() {
+            let Some(c) = by_id.get(id) else { continue };
+            if let Some(first) = rbag_bag::decode::first_message(reader.as_ref(), c)? {
+                decoders.decode(c, 0, &first).with_context(|| format!("cannot decode {}", args.path.display()))?;
+                *entry = decoders.schema(c).map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+        }
+    }
     let topics: Vec<String> = schemas.keys().filter_map(|id| by_id.get(id)).map(|c| c.topic.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     let filter = Filter { topics: topics.clone(), start: args.start, end: args.end, ..Filter::default() };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let style = if args.json {
+    let mut style = if args.json {
         Style::Json
     } else if args.csv {
-        Style::Csv
+        csv_header(&mut out, &schemas, &selections, &by_id)?
     } else {
         Style::Yaml { max_array: (!args.full_length).then_some(args.truncate_length), multi: topics.len() > 1 }
     };
-    if args.csv {
-        write_csv_header(&mut out, &schemas, &selections, &by_id)?;
-    }
     let mut printed = 0u64;
     if !topics.is_empty() {
         for m in reader.messages(&filter)? {
@@ -119,9 +122,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             for w in decoders.take_warnings() {
                 eprintln!("warning: {}: {w}", args.path.display());
             }
-            let schema = schema.as_ref();
-            let path = selections.get(&c.topic).and_then(|s| s.path.as_deref());
-            style.write(&mut out, c, m.log_time, schema, &value, path)?;
+            let path = selections.get(&c.topic).and_then(|p| p.as_deref());
+            style.write(&mut out, c, m.log_time, &schema, &value, path)?;
             printed += 1;
         }
     }
@@ -141,11 +143,12 @@ fn split_topic(arg: &str) -> (&str, Option<&str>) {
 enum Style {
     Yaml { max_array: Option<usize>, multi: bool },
     Json,
-    Csv,
+    /// The header's columns, and each connection's flattening (worked out once per type).
+    Csv { header: Vec<String>, tables: BTreeMap<u32, (Arc<Schema>, render::Csv)> },
 }
 
 impl Style {
-    fn write(&self, out: &mut dyn Write, c: &Connection, log_time: u64, schema: &Schema, value: &rbag_msg::Value, path: Option<&str>) -> Result<()> {
+    fn write(&mut self, out: &mut dyn Write, c: &Connection, log_time: u64, schema: &Arc<Schema>, value: &rbag_msg::Value, path: Option<&str>) -> Result<()> {
         let selected = match path {
             Some(p) => match render::select(schema, value, p).map_err(anyhow::Error::msg)? {
                 Some(s) => Some(s),
@@ -174,16 +177,25 @@ impl Style {
                 }
                 out.write_all(b"}\n")?;
             }
-            Style::Csv => {
-                write!(out, "{log_time},{}", csv_quote(&c.topic))?;
+            Style::Csv { header, tables } => {
+                write!(out, "{log_time},{}", render::csv_quote(&c.topic))?;
                 match &selected {
                     Some(s) => {
                         let mut cell = Vec::new();
                         s.json(schema, &mut cell)?;
-                        write!(out, ",{}", csv_quote(&String::from_utf8_lossy(&cell)))?;
+                        write!(out, ",{}", render::csv_quote(&String::from_utf8_lossy(&cell)))?;
                     }
                     None => {
-                        for cell in render::csv_cells(schema, value) {
+                        let (table_schema, csv) = tables.get_mut(&c.id).ok_or_else(|| anyhow::anyhow!("topic {}: no CSV columns", c.topic))?;
+                        // The bag's definition may have been replaced when the first message did not fit it.
+                        if !Arc::ptr_eq(table_schema, schema) {
+                            let replaced = render::Csv::new(schema).map_err(|e| anyhow::anyhow!("topic {}: {e}", c.topic))?;
+                            if replaced.columns() != header.as_slice() {
+                                bail!("topic {}: its definition was replaced by one with other columns; echo it with --json", c.topic);
+                            }
+                            (*table_schema, *csv) = (schema.clone(), replaced);
+                        }
+                        for cell in csv.cells(schema, value) {
                             write!(out, ",{cell}")?;
                         }
                     }
@@ -195,22 +207,21 @@ impl Style {
     }
 }
 
-fn csv_quote(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// The header row; every selected topic must print the same columns.
-fn write_csv_header(out: &mut dyn Write, schemas: &BTreeMap<u32, (Arc<Schema>, Encoding)>, selections: &BTreeMap<String, Selection>, by_id: &BTreeMap<u32, &Connection>) -> Result<()> {
+/// Writes the header row and returns the CSV style; every selected topic must print the same
+/// columns.
+fn csv_header(out: &mut dyn Write, schemas: &BTreeMap<u32, (Arc<Schema>, Encoding)>, selections: &BTreeMap<String, Option<String>>, by_id: &BTreeMap<u32, &Connection>) -> Result<Style> {
     let mut header: Option<(Vec<String>, &str)> = None;
+    let mut tables = BTreeMap::new();
     for (id, (schema, _)) in schemas {
         let topic = by_id.get(id).map_or("", |c| c.topic.as_str());
-        let columns = match selections.get(topic).and_then(|s| s.path.as_deref()) {
+        let columns = match selections.get(topic).and_then(|p| p.as_deref()) {
             Some(p) => vec![p.to_string()],
-            None => render::csv_columns(schema).map_err(|e| anyhow::anyhow!("topic {topic}: {e}"))?,
+            None => {
+                let csv = render::Csv::new(schema).map_err(|e| anyhow::anyhow!("topic {topic}: {e}"))?;
+                let columns = csv.columns().to_vec();
+                tables.insert(*id, (schema.clone(), csv));
+                columns
+            }
         };
         match &header {
             Some((h, first)) if *h != columns => bail!("--csv needs topics of one type: {first} and {topic} print different columns; echo them separately"),
@@ -218,11 +229,12 @@ fn write_csv_header(out: &mut dyn Write, schemas: &BTreeMap<u32, (Arc<Schema>, E
             None => header = Some((columns, topic)),
         }
     }
-    if let Some((columns, _)) = header {
-        let names: Vec<String> = columns.iter().map(|c| csv_quote(c)).collect();
+    let header = header.map(|h| h.0);
+    if let Some(columns) = &header {
+        let names: Vec<_> = columns.iter().map(|c| render::csv_quote(c)).collect();
         writeln!(out, "log_time,topic,{}", names.join(","))?;
     }
-    Ok(())
+    Ok(Style::Csv { header: header.unwrap_or_default(), tables })
 }
 
 #[cfg(test)]
