@@ -82,7 +82,7 @@ pub(crate) struct MsgPlan {
 #[derive(Debug, Clone)]
 pub(crate) enum FieldPlan {
     /// Take source field `index`, converting each element.
-    Copy { index: usize, elem: Elem, array: Array, from_array: Array, field: String },
+    Copy { index: usize, elem: Elem, array: Array, field: String },
     /// A field the source lacks.
     Default(Value<'static>),
 }
@@ -124,10 +124,10 @@ impl Plan {
         for f in &plan.fields {
             out.push(match f {
                 FieldPlan::Default(d) => d.clone(),
-                FieldPlan::Copy { index, elem, array, from_array, field } => {
+                FieldPlan::Copy { index, elem, array, field } => {
                     let v = std::mem::replace(src.get_mut(*index).ok_or_else(|| self.err(field, "missing in the value"))?, Value::Bool(false));
                     let v = self.convert(*elem, v, field)?;
-                    check_len(*array, *from_array, &v).map_err(|r| self.err(field, &r))?;
+                    check_len(*array, &v).map_err(|r| self.err(field, &r))?;
                     v
                 }
             });
@@ -151,14 +151,18 @@ impl Plan {
     }
 }
 
-fn check_len(to: Array, from: Array, v: &Value) -> Result<(), String> {
-    let n = match v {
-        Value::Prims(a) => a.len(),
-        Value::Array(items) => items.len(),
-        _ => return Ok(()),
-    };
+fn check_len(to: Array, v: &Value) -> Result<(), String> {
+    match v {
+        Value::Prims(a) => fits(to, a.len()),
+        Value::Array(items) => fits(to, items.len()),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `n` elements fit an array field of the new type (both rewriting paths check this).
+pub(crate) fn fits(to: Array, n: usize) -> Result<(), String> {
     match to {
-        Array::Fixed(m) if m != n && from != to => Err(format!("has {n} elements, the new type holds exactly {m}")),
+        Array::Fixed(m) if m != n => Err(format!("has {n} elements, the new type holds exactly {m}")),
         Array::Bounded(m) if n > m => Err(format!("has {n} elements, the new type holds at most {m}")),
         _ => Ok(()),
     }
@@ -248,7 +252,7 @@ impl PlanBuilder<'_> {
                 }
                 _ => return Err(err(format!("changed from {} to {}", describe(self.from, s.kind, s.array), describe(self.to, f.kind, f.array)))),
             };
-            fields.push(FieldPlan::Copy { index, elem, array: f.array, from_array: s.array, field: f.name.clone() });
+            fields.push(FieldPlan::Copy { index, elem, array: f.array, field: f.name.clone() });
         }
         self.msgs[to] = Some(MsgPlan { from, fields });
         Ok(())

@@ -8,7 +8,7 @@
 
 use crate::codec::{CodecError, Encoding, Reader, Res, Writer};
 use crate::definition::Array;
-use crate::migrate::{Elem, FieldPlan, Plan};
+use crate::migrate::{fits, Elem, FieldPlan, Plan};
 use crate::schema::{FieldLayout, Kind, Prim, Schema, MAX_DEPTH};
 
 
@@ -83,10 +83,12 @@ impl Stream<'_, '_, '_> {
         };
         match (n, tf.array) {
             (None, Array::Single) => return self.one(sf.kind, tf.kind, elem, depth),
-            (Some(n), Array::Fixed(m)) if n != m => return Err(self.w.err(format!("has {n} elements, the new type holds exactly {m}"))),
-            (Some(n), Array::Bounded(b)) if n > b => return Err(self.w.err(format!("has {n} elements, the new type holds at most {b}"))),
-            (Some(_), Array::Fixed(_)) => {}
-            (Some(n), _) => self.w.u32(n)?,
+            (Some(n), to) => {
+                fits(to, n).map_err(|e| self.w.err(e))?;
+                if !matches!(to, Array::Fixed(_)) {
+                    self.w.u32(n)?;
+                }
+            }
             (None, _) => return Err(self.w.err("a single value cannot become an array".into())),
         }
         let n = n.unwrap_or(0);
