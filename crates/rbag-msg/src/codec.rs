@@ -179,8 +179,7 @@ impl<'s, 'a> Reader<'s, 'a> {
     pub(crate) fn count(&mut self, min_each: usize) -> Res<usize> {
         let at = self.pos;
         let n = self.u32()? as usize;
-        let fits = if min_each == 0 { n <= MAX_EMPTY_ELEMENTS } else { n.checked_mul(min_each).is_some_and(|b| b <= self.remaining()) };
-        if !fits {
+        if !self.can_hold(n, min_each) {
             return Err(self.err(at, format!("length {n} is more than the {} bytes left can hold", self.remaining())));
         }
         Ok(n)
@@ -261,18 +260,32 @@ impl<'s, 'a> Reader<'s, 'a> {
     /// A fixed array of strings or messages must fit the bytes left, like a sequence's count
     /// (its elements may take no bytes, so walking a huge one would hang).
     pub(crate) fn check_fixed(&self, kind: Kind, n: usize) -> Res<()> {
-        let min_each = match kind {
-            Kind::Prim(_) => return Ok(()),
+        let min_each = self.min_each(kind);
+        if matches!(kind, Kind::Prim(_)) || self.can_hold(n, min_each) {
+            return Ok(());
+        }
+        Err(self.err(self.pos, match min_each {
+            0 => format!("fixed array of {n} empty elements is more than the {MAX_EMPTY_ELEMENTS} allowed"),
+            _ => format!("fixed array of {n} cannot fit the {} bytes left", self.remaining()),
+        }))
+    }
+
+    /// The fewest bytes one element of `kind` takes.
+    fn min_each(&self, kind: Kind) -> usize {
+        match kind {
+            Kind::Prim(p) => p.size(),
             Kind::String { .. } => 4,
             Kind::Msg(i) => self.schema.min_size(i),
-        };
-        if min_each == 0 && n > MAX_EMPTY_ELEMENTS {
-            return Err(self.err(self.pos, format!("fixed array of {n} empty elements is more than the {MAX_EMPTY_ELEMENTS} allowed")));
         }
-        if min_each > 0 && n.checked_mul(min_each).is_none_or(|b| b > self.remaining()) {
-            return Err(self.err(self.pos, format!("fixed array of {n} cannot fit the {} bytes left", self.remaining())));
+    }
+
+    /// Whether `n` elements of at least `min_each` bytes fit the bytes left (elements that take
+    /// none are capped by count instead).
+    fn can_hold(&self, n: usize, min_each: usize) -> bool {
+        match min_each {
+            0 => n <= MAX_EMPTY_ELEMENTS,
+            _ => n.checked_mul(min_each).is_some_and(|b| b <= self.remaining()),
         }
-        Ok(())
     }
 
     /// A sequence's count, checked against its bound.
@@ -285,12 +298,7 @@ impl<'s, 'a> Reader<'s, 'a> {
     }
 
     pub(crate) fn seq_len(&mut self, kind: Kind) -> Res<usize> {
-        let min_each = match kind {
-            Kind::Prim(p) => p.size(),
-            Kind::String { .. } => 4,
-            Kind::Msg(i) => self.schema.min_size(i),
-        };
-        self.count(min_each)
+        self.count(self.min_each(kind))
     }
 
     pub(crate) fn one(&mut self, kind: Kind, depth: usize) -> Res<Value<'a>> {
