@@ -89,7 +89,7 @@ pub fn convert(
     for (i, (path, r)) in inputs.iter().enumerate() {
         for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
             let out_encoding = output_encoding(format, options.encoding.as_deref());
-            let first = if out_encoding != c.encoding || !options.targets.migrate_ros1.is_empty() || !options.targets.migrate_ros2.is_empty() {
+            let first = if out_encoding != c.encoding || options.targets.migrates() {
                 crate::decode::first_message(r.as_ref(), c)?
             } else {
                 None

@@ -49,13 +49,6 @@ impl TypeSources {
             Dialect::Ros2 => &self.ros2,
         }
     }
-
-    pub fn get_mut(&mut self, dialect: Dialect) -> &mut Registry {
-        match dialect {
-            Dialect::Ros1 => &mut self.ros1,
-            Dialect::Ros2 => &mut self.ros2,
-        }
-    }
 }
 
 /// The dialect and wire format a storage encoding name (`ros1`, `cdr`) stands for.
@@ -153,10 +146,6 @@ pub struct Decoders {
 impl Decoders {
     pub fn new(sources: TypeSources) -> Self {
         Self { sources, cache: HashMap::new(), warnings: Vec::new() }
-    }
-
-    pub fn sources(&self) -> &TypeSources {
-        &self.sources
     }
 
     /// Warnings about definitions replaced so far, emptied by the call.

@@ -11,47 +11,24 @@ use rbag_storage::rosbag2::qos::{self, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::Connection;
 
-use crate::decode::{wire, DecodeError, Decoders};
+use crate::decode::{wire, DecodeError, Decoders, TypeSources};
 
 /// Where a rewritten connection's types come from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Targets {
     /// Standard definitions per output dialect (the bundled store): used when the dialect
     /// changes, so that converted types are the ones ROS ships.
-    pub standard_ros1: Registry,
-    pub standard_ros2: Registry,
+    pub standard: TypeSources,
     /// Newer definitions to migrate to (`--migrate DIR`), per dialect; they win over the above.
-    pub migrate_ros1: Registry,
-    pub migrate_ros2: Registry,
+    pub migrate: TypeSources,
     /// Renames for migrations.
     pub rules: Rules,
 }
 
-impl Default for Targets {
-    fn default() -> Self {
-        Self {
-            standard_ros1: Registry::new(Dialect::Ros1),
-            standard_ros2: Registry::new(Dialect::Ros2),
-            migrate_ros1: Registry::new(Dialect::Ros1),
-            migrate_ros2: Registry::new(Dialect::Ros2),
-            rules: Rules::default(),
-        }
-    }
-}
-
 impl Targets {
-    fn migrate(&self, d: Dialect) -> &Registry {
-        match d {
-            Dialect::Ros1 => &self.migrate_ros1,
-            Dialect::Ros2 => &self.migrate_ros2,
-        }
-    }
-
-    fn standard(&self, d: Dialect) -> &Registry {
-        match d {
-            Dialect::Ros1 => &self.standard_ros1,
-            Dialect::Ros2 => &self.standard_ros2,
-        }
+    /// Whether any connection may be migrated (so each needs its first message checked).
+    pub fn migrates(&self) -> bool {
+        !self.migrate.get(Dialect::Ros1).is_empty() || !self.migrate.get(Dialect::Ros2).is_empty()
     }
 }
 
@@ -84,7 +61,7 @@ pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: 
         return if c.encoding == out_encoding { Ok(ConnectionPlan::Copy) } else { Err(format!("topic {}: cannot convert {:?} messages", c.topic, c.encoding)) };
     };
     let target_name = rbag_msg::registry::normalize(&c.message_type, to);
-    let migrating = targets.migrate(to).contains(&target_name);
+    let migrating = targets.migrate.get(to).contains(&target_name);
     if from == to && !migrating {
         return Ok(ConnectionPlan::Copy);
     }
@@ -97,9 +74,9 @@ pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: 
     }
     let (source_schema, source_encoding) = decoders.schema(c).map_err(err)?;
     let source_reg = decoders.registry(c).map_err(err)?;
-    let mut standard = targets.migrate(to).clone();
+    let mut standard = targets.migrate.get(to).clone();
     if from != to {
-        standard.fill_from(targets.standard(to));
+        standard.fill_from(targets.standard.get(to));
     }
     let (target_reg, target_schema) =
         dialect::target(&source_schema, &source_reg, &standard, to).map_err(|e| format!("topic {}: no {to:?} definition: {e}", c.topic))?;

@@ -89,8 +89,7 @@ fn streaming_transcoder_equals_decode_then_encode() {
     let test = "streaming_transcoder_equals_decode_then_encode";
     let Some(root) = rbag_testkit::corpus(test, "") else { return };
     let targets = Targets {
-        standard_ros1: store::registry(Distro::Noetic).clone(),
-        standard_ros2: store::registry(Distro::Humble).clone(),
+        standard: TypeSources::new(store::registry(Distro::Noetic).clone(), store::registry(Distro::Humble).clone()),
         ..Targets::default()
     };
     let (mut checked, mut skipped) = (0, 0);

@@ -129,6 +129,7 @@ fn read_rules(path: &Path) -> Result<rbag_msg::migrate::Rules> {
 
 /// Output types: the bundled store for the output's distro, and `--migrate` definitions.
 fn targets(args: &Args) -> Result<rbag_bag::transcode::Targets> {
+    use rbag_bag::decode::TypeSources;
     use rbag_msg::store::{self, Distro};
     let distro = args.ros_distro.as_deref().and_then(|d| d.parse::<Distro>().ok()).filter(|d| *d != Distro::Noetic).unwrap_or(Distro::Humble);
     let (migrate_ros1, migrate_ros2) = super::load_msg_dirs(&args.migrate, "--migrate")?;
@@ -137,10 +138,8 @@ fn targets(args: &Args) -> Result<rbag_bag::transcode::Targets> {
         None => Default::default(),
     };
     Ok(rbag_bag::transcode::Targets {
-        standard_ros1: store::registry(Distro::Noetic).clone(),
-        standard_ros2: super::store_ros2(distro),
-        migrate_ros1,
-        migrate_ros2,
+        standard: TypeSources::new(store::registry(Distro::Noetic).clone(), super::store_ros2(distro)),
+        migrate: TypeSources::new(migrate_ros1, migrate_ros2),
         rules,
     })
 }
