@@ -30,8 +30,9 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 RBAG=$TARGET/release/rbag
 GEN=$TARGET/release/examples/bench_convert_gen
 
-say() { printf '%s\n' "$*" >&2; }
-die() { say "convert.sh: $*"; exit 1; }
+BENCH=convert
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
 # --- peers and build ------------------------------------------------------------------------
 [[ -x $PEER ]] && "$VENV/bin/python" -c 'import rosbags.convert, rosbags.rosbag2' 2>/dev/null \
@@ -47,24 +48,9 @@ done
 TIME_BIN=$(command -v /usr/bin/time || true)
 
 # --- scratch space on a real disk, removed on exit ------------------------------------------
-FSTYPE=$(stat -f -c %T "$SCRATCH_PARENT")
-[[ $FSTYPE == tmpfs || $FSTYPE == ramfs ]] && die "$SCRATCH_PARENT is $FSTYPE; set SCRATCH_PARENT to a directory on a disk"
-TMP=$(mktemp -d "$SCRATCH_PARENT/rbag-bench-convert.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-DEV=$(df -P "$TMP" | awk 'NR == 2 { print $1 " mounted on " $6 }')
-S=$TMP/samples
-mkdir -p "$S"
+scratch_dir
 
-# --- helpers (as in rosbag2.sh) -------------------------------------------------------------
-now_ns() { date +%s%N; }
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-count() { wc -l <"$1" | tr -d ' '; }
-field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1"; }
-fmt() { awk -v v="$1" 'BEGIN { if (v < 0.1) printf "%.1fms", v * 1000; else printf "%.3fs", v }'; }
-mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.0f", b / t / 1e6 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { r = a / b; if (r >= 100) printf "%.0f", r; else if (r >= 10) printf "%.1f", r; else printf "%.2f", r }'; }
-verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r >= t ? "met" : "MISSED") }'; }
+# --- helpers (the common ones are in lib.sh) -------------------------------------------------
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f MiB", k / 1024 }'; }
 wmed() { median "$S/$1.wall"; }
 

@@ -41,8 +41,9 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 EX=$TARGET/release/examples
 PYD=$ROOT/bench/py
 
-say() { printf '%s\n' "$*" >&2; }
-die() { say "rosbag2.sh: $*"; exit 1; }
+BENCH=rosbag2
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
 # --- peers ----------------------------------------------------------------------------------
 [[ -x $VENV_PY ]] && "$VENV_PY" -c 'import rosbags.rosbag2, mcap.reader, numpy' 2>/dev/null \
@@ -59,17 +60,9 @@ for b in "$EX/bench_rosbag2_write" "$EX/bench_rosbag2_read"; do
 done
 
 # --- scratch space on a real disk, removed on exit ------------------------------------------
-FSTYPE=$(stat -f -c %T "$SCRATCH_PARENT")
-[[ $FSTYPE == tmpfs || $FSTYPE == ramfs ]] && die "$SCRATCH_PARENT is $FSTYPE; set SCRATCH_PARENT to a directory on a disk"
-TMP=$(mktemp -d "$SCRATCH_PARENT/rbag-bench-rosbag2.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-DEV=$(df -P "$TMP" | awk 'NR == 2 { print $1 " mounted on " $6 }')
-S=$TMP/samples
-mkdir -p "$S"
+scratch_dir
 
-# --- helpers (as in ros1.sh) ----------------------------------------------------------------
-now_ns() { date +%s%N; }
+# --- helpers (the common ones are in lib.sh) -------------------------------------------------
 
 # timed NAME CMD...: runs CMD, appends its whole-process wall time to $S/NAME.wall and the
 # `elapsed=X` it prints to $S/NAME.in; its stdout is kept in $S/NAME.out (last run).
@@ -86,14 +79,7 @@ timed() {
     [[ -n $e ]] && echo "$e" >>"$S/$name.sync"
     return 0
 }
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-count() { wc -l <"$1" | tr -d ' '; }
-field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1"; }
-fmt() { awk -v v="$1" 'BEGIN { if (v < 0.1) printf "%.1fms", v * 1000; else printf "%.3fs", v }'; }
 rate() { awk -v n="$1" -v t="$2" 'BEGIN { r = n / t; if (r >= 1e6) printf "%.2fM", r / 1e6; else if (r >= 1e3) printf "%.1fk", r / 1e3; else printf "%.0f", r }'; }
-mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.0f", b / t / 1e6 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { r = a / b; if (r >= 100) printf "%.0f", r; else if (r >= 10) printf "%.1f", r; else printf "%.2f", r }'; }
-verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r >= t ? "met" : "MISSED") }'; }
 human() { awk -v n="$1" 'BEGIN { s = sprintf("%d", n); o = ""; while (length(s) > 3) { o = "," substr(s, length(s) - 2) o; s = substr(s, 1, length(s) - 3) } print s o }'; }
 size_name() { awk -v s="$1" 'BEGIN { if (s >= 1048576 && s % 1048576 == 0) printf "%d MiB", s / 1048576; else if (s >= 1024 && s % 1024 == 0) printf "%d KiB", s / 1024; else printf "%d B", s }'; }
 
