@@ -1,0 +1,195 @@
+//! The master's XML-RPC API as typed calls. Every reply is `[code, statusMessage, value]`
+//! (1 success, -1 caller error, 0 master failure); anything else becomes a [`MasterError`].
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::xmlrpc::{self, Client, Value};
+
+/// A master call that failed or was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum MasterError {
+    #[error("no ROS master answers at {uri}: {source}")]
+    Unreachable { uri: String, source: xmlrpc::Error },
+    #[error("ROS master at {uri}: {method}: {source}")]
+    Rpc { uri: String, method: String, source: xmlrpc::Error },
+    #[error("ROS master at {uri} refused {method} (code {code}): {message}")]
+    Refused { uri: String, method: String, code: i32, message: String },
+    #[error("ROS master at {uri}: {method}: unexpected reply {reply}")]
+    BadReply { uri: String, method: String, reply: String },
+}
+
+/// Topics, with the nodes on each side, and services, as `getSystemState` gives them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SystemState {
+    pub publishers: Vec<(String, Vec<String>)>,
+    pub subscribers: Vec<(String, Vec<String>)>,
+    pub services: Vec<(String, Vec<String>)>,
+}
+
+/// A client for the master, calling as one node (`caller_id`), on one kept connection.
+pub struct MasterClient {
+    uri: String,
+    caller_id: String,
+    client: Mutex<Client>,
+}
+
+fn strings(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?.iter().map(|x| x.as_str().map(str::to_string)).collect()
+}
+
+fn pairs(v: &Value) -> Option<Vec<(String, String)>> {
+    v.as_array()?
+        .iter()
+        .map(|p| match p.as_array()? {
+            [a, b] => Some((a.as_str()?.to_string(), b.as_str()?.to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn topic_nodes(v: &Value) -> Option<Vec<(String, Vec<String>)>> {
+    v.as_array()?
+        .iter()
+        .map(|p| match p.as_array()? {
+            [t, nodes] => Some((t.as_str()?.to_string(), strings(nodes)?)),
+            _ => None,
+        })
+        .collect()
+}
+
+impl MasterClient {
+    /// A client; nothing is sent until the first call.
+    pub fn new(uri: &str, caller_id: &str) -> Result<MasterClient, MasterError> {
+        let client = Client::new(uri)
+            .map_err(|e| MasterError::Unreachable { uri: uri.to_string(), source: e })?
+            .with_timeout(Duration::from_secs(10));
+        Ok(MasterClient { uri: uri.to_string(), caller_id: caller_id.to_string(), client: Mutex::new(client) })
+    }
+
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    pub fn caller_id(&self) -> &str {
+        &self.caller_id
+    }
+
+    /// Calls `method(caller_id, args...)` and returns the value of a code-1 reply.
+    pub fn call(&self, method: &str, args: Vec<Value>) -> Result<Value, MasterError> {
+        let mut params = vec![Value::from(self.caller_id.as_str())];
+        params.extend(args);
+        let reply = {
+            let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+            client.call(method, &params)
+        };
+        let reply = reply.map_err(|e| match e {
+            xmlrpc::Error::Io { .. } => MasterError::Unreachable { uri: self.uri.clone(), source: e },
+            e => MasterError::Rpc { uri: self.uri.clone(), method: method.into(), source: e },
+        })?;
+        match reply {
+            Value::Array(mut parts) if parts.len() == 3 => {
+                let value = parts.pop().unwrap_or(Value::Nil);
+                let message = parts[1].as_str().unwrap_or_default().to_string();
+                match parts[0].as_i32() {
+                    Some(1) => Ok(value),
+                    Some(code) => Err(MasterError::Refused { uri: self.uri.clone(), method: method.into(), code, message }),
+                    None => Err(self.bad(method, &Value::Array(parts))),
+                }
+            }
+            other => Err(self.bad(method, &other)),
+        }
+    }
+
+    fn bad(&self, method: &str, reply: &Value) -> MasterError {
+        let mut text = format!("{reply:?}");
+        text.truncate(200);
+        MasterError::BadReply { uri: self.uri.clone(), method: method.into(), reply: text }
+    }
+
+    fn typed<T>(&self, method: &str, args: Vec<Value>, f: impl Fn(&Value) -> Option<T>) -> Result<T, MasterError> {
+        let v = self.call(method, args)?;
+        f(&v).ok_or_else(|| self.bad(method, &v))
+    }
+
+    /// Whether a master answers (`getPid`).
+    pub fn ping(&self) -> Result<i32, MasterError> {
+        self.typed("getPid", vec![], Value::as_i32)
+    }
+
+    /// Registers this node as a publisher; returns the subscribers' slave URIs.
+    pub fn register_publisher(&self, topic: &str, msg_type: &str, caller_api: &str) -> Result<Vec<String>, MasterError> {
+        self.typed("registerPublisher", vec![topic.into(), msg_type.into(), caller_api.into()], strings)
+    }
+
+    /// Registers this node as a subscriber; returns the publishers' slave URIs.
+    pub fn register_subscriber(&self, topic: &str, msg_type: &str, caller_api: &str) -> Result<Vec<String>, MasterError> {
+        self.typed("registerSubscriber", vec![topic.into(), msg_type.into(), caller_api.into()], strings)
+    }
+
+    pub fn unregister_publisher(&self, topic: &str, caller_api: &str) -> Result<(), MasterError> {
+        self.call("unregisterPublisher", vec![topic.into(), caller_api.into()]).map(drop)
+    }
+
+    pub fn unregister_subscriber(&self, topic: &str, caller_api: &str) -> Result<(), MasterError> {
+        self.call("unregisterSubscriber", vec![topic.into(), caller_api.into()]).map(drop)
+    }
+
+    /// Topics that have publishers, with their types.
+    pub fn published_topics(&self) -> Result<Vec<(String, String)>, MasterError> {
+        self.typed("getPublishedTopics", vec!["".into()], pairs)
+    }
+
+    /// Every topic type the master knows, published or not.
+    pub fn topic_types(&self) -> Result<Vec<(String, String)>, MasterError> {
+        self.typed("getTopicTypes", vec![], pairs)
+    }
+
+    pub fn system_state(&self) -> Result<SystemState, MasterError> {
+        self.typed("getSystemState", vec![], |v| match v.as_array()? {
+            [p, s, r] => Some(SystemState { publishers: topic_nodes(p)?, subscribers: topic_nodes(s)?, services: topic_nodes(r)? }),
+            _ => None,
+        })
+    }
+
+    /// A node's slave URI.
+    pub fn lookup_node(&self, node: &str) -> Result<String, MasterError> {
+        self.typed("lookupNode", vec![node.into()], |v| v.as_str().map(str::to_string))
+    }
+
+    /// A parameter, or `None` when it is not set.
+    pub fn get_param(&self, key: &str) -> Result<Option<Value>, MasterError> {
+        match self.call("getParam", vec![key.into()]) {
+            Ok(v) => Ok(Some(v)),
+            Err(MasterError::Refused { code: -1, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn set_param(&self, key: &str, value: Value) -> Result<(), MasterError> {
+        self.call("setParam", vec![key.into(), value]).map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_unpacked_by_shape() {
+        let v = Value::Array(vec![Value::Array(vec!["/a".into(), "t/A".into()]), Value::Array(vec!["/b".into(), "t/B".into()])]);
+        assert_eq!(pairs(&v), Some(vec![("/a".into(), "t/A".into()), ("/b".into(), "t/B".into())]));
+        assert_eq!(pairs(&Value::Array(vec![Value::Array(vec!["/a".into()])])), None);
+        let s = Value::Array(vec![Value::Array(vec!["/t".into(), Value::Array(vec!["/n1".into(), "/n2".into()])])]);
+        assert_eq!(topic_nodes(&s), Some(vec![("/t".into(), vec!["/n1".into(), "/n2".into()])]));
+    }
+
+    #[test]
+    fn a_dead_master_is_unreachable_not_a_panic() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let m = MasterClient::new(&format!("http://127.0.0.1:{port}/"), "/t").unwrap();
+        let e = m.ping().unwrap_err();
+        assert!(matches!(e, MasterError::Unreachable { .. }), "{e}");
+        assert!(e.to_string().contains(&port.to_string()), "{e}");
+    }
+}
