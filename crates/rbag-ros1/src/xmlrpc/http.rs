@@ -1,12 +1,16 @@
 //! Just enough blocking HTTP/1.1 for XML-RPC: a keep-alive server with a thread per
 //! connection, and a client that keeps its connection open.
 //!
-//! Peers POST to `/` or `/RPC2`; both are served. Nothing is gzipped and gzip is never asked
-//! for (Python servers would gzip replies over 1400 bytes if asked).
+//! Peers POST to `/` or `/RPC2`; any path is served. Nothing is gzipped and gzip is never asked
+//! for (Python servers would gzip replies over 1400 bytes if asked). Header names are matched
+//! case-insensitively: roscpp writes `Content-length`.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::value::{parse, write_call, write_fault, write_response, Message, Value};
@@ -14,8 +18,12 @@ use super::Error;
 
 /// A request or response head longer than this is refused.
 const MAX_HEAD: usize = 64 * 1024;
+/// Blank lines tolerated before a request line (RFC 9112 §2.2 asks servers to skip at least one).
+const MAX_BLANK_LINES: usize = 8;
 /// A body longer than this is refused. `robot_description` parameters can be megabytes.
 pub const MAX_BODY: usize = 256 * 1024 * 1024;
+/// Connections served at once; more are closed on accept. ROS graphs have tens to hundreds.
+pub const MAX_CONNECTIONS: usize = 2048;
 /// How long a client waits for a reply.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -34,57 +42,133 @@ impl Head {
     fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
+
+    fn has_token(&self, name: &str, token: &str) -> bool {
+        self.header(name).is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    }
+
+    /// The declared body length: `Ok(None)` when there is no `Content-Length`.
+    fn content_length(&self) -> Result<Option<usize>, Bad> {
+        if self.has_token("transfer-encoding", "chunked") {
+            return Err(Bad::new(501, "chunked transfer encoding is not supported".into()));
+        }
+        let Some(v) = self.header("content-length") else { return Ok(None) };
+        let len: u64 = v.parse().map_err(|_| Bad::new(400, format!("bad Content-Length {:?}", short(v))))?;
+        match usize::try_from(len) {
+            Ok(len) if len <= MAX_BODY => Ok(Some(len)),
+            _ => Err(Bad::new(413, format!("body of {len} bytes is over the {MAX_BODY}-byte limit"))),
+        }
+    }
 }
 
-fn other(msg: impl Into<String>) -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::InvalidData, msg.into())
+/// A message the peer got wrong: the server answers with `status`, the client reports `msg`.
+struct Bad {
+    status: u16,
+    msg: String,
 }
 
-/// Reads one message (head and body). `Ok(None)` on a clean end before a message starts.
-fn read_message(r: &mut impl BufRead) -> std::io::Result<Option<(Head, Vec<u8>)>> {
+impl Bad {
+    fn new(status: u16, msg: String) -> Bad {
+        Bad { status, msg }
+    }
+}
+
+enum ReadError {
+    Io(std::io::Error),
+    Bad(Bad),
+}
+
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            // read_line on bytes that are not UTF-8.
+            return ReadError::Bad(Bad::new(400, "HTTP head is not UTF-8".into()));
+        }
+        ReadError::Io(e)
+    }
+}
+
+impl From<Bad> for ReadError {
+    fn from(b: Bad) -> Self {
+        ReadError::Bad(b)
+    }
+}
+
+fn short(s: &str) -> &str {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// Reads one line of a head, counting it against `MAX_HEAD`.
+fn read_head_line(r: &mut impl BufRead, line: &mut String, total: &mut usize) -> Result<usize, ReadError> {
+    line.clear();
+    let n = r.by_ref().take((MAX_HEAD - *total + 1) as u64).read_line(line)?;
+    *total += n;
+    if *total > MAX_HEAD {
+        return Err(Bad::new(431, format!("HTTP head longer than {MAX_HEAD} bytes")).into());
+    }
+    Ok(n)
+}
+
+/// Reads a message head. `Ok(None)` on a clean end before a message starts.
+fn read_head(r: &mut impl BufRead) -> Result<Option<Head>, ReadError> {
+    let mut total = 0;
     let mut start = String::new();
+    let mut blank = 0;
     loop {
-        start.clear();
-        if r.by_ref().take(MAX_HEAD as u64).read_line(&mut start)? == 0 {
+        if read_head_line(r, &mut start, &mut total)? == 0 {
             return Ok(None);
         }
         if !start.trim().is_empty() {
             break;
         }
+        blank += 1;
+        if blank > MAX_BLANK_LINES {
+            return Err(Bad::new(400, "blank lines instead of a request".into()).into());
+        }
     }
     let mut headers = Vec::new();
-    let mut total = start.len();
+    let mut line = String::new();
     loop {
-        let mut line = String::new();
-        if r.by_ref().take(MAX_HEAD as u64).read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        total += line.len();
-        if total > MAX_HEAD {
-            return Err(other(format!("HTTP head longer than {MAX_HEAD} bytes")));
+        if read_head_line(r, &mut line, &mut total)? == 0 {
+            return Err(ReadError::Io(std::io::ErrorKind::UnexpectedEof.into()));
         }
         let line = line.trim_end();
         if line.is_empty() {
             break;
         }
-        if let Some((k, v)) = line.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        match line.split_once(':') {
+            Some((k, v)) => headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string())),
+            None => return Err(Bad::new(400, format!("HTTP header line {:?} has no ':'", short(line))).into()),
         }
     }
-    let head = Head { start: start.trim_end().to_string(), headers };
-    if head.header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
-        return Err(other("chunked transfer encoding is not supported"));
+    Ok(Some(Head { start: start.trim_end().to_string(), headers }))
+}
+
+/// Reads exactly `len` bytes, growing the buffer as they come (a lying `Content-Length` costs
+/// nothing until the bytes arrive).
+fn read_body(r: &mut impl BufRead, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::with_capacity(len.min(64 * 1024));
+    r.by_ref().take(len as u64).read_to_end(&mut body)?;
+    if body.len() < len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the body ended after {} of {len} bytes", body.len()),
+        ));
     }
-    let len: usize = match head.header("content-length") {
-        Some(v) => v.parse().map_err(|_| other(format!("bad Content-Length {v:?}")))?,
-        None => 0,
-    };
-    if len > MAX_BODY {
-        return Err(other(format!("body of {len} bytes is over the {MAX_BODY}-byte limit")));
+    Ok(body)
+}
+
+/// Reads a body that has no `Content-Length`: everything up to the end of the connection.
+fn read_to_close(r: &mut impl BufRead) -> Result<Vec<u8>, ReadError> {
+    let mut body = Vec::new();
+    r.by_ref().take(MAX_BODY as u64 + 1).read_to_end(&mut body)?;
+    if body.len() > MAX_BODY {
+        return Err(Bad::new(413, format!("body over the {MAX_BODY}-byte limit")).into());
     }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body)?;
-    Ok(Some((head, body)))
+    Ok(body)
 }
 
 /// Answers one request body: a call, or `system.multicall` of several.
@@ -135,15 +219,151 @@ fn multicall(handler: &dyn Handler, params: Vec<Value>) -> Value {
     Value::Array(results.collect())
 }
 
-/// Serves `handler` on `listener` until the process ends: one thread per connection, many
-/// requests per connection, any path.
-pub fn serve(listener: TcpListener, handler: Arc<dyn Handler>) {
+/// Open connections, so that a stopped server can close them.
+#[derive(Default)]
+struct Conns {
+    next: u64,
+    open: HashMap<u64, TcpStream>,
+}
+
+struct Shared {
+    handler: Arc<dyn Handler>,
+    stop: AtomicBool,
+    conns: Mutex<Conns>,
+}
+
+impl Shared {
+    fn conns(&self) -> std::sync::MutexGuard<'_, Conns> {
+        // A connection thread never panics while holding the lock; recover anyway.
+        self.conns.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     for conn in listener.incoming() {
-        let Ok(conn) = conn else { continue };
-        let handler = handler.clone();
-        let _ = std::thread::Builder::new().name("xmlrpc-conn".into()).spawn(move || {
-            let _ = serve_connection(conn, &*handler);
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let conn = match conn {
+            Ok(c) => c,
+            Err(_) => {
+                // Out of file descriptors or an aborted handshake: do not spin.
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        let id = {
+            let mut conns = shared.conns();
+            if conns.open.len() >= MAX_CONNECTIONS {
+                continue; // dropped: the peer sees the connection close
+            }
+            let Ok(clone) = conn.try_clone() else { continue };
+            conns.next += 1;
+            let id = conns.next;
+            conns.open.insert(id, clone);
+            id
+        };
+        let worker = shared.clone();
+        let spawned = std::thread::Builder::new().name("xmlrpc-conn".into()).spawn(move || {
+            let _ = serve_connection(conn, &*worker.handler);
+            worker.conns().open.remove(&id);
         });
+        if spawned.is_err() {
+            shared.conns().open.remove(&id);
+        }
+    }
+}
+
+/// Serves `handler` on `listener` until the process ends: one thread per connection, many
+/// requests per connection, any path. [`Server`] does the same and can be stopped.
+pub fn serve(listener: TcpListener, handler: Arc<dyn Handler>) {
+    let shared = Arc::new(Shared { handler, stop: AtomicBool::new(false), conns: Mutex::default() });
+    accept_loop(listener, shared);
+}
+
+/// An XML-RPC server running in background threads, stopped by [`Server::shutdown`] or on drop.
+pub struct Server {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Serves `handler` on `listener` from a background thread (as [`serve`] does).
+    pub fn start(listener: TcpListener, handler: Arc<dyn Handler>) -> std::io::Result<Server> {
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared { handler, stop: AtomicBool::new(false), conns: Mutex::default() });
+        let accept_shared = shared.clone();
+        let accept = std::thread::Builder::new()
+            .name("xmlrpc-accept".into())
+            .spawn(move || accept_loop(listener, accept_shared))?;
+        Ok(Server { addr, shared, accept: Some(accept) })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Connections open now.
+    pub fn connections(&self) -> usize {
+        self.shared.conns().open.len()
+    }
+
+    /// Stops accepting and closes open connections. A call being answered finishes, but its
+    /// reply is not delivered.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if self.shared.stop.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Wake the blocked accept() with a connection of our own.
+        let mut wake = self.addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(match wake {
+                SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        let woken = TcpStream::connect_timeout(&wake, Duration::from_secs(1)).is_ok();
+        for (_, c) in self.shared.conns().open.drain() {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+        if let Some(t) = self.accept.take() {
+            if woken {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn reply(w: &mut impl Write, status: &str, content_type: &str, body: &[u8], close: bool) -> std::io::Result<()> {
+    let mut resp = format!(
+        "HTTP/1.1 {status}\r\nServer: rbag\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{}\r\n",
+        body.len(),
+        if close { "Connection: close\r\n" } else { "" }
+    )
+    .into_bytes();
+    resp.extend_from_slice(body);
+    w.write_all(&resp)
+}
+
+fn status_text(status: u16) -> &'static str {
+    match status {
+        400 => "400 Bad Request",
+        405 => "405 Method Not Allowed",
+        413 => "413 Content Too Large",
+        431 => "431 Request Header Fields Too Large",
+        _ => "501 Not Implemented",
     }
 }
 
@@ -151,23 +371,34 @@ fn serve_connection(conn: TcpStream, handler: &dyn Handler) -> std::io::Result<(
     conn.set_nodelay(true)?;
     let mut w = conn.try_clone()?;
     let mut r = BufReader::new(conn);
-    while let Some((head, body)) = read_message(&mut r)? {
-        let close = head.start.ends_with("HTTP/1.0")
-            || head.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
+    loop {
+        let request = read_head(&mut r).and_then(|head| {
+            let Some(head) = head else { return Ok(None) };
+            if !head.start.starts_with("POST ") {
+                return Err(Bad::new(405, format!("{:?}: XML-RPC needs POST", short(&head.start))).into());
+            }
+            let len = head.content_length()?.unwrap_or(0);
+            if head.has_token("expect", "100-continue") {
+                w.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+            }
+            Ok(Some((read_body(&mut r, len)?, head)))
+        });
+        let (body, head) = match request {
+            Ok(Some(req)) => req,
+            Ok(None) | Err(ReadError::Io(_)) => return Ok(()),
+            Err(ReadError::Bad(b)) => {
+                // Say what was wrong, then close: the stream's framing is lost.
+                let text = format!("{}\n", b.msg);
+                return reply(&mut w, status_text(b.status), "text/plain", text.as_bytes(), true);
+            }
+        };
+        let close = head.start.ends_with("HTTP/1.0") || head.has_token("connection", "close");
         let out = answer(handler, &body);
-        let mut resp = format!(
-            "HTTP/1.1 200 OK\r\nServer: rbag\r\nContent-Type: text/xml\r\nContent-Length: {}\r\n{}\r\n",
-            out.len(),
-            if close { "Connection: close\r\n" } else { "" }
-        )
-        .into_bytes();
-        resp.extend_from_slice(out.as_bytes());
-        w.write_all(&resp)?;
+        reply(&mut w, "200 OK", "text/xml", out.as_bytes(), close)?;
         if close {
-            break;
+            return Ok(());
         }
     }
-    Ok(())
 }
 
 /// An XML-RPC client for one server URI, keeping its connection open between calls.
@@ -182,15 +413,23 @@ pub struct Client {
 impl Client {
     /// A client for `http://host:port/path`; nothing connects until the first call.
     pub fn new(uri: &str) -> Result<Client, Error> {
-        let rest = uri.strip_prefix("http://").ok_or_else(|| Error::Http {
-            uri: uri.to_string(),
-            msg: "only http:// URIs are supported".into(),
-        })?;
+        let rest = uri
+            .strip_prefix("http://")
+            .ok_or_else(|| Error::Http { uri: uri.to_string(), msg: "only http:// URIs are supported".into() })?;
         let (host_port, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/"),
         };
-        Ok(Client { uri: uri.to_string(), host_port: host_port.to_string(), path: path.to_string(), conn: None, timeout: CALL_TIMEOUT })
+        if host_port.is_empty() {
+            return Err(Error::Http { uri: uri.to_string(), msg: "the URI has no host".into() });
+        }
+        Ok(Client {
+            uri: uri.to_string(),
+            host_port: host_port.to_string(),
+            path: path.to_string(),
+            conn: None,
+            timeout: CALL_TIMEOUT,
+        })
     }
 
     /// Sets how long to wait for connecting and for each reply.
@@ -210,58 +449,49 @@ impl Client {
         let body = write_call(method, params);
         let reused = self.conn.is_some();
         let reply = match self.round_trip(&body) {
-            Err(_) if reused => {
+            Err(Error::Io { .. }) if reused => {
                 self.conn = None;
                 self.round_trip(&body)
             }
             r => r,
         };
-        let reply = reply.map_err(|e| {
-            self.conn = None;
-            e
-        })?;
+        let reply = reply.inspect_err(|_| self.conn = None)?;
         match parse(&reply).map_err(|e| Error::Http { uri: self.uri.clone(), msg: e.to_string() })? {
             Message::Response(v) => Ok(v),
             Message::Fault(v) => {
-                let mut code = 0;
-                let mut msg = String::new();
-                if let Value::Struct(m) = v {
-                    for (k, v) in m {
-                        match (k.as_str(), v) {
-                            ("faultCode", Value::Int(c)) => code = c,
-                            ("faultString", Value::Str(s)) => msg = s,
-                            _ => {}
-                        }
-                    }
-                }
+                let code = v.member("faultCode").and_then(Value::as_i32).unwrap_or(0);
+                let msg = v.member("faultString").and_then(Value::as_str).unwrap_or("").to_string();
                 Err(Error::Fault { uri: self.uri.clone(), code, msg })
             }
             Message::Call { .. } => Err(Error::Http { uri: self.uri.clone(), msg: "the reply is a methodCall".into() }),
         }
     }
 
-    fn connect(&self) -> std::io::Result<TcpStream> {
+    fn connect(&self) -> std::io::Result<BufReader<TcpStream>> {
         use std::net::ToSocketAddrs;
         let mut last = None;
         for addr in self.host_port.to_socket_addrs()? {
             match TcpStream::connect_timeout(&addr, self.timeout) {
-                Ok(s) => return Ok(s),
+                Ok(s) => {
+                    s.set_nodelay(true)?;
+                    s.set_read_timeout(Some(self.timeout))?;
+                    s.set_write_timeout(Some(self.timeout))?;
+                    return Ok(BufReader::new(s));
+                }
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| other("the host has no address")))
+        Err(last.unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "the host has no address")))
     }
 
     fn round_trip(&mut self, body: &str) -> Result<Vec<u8>, Error> {
-        let io = |e| Error::Io { uri: self.uri.clone(), source: e };
-        if self.conn.is_none() {
-            let s = self.connect().map_err(io)?;
-            s.set_nodelay(true).map_err(io)?;
-            s.set_read_timeout(Some(self.timeout)).map_err(io)?;
-            s.set_write_timeout(Some(self.timeout)).map_err(io)?;
-            self.conn = Some(BufReader::new(s));
-        }
-        let Some(conn) = self.conn.as_mut() else { unreachable!("connected above") };
+        let uri = self.uri.clone();
+        let io = |e| Error::Io { uri: uri.clone(), source: e };
+        let http = |msg: String| Error::Http { uri: uri.clone(), msg };
+        let conn = match &mut self.conn {
+            Some(c) => c,
+            None => self.conn.insert(self.connect().map_err(io)?),
+        };
         let mut req = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: rbag\r\nContent-Type: text/xml\r\nContent-Length: {}\r\n\r\n",
             self.path,
@@ -270,22 +500,35 @@ impl Client {
         )
         .into_bytes();
         req.extend_from_slice(body.as_bytes());
-        let uri = self.uri.clone();
-        let io = |e| Error::Io { uri: uri.clone(), source: e };
         conn.get_mut().write_all(&req).map_err(io)?;
-        match read_message(conn).map_err(io)? {
-            Some((head, body)) => {
-                let status = head.start.split_whitespace().nth(1).unwrap_or("");
-                if status != "200" {
-                    return Err(Error::Http { uri, msg: format!("status line {:?}", head.start) });
-                }
-                if head.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")) {
-                    self.conn = None;
-                }
-                Ok(body)
-            }
-            None => Err(io(std::io::ErrorKind::UnexpectedEof.into())),
+        let head = match read_head(conn) {
+            Ok(Some(head)) => head,
+            Ok(None) => return Err(io(std::io::ErrorKind::UnexpectedEof.into())),
+            Err(ReadError::Io(e)) => return Err(io(e)),
+            Err(ReadError::Bad(b)) => return Err(http(b.msg)),
+        };
+        let len = head.content_length().map_err(|b| http(b.msg))?;
+        let body = match len {
+            Some(len) => read_body(conn, len).map_err(io)?,
+            None => match read_to_close(conn) {
+                Ok(b) => b,
+                Err(ReadError::Io(e)) => return Err(io(e)),
+                Err(ReadError::Bad(b)) => return Err(http(b.msg)),
+            },
+        };
+        if len.is_none() || head.has_token("connection", "close") || head.start.starts_with("HTTP/1.0") {
+            self.conn = None;
         }
+        let status = head.start.split_whitespace().nth(1).unwrap_or("");
+        if status != "200" {
+            let text = String::from_utf8_lossy(&body[..body.len().min(200)]).trim().to_string();
+            return Err(http(format!("status line {:?}: {text}", short(&head.start))));
+        }
+        if head.header("content-encoding").is_some_and(|e| !e.eq_ignore_ascii_case("identity")) {
+            self.conn = None;
+            return Err(http("the reply is compressed, which was not asked for".into()));
+        }
+        Ok(body)
     }
 }
 

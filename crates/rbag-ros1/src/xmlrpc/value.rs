@@ -50,6 +50,37 @@ impl Value {
             _ => None,
         }
     }
+
+    /// The boolean, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is a double or an integer.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Double(d) => Some(*d),
+            Value::Int(i) => Some(f64::from(*i)),
+            _ => None,
+        }
+    }
+
+    /// The members, if this is a struct.
+    pub fn as_struct(&self) -> Option<&[(String, Value)]> {
+        match self {
+            Value::Struct(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The last member named `name`, if this is a struct that has one (a duplicated name
+    /// means the last, as Python's `dict` reads it).
+    pub fn member(&self, name: &str) -> Option<&Value> {
+        self.as_struct()?.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
 }
 
 impl From<&str> for Value {
@@ -85,7 +116,10 @@ impl<T: Into<Value>> From<Vec<T>> for Value {
 /// A parsed XML-RPC body.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
-    Call { method: String, params: Vec<Value> },
+    Call {
+        method: String,
+        params: Vec<Value>,
+    },
     Response(Value),
     /// The fault value: a struct with `faultCode` and `faultString`.
     Fault(Value),
@@ -122,6 +156,11 @@ fn push_ref(s: &mut String, r: BytesRef<'_>) -> R<()> {
     Ok(())
 }
 
+/// Only the four XML whitespace characters separate markup (not Unicode spaces).
+fn is_xml_space(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
 fn name_of(e: &Event<'_>) -> String {
     match e {
         Event::Start(s) | Event::Empty(s) => format!("<{}>", s.name().as_ref()),
@@ -142,7 +181,7 @@ impl<'a> Parser<'a> {
         loop {
             match self.raw()? {
                 Event::Decl(_) | Event::Comment(_) | Event::PI(_) | Event::DocType(_) => continue,
-                Event::Text(t) if t.chars().all(char::is_whitespace) => continue,
+                Event::Text(t) if is_xml_space(&t) => continue,
                 e => return Ok(e),
             }
         }
@@ -155,7 +194,7 @@ impl<'a> Parser<'a> {
             match self.raw()? {
                 Event::Text(t) => s.push_str(&t.xml10_content()),
                 Event::GeneralRef(r) => push_ref(&mut s, r)?,
-                Event::CData(t) => s.push_str(&t.into_inner()),
+                Event::CData(t) => s.push_str(&t.xml10_content()),
                 Event::Comment(_) => {}
                 Event::End(_) => return Ok(s),
                 e => return bad(format!("expected text, found {}", name_of(&e))),
@@ -177,21 +216,30 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The inside of `<value>`, through its closing tag.
+    /// The inside of `<value>`, through its closing tag. Text with no type element is an
+    /// untyped string, kept as sent (spaces included); text beside a type element is refused.
     fn value_body(&mut self) -> R<Value> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return bad(format!("values nested deeper than {MAX_DEPTH}"));
         }
         let mut untyped = String::new();
+        let mixed = |untyped: &str| -> R<()> {
+            if is_xml_space(untyped) {
+                Ok(())
+            } else {
+                bad(format!("text {:?} beside a typed value", truncated(untyped)))
+            }
+        };
         let v = loop {
             match self.raw()? {
                 Event::Text(t) => untyped.push_str(&t.xml10_content()),
                 Event::GeneralRef(r) => push_ref(&mut untyped, r)?,
-                Event::CData(t) => untyped.push_str(&t.into_inner()),
+                Event::CData(t) => untyped.push_str(&t.xml10_content()),
                 Event::Comment(_) => {}
                 Event::End(_) => break Value::Str(untyped),
                 Event::Empty(s) => {
+                    mixed(&untyped)?;
                     let v = match s.name().as_ref() {
                         "nil" => Value::Nil,
                         "string" => Value::Str(String::new()),
@@ -204,19 +252,28 @@ impl<'a> Parser<'a> {
                     break v;
                 }
                 Event::Start(s) => {
+                    mixed(&untyped)?;
                     let v = match s.name().as_ref() {
                         "i4" | "int" => {
                             let t = self.text_until_end()?;
-                            Value::Int(t.trim().parse().map_err(|_| Error::Parse(format!("bad integer {t:?}")))?)
+                            Value::Int(
+                                t.trim()
+                                    .parse()
+                                    .map_err(|_| Error::Parse(format!("bad integer {:?}", truncated(&t))))?,
+                            )
                         }
                         "boolean" => match self.text_until_end()?.trim() {
                             "1" => Value::Bool(true),
                             "0" => Value::Bool(false),
-                            o => return bad(format!("bad boolean {o:?}")),
+                            o => return bad(format!("bad boolean {:?}", truncated(o))),
                         },
                         "double" => {
                             let t = self.text_until_end()?;
-                            Value::Double(t.trim().parse().map_err(|_| Error::Parse(format!("bad double {t:?}")))?)
+                            Value::Double(
+                                t.trim()
+                                    .parse()
+                                    .map_err(|_| Error::Parse(format!("bad double {:?}", truncated(&t))))?,
+                            )
                         }
                         "string" => Value::Str(self.text_until_end()?),
                         "base64" => Value::Base64(self.text_until_end()?),
@@ -269,8 +326,11 @@ impl<'a> Parser<'a> {
         loop {
             match self.next()? {
                 Event::Start(s) if s.name().as_ref() == "member" => {
-                    self.start("name")?;
-                    let key = self.text_until_end()?;
+                    let key = match self.next()? {
+                        Event::Start(s) if s.name().as_ref() == "name" => self.text_until_end()?,
+                        Event::Empty(s) if s.name().as_ref() == "name" => String::new(),
+                        e => return bad(format!("expected <name>, found {}", name_of(&e))),
+                    };
                     let v = self.value()?;
                     self.end()?;
                     members.push((key, v));
@@ -318,14 +378,31 @@ pub fn parse(xml: &[u8]) -> Result<Message, Error> {
     }
 }
 
+/// Escapes text for an element. `\r` and other control characters go as character references,
+/// so that a parser's end-of-line normalisation does not turn `\r` into `\n`. NUL has no XML
+/// form: it is written as `&#0;`, which parsers (ours, expat) refuse.
 fn escape(s: &str, out: &mut String) {
+    use std::fmt::Write;
     for c in s.chars() {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
+            '\t' | '\n' => out.push(c),
+            c if c.is_control() => {
+                let _ = write!(out, "&#{};", u32::from(c));
+            }
             c => out.push(c),
         }
+    }
+}
+
+/// The start of a long text, for error messages (bodies can be megabytes).
+fn truncated(s: &str) -> String {
+    const SHOWN: usize = 40;
+    match s.char_indices().nth(SHOWN) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
     }
 }
 
