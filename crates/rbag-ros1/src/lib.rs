@@ -11,4 +11,5 @@
 
 pub mod master_client;
 pub mod names;
+pub mod tcpros;
 pub mod xmlrpc;
