@@ -1,0 +1,256 @@
+//! One playback run: the loop that waits for each message's due time, the next clock tick or a
+//! control, whichever comes first, and applies controls to the schedule.
+
+use std::sync::mpsc::Receiver;
+
+use rbag_storage::Message;
+
+use super::lateness::Histogram;
+use super::schedule::Schedule;
+use super::{Control, PlayError, PlayOptions, PlayReport, PlaySink, PlaySource, PlayState};
+use crate::clock::Clock;
+
+/// How handling one message (or idling after the end) ended.
+enum Flow {
+    Sent,
+    Seek(u64),
+    Quit,
+}
+
+pub(super) struct Run<'a> {
+    opts: &'a PlayOptions,
+    sink: &'a mut dyn PlaySink,
+    clock: &'a dyn Clock,
+    controls: &'a Receiver<Control>,
+    sched: Schedule,
+    /// The played range of bag time, inclusive.
+    start: u64,
+    end: u64,
+    /// Bag time last reached (start, seek target, last message sent): skip-empty measures gaps
+    /// from here.
+    cursor: u64,
+    pausing_on_topics: bool,
+    tick_period: Option<u64>,
+    next_tick: Option<u64>,
+    last_clock: Option<u64>,
+    lateness: Histogram,
+    report: PlayReport,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(opts: &'a PlayOptions, sink: &'a mut dyn PlaySink, clock: &'a dyn Clock, controls: &'a Receiver<Control>) -> Self {
+        Run {
+            opts,
+            sink,
+            clock,
+            controls,
+            sched: Schedule::new(clock.now(), 0, opts.rate, opts.start_paused),
+            start: 0,
+            end: 0,
+            cursor: 0,
+            pausing_on_topics: !opts.pause_connections.is_empty(),
+            tick_period: if opts.immediate { None } else { opts.tick_period_ns() },
+            next_tick: None,
+            last_clock: None,
+            lateness: Histogram::new(),
+            report: PlayReport::default(),
+        }
+    }
+
+    pub fn play(mut self, source: &mut dyn PlaySource) -> Result<PlayReport, PlayError> {
+        let Some((first, last)) = source.time_range() else {
+            return Ok(self.finish(false));
+        };
+        self.start = first.saturating_add(self.opts.start_offset_ns);
+        let duration_end = self.opts.duration_ns.map(|d| self.start.saturating_add(d));
+        self.end = [Some(last), duration_end, self.opts.until_ns].into_iter().flatten().min().unwrap_or(last);
+        if self.start > self.end {
+            return Ok(self.finish(false));
+        }
+        let now = self.clock.now();
+        self.sched = Schedule::new(now, self.start, self.opts.rate, self.opts.start_paused);
+        self.cursor = self.start;
+        self.next_tick = self.tick_period.map(|_| now);
+
+        let mut from = self.start;
+        // `fresh`: the stream opens at the start point, not at a seek target. `anchor`: its
+        // first message still has to anchor the schedule.
+        let (mut fresh, mut anchor) = (true, true);
+        'open: loop {
+            let mut stream = source.open(from)?;
+            let mut any = false;
+            while let Some(m) = stream.next().transpose()? {
+                if m.log_time < from {
+                    continue;
+                }
+                if m.log_time > self.end {
+                    break;
+                }
+                any = true;
+                if anchor {
+                    anchor = false;
+                    let at = if self.opts.from_start_point { from } else { m.log_time };
+                    self.sched.jump(self.clock.now(), at);
+                    self.cursor = at;
+                }
+                match self.advance(Some(&m))? {
+                    Flow::Sent => {}
+                    Flow::Seek(t) => {
+                        (from, fresh, anchor) = (t, false, false);
+                        continue 'open;
+                    }
+                    Flow::Quit => return Ok(self.finish(true)),
+                }
+            }
+            drop(stream);
+            // A pass from the start point that found nothing would find nothing forever.
+            if self.opts.loop_ && (any || !fresh) {
+                self.report.loops += 1;
+                (from, fresh, anchor) = (self.start, true, true);
+                continue;
+            }
+            if !self.opts.keep_alive {
+                return Ok(self.finish(false));
+            }
+            match self.advance(None)? {
+                Flow::Seek(t) => (from, fresh, anchor) = (t, false, false),
+                Flow::Sent | Flow::Quit => return Ok(self.finish(true)),
+            }
+        }
+    }
+
+    /// Waits until `m` is due and sends it, sending clock ticks and applying controls meanwhile.
+    /// With no message (keep-alive after the end) only ticks and controls happen.
+    fn advance(&mut self, m: Option<&Message>) -> Result<Flow, PlayError> {
+        if let Some(m) = m {
+            if self.pausing_on_topics && !self.sched.paused() && self.opts.pause_connections.contains(&m.connection) {
+                self.sched.pause(self.clock.now());
+                self.notify();
+            }
+        }
+        // Set once the message was pulled forward over an empty stretch: it is then sent
+        // without a place in the schedule and not counted in the lateness.
+        let mut skipped = false;
+        loop {
+            let now = self.clock.now();
+            let due = match m {
+                None => None,
+                Some(_) if self.sched.paused() => None,
+                Some(_) if self.opts.immediate => Some((now, false)),
+                Some(m) if self.opts.skip_empty_ns.is_some_and(|s| m.log_time.saturating_sub(self.cursor) > s) => {
+                    self.sched.jump(now, m.log_time);
+                    self.cursor = m.log_time;
+                    skipped = true;
+                    Some((now, false))
+                }
+                Some(m) => self.sched.due(m.log_time).map(|d| (d, !skipped)),
+            };
+            let tick = self.next_tick;
+            let wake = match (due, tick) {
+                (Some((d, _)), Some(t)) => Some(d.min(t)),
+                (d, t) => d.map(|(d, _)| d).or(t),
+            };
+            if let Some(c) = self.clock.wait_until(wake, self.controls) {
+                match self.apply(c, m)? {
+                    Some(flow) => return Ok(flow),
+                    None => continue,
+                }
+            }
+            let now = self.clock.now();
+            if let Some(t) = tick {
+                if t <= now && due.is_none_or(|(d, _)| t <= d) {
+                    self.tick(t, now)?;
+                    continue;
+                }
+            }
+            if let (Some(m), Some((d, scheduled))) = (m, due) {
+                if d <= now {
+                    self.send(m, scheduled.then_some(d))?;
+                    return Ok(Flow::Sent);
+                }
+            }
+        }
+    }
+
+    /// Applies a control; returns how `advance` ends when it ends it.
+    fn apply(&mut self, c: Control, m: Option<&Message>) -> Result<Option<Flow>, PlayError> {
+        let now = self.clock.now();
+        match c {
+            Control::Quit => return Ok(Some(Flow::Quit)),
+            Control::TogglePause if self.sched.paused() => self.sched.resume(now),
+            Control::TogglePause | Control::Pause => self.sched.pause(now),
+            Control::Resume => self.sched.resume(now),
+            Control::Step => match m {
+                Some(m) if self.sched.paused() => {
+                    self.sched.jump(now, m.log_time);
+                    self.send(m, None)?;
+                    return Ok(Some(Flow::Sent));
+                }
+                _ => return Ok(None),
+            },
+            Control::SetRate(r) => self.set_rate(now, r),
+            Control::FasterRate => self.set_rate(now, self.opts.rate_step.faster(self.sched.rate())),
+            Control::SlowerRate => self.set_rate(now, self.opts.rate_step.slower(self.sched.rate())),
+            Control::TogglePauseTopics => self.pausing_on_topics = !self.pausing_on_topics,
+            Control::Seek(t) => {
+                let t = t.clamp(self.start, self.end);
+                self.sched.jump(now, t);
+                self.cursor = t;
+                self.notify();
+                return Ok(Some(Flow::Seek(t)));
+            }
+        }
+        self.notify();
+        Ok(None)
+    }
+
+    fn set_rate(&mut self, now: u64, rate: f64) {
+        if rate.is_finite() && rate > 0.0 {
+            self.sched.set_rate(now, rate);
+        }
+    }
+
+    /// Sends `m`, preceded by its time on the clock; `due` is its scheduled time, if it had one.
+    fn send(&mut self, m: &Message, due: Option<u64>) -> Result<(), PlayError> {
+        if self.opts.clock_hz.is_some() && self.last_clock != Some(m.log_time) {
+            self.emit_clock(m.log_time)?;
+        }
+        if let Some(d) = due {
+            self.lateness.record(self.clock.now().saturating_sub(d));
+        }
+        self.sink.publish(m)?;
+        self.report.published += 1;
+        self.cursor = m.log_time;
+        Ok(())
+    }
+
+    /// Sends the tick due at `t`. A tick that fell a period or more behind is not caught up on.
+    fn tick(&mut self, t: u64, now: u64) -> Result<(), PlayError> {
+        self.emit_clock(self.sched.position(t))?;
+        self.next_tick = self.tick_period.map(|p| t.saturating_add(p).max(now));
+        Ok(())
+    }
+
+    fn emit_clock(&mut self, bag_time: u64) -> Result<(), PlayError> {
+        self.sink.clock(bag_time)?;
+        self.last_clock = Some(bag_time);
+        self.report.clock_published += 1;
+        Ok(())
+    }
+
+    fn notify(&mut self) {
+        let state = PlayState {
+            paused: self.sched.paused(),
+            rate: self.sched.rate(),
+            bag_time_ns: self.sched.position(self.clock.now()),
+            pausing_on_topics: self.pausing_on_topics,
+        };
+        self.sink.state(&state);
+    }
+
+    fn finish(mut self, quit: bool) -> PlayReport {
+        self.report.quit = quit;
+        self.report.lateness = self.lateness.stats();
+        self.report
+    }
+}
