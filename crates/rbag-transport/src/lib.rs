@@ -4,3 +4,6 @@
 //! API and take scheduled messages from the player; everything that decides *what* is stored
 //! and *when* something is sent lives here, so it is the same for every middleware and can be
 //! tested with a virtual clock.
+
+pub mod clock;
+pub mod play;
