@@ -1,0 +1,494 @@
+//! The recording engine: raw messages in, bag files out, with `rosbag record`'s behaviour.
+//!
+//! The middleware hands over each message's bytes as they came off the wire, with the
+//! connection (publisher) they came on; nothing is deserialised. The [`Recorder`] decides
+//! where they go:
+//! - the file being written is `NAME.bag.active` and becomes `NAME.bag` when closed, so an
+//!   interrupted recording is recognisable (and `rbag reindex` recovers its complete chunks);
+//!   MCAP and SQLite3 files are written under their final name;
+//! - `--split` starts a new file when the current one passes `--size` (checked before each
+//!   message, so a file ends up to one message past it) or `--duration`. Duration periods are
+//!   aligned as rosbag aligns them: file *k* covers log times up to `start + (k+1)·duration`,
+//!   where `start` is the time given to [`Recorder::create`]. When a message arrives several
+//!   periods later, rosbag writes one empty bag per skipped period; rbag starts one new file in
+//!   the period of the message instead (a clock jump would otherwise create thousands of
+//!   files). Calling [`Recorder::tick`] while idle splits on time without messages, as
+//!   rosbag's writer thread does every 250 ms;
+//! - `--size`/`--duration` without `--split` stop the recording ([`WriteOutcome::Stopped`]);
+//! - `-l N` stores N messages per topic, then ignores the topic
+//!   ([`WriteOutcome::LimitReached`], then [`WriteOutcome::AllLimitsReached`] once every known
+//!   topic has its N);
+//! - `--repeat-latched` keeps the last message of each latched publisher (by topic and
+//!   callerid, as rosbag) and writes it at the head of each new split, stamped with the time
+//!   of the split. rosbag also stores the message that triggered a split twice when it is
+//!   latched; rbag does not;
+//! - drops noted with [`Recorder::note_drops`] are written on [`dropped::DROPPED_TOPIC`] before
+//!   each file closes (see [`dropped`]) and returned in the [`RecordReport`];
+//! - `--min-space` is checked before the first file is created (refusing to start) and while
+//!   recording (stopping with [`StopReason::LowDiskSpace`], as rosbag stops with "Less than …
+//!   of space free on disk … Disabling recording.").
+//!
+//! Durability: every message written reaches the OS when its chunk is closed, provided the
+//! storage writer flushes its buffer there (see the crate's notes on `rbag-storage`).
+
+mod dropped;
+mod error;
+mod file;
+mod options;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use rbag_storage::{Connection, Format};
+
+pub use dropped::{drops_yaml, DROPPED_TOPIC};
+pub use error::RecordError;
+pub use options::{OutputName, RecordOptions, Split};
+
+use crate::disk::{free_space, human, DiskGuard, Space, SpaceProbe};
+use crate::queue::Queued;
+use crate::split::{Naming, Retention};
+use file::{BagFile, Slot};
+
+/// Names one connection (one publisher on one topic) for the recorder and the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnKey(pub u32);
+
+impl std::fmt::Display for ConnKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// What happened to a message given to [`Recorder::write`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// Stored.
+    Written,
+    /// Stored, and it was the topic's last under `-l`: the middleware can unsubscribe it.
+    LimitReached,
+    /// Stored, and every topic now has its `-l` messages: stop recording.
+    AllLimitsReached,
+    /// Not stored: the topic already has its `-l` messages.
+    Ignored,
+    /// Not stored: recording has ended for this reason; call [`Recorder::finish`].
+    Stopped(StopReason),
+}
+
+/// Why recording ended before it was asked to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// `--size` without `--split`.
+    MaxSize { bytes: u64 },
+    /// `--duration` without `--split`.
+    MaxDuration { ns: u64 },
+    /// Free space fell under `--min-space` (rosbag exits with code 1 then).
+    LowDiskSpace { dir: PathBuf, free: u64, required: u64 },
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::MaxSize { bytes } => write!(f, "the bag reached its maximum size ({})", human(*bytes)),
+            StopReason::MaxDuration { ns } => write!(f, "the recording reached its maximum duration ({} s)", *ns as f64 / 1e9),
+            StopReason::LowDiskSpace { dir, free, required } => {
+                write!(f, "less than {} of space free on disk with {} ({} left); recording disabled", human(*required), dir.display(), human(*free))
+            }
+        }
+    }
+}
+
+/// Things worth telling the user, in order; the caller prints them (rosbag's INFO/WARN lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// "Recording to 'NAME.bag'." (the final name; `-p` publishes it on `begin_write`).
+    Opened(PathBuf),
+    /// "Closing 'NAME.bag'."
+    Closed(PathBuf),
+    /// `--max-splits` deleted this split.
+    Deleted(PathBuf),
+    /// Free space is under five times `--min-space`.
+    LowSpace { dir: PathBuf, free: u64, required: u64 },
+    /// Something failed that does not stop recording (a split that could not be deleted,
+    /// free space that could not be measured).
+    Warning(String),
+}
+
+/// What a recording wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordReport {
+    /// Files on disk, in the order they were written.
+    pub files: Vec<PathBuf>,
+    /// Splits deleted by `--max-splits`.
+    pub deleted: Vec<PathBuf>,
+    /// Messages stored per topic (every known topic, 0 included; repeated latched copies and
+    /// the drop report not counted).
+    pub messages: BTreeMap<String, u64>,
+    /// Messages dropped before reaching the bag, per topic (topics with drops only).
+    pub drops: BTreeMap<String, u64>,
+    pub stopped: Option<StopReason>,
+}
+
+impl RecordReport {
+    pub fn total_drops(&self) -> u64 {
+        self.drops.values().sum()
+    }
+}
+
+struct ConnState {
+    conn: Connection,
+    topic: usize,
+    /// (topic, callerid) of a latched publisher.
+    latch: Option<(String, String)>,
+}
+
+struct TopicState {
+    name: String,
+    written: u64,
+    drops: u64,
+    done: bool,
+}
+
+/// Writes a recording. Single-threaded: the writer thread owns it and feeds it from the
+/// [`crate::RecordQueue`].
+pub struct Recorder {
+    opts: RecordOptions,
+    naming: Naming,
+    retention: Retention,
+    disk: DiskGuard,
+    file: Option<BagFile>,
+    split_index: usize,
+    /// rosbag's `start_time_`: where the current duration period starts.
+    period_start_ns: u64,
+    start_ns: u64,
+    next_key: u32,
+    conns: BTreeMap<ConnKey, ConnState>,
+    topics: Vec<TopicState>,
+    topic_index: HashMap<String, usize>,
+    latched: BTreeMap<(String, String), (ConnKey, Vec<u8>)>,
+    /// Drops per topic since the current file was opened.
+    file_drops: BTreeMap<String, u64>,
+    /// Drops noted for keys not added yet (the queue counted them before the writer saw the
+    /// connection).
+    orphan_drops: BTreeMap<ConnKey, u64>,
+    /// Encoding of the first connection, used for the drop report.
+    encoding: Option<String>,
+    files: Vec<PathBuf>,
+    deleted: Vec<PathBuf>,
+    closed_bytes: u64,
+    stopped: Option<StopReason>,
+    notices: Vec<Notice>,
+}
+
+impl Recorder {
+    /// Checks free space and opens the first file. `now_ns` is the current time in the clock
+    /// the log times use (wall time when live): duration periods start there and `-o` names
+    /// take their date from it.
+    pub fn create(opts: RecordOptions, now_ns: u64) -> Result<Recorder, RecordError> {
+        Self::create_with_probe(opts, now_ns, Box::new(free_space))
+    }
+
+    /// [`Recorder::create`] measuring free space with `probe` instead of statvfs.
+    pub fn create_with_probe(opts: RecordOptions, now_ns: u64, probe: SpaceProbe) -> Result<Recorder, RecordError> {
+        let naming = Naming::new(&opts.output, opts.format, opts.split.is_some())?;
+        let first = naming.target(0, now_ns);
+        let dir = match first.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut disk = DiskGuard::new(dir.clone(), opts.min_space, opts.disk_check_bytes, probe, now_ns);
+        let mut notices = Vec::new();
+        match disk.measure().map_err(|e| RecordError::io(&dir, e))? {
+            Space::TooLow { free } => return Err(RecordError::LowDiskSpace { dir, free, required: opts.min_space }),
+            Space::Low { free } => notices.push(Notice::LowSpace { dir, free, required: opts.min_space }),
+            Space::Enough | Space::Unknown(_) => {}
+        }
+        let mut r = Recorder {
+            retention: Retention::new(opts.max_splits),
+            naming,
+            disk,
+            file: None,
+            split_index: 0,
+            period_start_ns: now_ns,
+            start_ns: now_ns,
+            next_key: 0,
+            conns: BTreeMap::new(),
+            topics: Vec::new(),
+            topic_index: HashMap::new(),
+            latched: BTreeMap::new(),
+            file_drops: BTreeMap::new(),
+            orphan_drops: BTreeMap::new(),
+            encoding: None,
+            files: Vec::new(),
+            deleted: Vec::new(),
+            closed_bytes: 0,
+            stopped: None,
+            notices,
+            opts,
+        };
+        r.open(now_ns)?;
+        Ok(r)
+    }
+
+    /// Adds a connection under the next free key. `metadata["latching"] == "1"` marks a
+    /// latched publisher.
+    pub fn add_connection(&mut self, conn: Connection) -> Result<ConnKey, RecordError> {
+        let key = ConnKey(self.next_key);
+        self.add_connection_with_key(key, conn)?;
+        Ok(key)
+    }
+
+    /// Adds a connection under a key chosen elsewhere (by [`crate::RecordQueue::register`]).
+    pub fn add_connection_with_key(&mut self, key: ConnKey, conn: Connection) -> Result<(), RecordError> {
+        if self.conns.contains_key(&key) {
+            return Err(RecordError::KeyInUse { key, topic: conn.topic });
+        }
+        if self.opts.format == Format::Ros1 {
+            if let Some(other) = self.conns.values().find(|c| c.conn.topic == conn.topic && c.conn.message_type != conn.message_type) {
+                return Err(RecordError::TypeConflict { topic: conn.topic, message_type: conn.message_type, existing: other.conn.message_type.clone() });
+            }
+        }
+        let topic = match self.topic_index.get(&conn.topic) {
+            Some(&i) => i,
+            None => {
+                self.topics.push(TopicState { name: conn.topic.clone(), written: 0, drops: 0, done: false });
+                self.topic_index.insert(conn.topic.clone(), self.topics.len() - 1);
+                self.topics.len() - 1
+            }
+        };
+        let latch = (conn.metadata.get("latching").map(String::as_str) == Some("1"))
+            .then(|| (conn.topic.clone(), conn.metadata.get("callerid").cloned().unwrap_or_default()));
+        self.encoding.get_or_insert_with(|| conn.encoding.clone());
+        self.conns.insert(key, ConnState { conn, topic, latch });
+        self.next_key = self.next_key.max(key.0.saturating_add(1));
+        if let Some(n) = self.orphan_drops.remove(&key) {
+            self.note_drops(key, n);
+        }
+        Ok(())
+    }
+
+    /// Stores one message received at `log_time_ns` on `key`.
+    pub fn write(&mut self, key: ConnKey, log_time_ns: u64, data: &[u8]) -> Result<WriteOutcome, RecordError> {
+        if let Some(r) = &self.stopped {
+            return Ok(WriteOutcome::Stopped(r.clone()));
+        }
+        let c = self.conns.get(&key).ok_or(RecordError::UnknownConnection { key })?;
+        let (topic, latch) = (c.topic, c.latch.clone());
+        if self.topics[topic].done {
+            return Ok(WriteOutcome::Ignored);
+        }
+        if let Some(stop) = self.check_bounds(log_time_ns, true)? {
+            return Ok(self.stop(stop));
+        }
+        if let Some(stop) = self.check_disk(log_time_ns) {
+            return Ok(self.stop(stop));
+        }
+        self.store(key, log_time_ns, data)?;
+        if self.opts.repeat_latched {
+            if let Some(id) = latch {
+                self.latched.insert(id, (key, data.to_vec()));
+            }
+        }
+        let t = &mut self.topics[topic];
+        t.written += 1;
+        match self.opts.limit_per_topic.filter(|&l| l > 0) {
+            Some(limit) if t.written >= limit => {
+                t.done = true;
+                if self.topics.iter().all(|t| t.done) {
+                    Ok(WriteOutcome::AllLimitsReached)
+                } else {
+                    Ok(WriteOutcome::LimitReached)
+                }
+            }
+            _ => Ok(WriteOutcome::Written),
+        }
+    }
+
+    /// Applies one entry taken from the [`crate::RecordQueue`]: adds a connection or writes a
+    /// message (returning its outcome).
+    pub fn apply(&mut self, item: Queued) -> Result<Option<WriteOutcome>, RecordError> {
+        match item {
+            Queued::Connection { key, connection } => self.add_connection_with_key(key, connection).map(|()| None),
+            Queued::Message { key, receive_time_ns, data } => self.write(key, receive_time_ns, &data).map(Some),
+        }
+    }
+
+    /// Periodic work while no message arrives: duration splits and stops, disk checks.
+    /// Returns the reason when recording has ended.
+    pub fn tick(&mut self, now_ns: u64) -> Result<Option<StopReason>, RecordError> {
+        if self.stopped.is_none() {
+            if let Some(stop) = self.check_bounds(now_ns, false)? {
+                self.stop(stop);
+            } else if let Some(stop) = self.check_disk(now_ns) {
+                self.stop(stop);
+            }
+        }
+        Ok(self.stopped.clone())
+    }
+
+    /// Counts `n` messages of `key` dropped before reaching the recorder.
+    pub fn note_drops(&mut self, key: ConnKey, n: u64) {
+        if n == 0 {
+            return;
+        }
+        match self.conns.get(&key) {
+            Some(c) => {
+                let t = &mut self.topics[c.topic];
+                t.drops += n;
+                *self.file_drops.entry(t.name.clone()).or_default() += n;
+            }
+            None => *self.orphan_drops.entry(key).or_default() += n,
+        }
+    }
+
+    /// Closes the last file (writing the drop report) and says what was recorded.
+    pub fn finish(mut self) -> Result<RecordReport, RecordError> {
+        self.close_current(false)?;
+        let mut drops: BTreeMap<String, u64> = self.topics.iter().filter(|t| t.drops > 0).map(|t| (t.name.clone(), t.drops)).collect();
+        let orphans: u64 = self.orphan_drops.values().sum();
+        if orphans > 0 {
+            *drops.entry("(unknown connection)".into()).or_default() += orphans;
+        }
+        Ok(RecordReport {
+            files: self.files,
+            deleted: self.deleted,
+            messages: self.topics.iter().map(|t| (t.name.clone(), t.written)).collect(),
+            drops,
+            stopped: self.stopped,
+        })
+    }
+
+    /// Notices since the last call.
+    pub fn take_notices(&mut self) -> Vec<Notice> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// The final name of the file being written.
+    pub fn current_file(&self) -> Option<&Path> {
+        self.file.as_ref().map(|f| f.target.as_path())
+    }
+
+    /// Why recording ended, once it has.
+    pub fn stopped(&self) -> Option<&StopReason> {
+        self.stopped.as_ref()
+    }
+
+    /// Messages stored so far on `topic`.
+    pub fn message_count(&self, topic: &str) -> u64 {
+        self.topic_index.get(topic).map_or(0, |&i| self.topics[i].written)
+    }
+
+    fn stop(&mut self, reason: StopReason) -> WriteOutcome {
+        self.stopped = Some(reason.clone());
+        WriteOutcome::Stopped(reason)
+    }
+
+    /// Splits or stops at `--size`/`--duration` before a message at `t` (rosbag checks size
+    /// first, then duration). `with_size` is false when idle: the size has not changed.
+    fn check_bounds(&mut self, t: u64, with_size: bool) -> Result<Option<StopReason>, RecordError> {
+        if let Some(split) = self.opts.split {
+            if let Some(max) = split.max_bytes.filter(|_| with_size) {
+                if self.file.as_mut().map_or(0, BagFile::size) > max {
+                    self.rotate(t)?;
+                }
+            }
+            if let Some(d) = split.max_duration_ns.filter(|&d| d > 0) {
+                let elapsed = t.saturating_sub(self.period_start_ns);
+                if elapsed > d {
+                    self.period_start_ns += (elapsed - 1) / d * d;
+                    self.rotate(t)?;
+                }
+            }
+        }
+        if let Some(stop) = self.opts.stop_at {
+            if let Some(max) = stop.max_bytes.filter(|_| with_size) {
+                if self.closed_bytes + self.file.as_mut().map_or(0, BagFile::size) > max {
+                    return Ok(Some(StopReason::MaxSize { bytes: max }));
+                }
+            }
+            if let Some(d) = stop.max_duration_ns.filter(|&d| d > 0) {
+                if t.saturating_sub(self.start_ns) > d {
+                    return Ok(Some(StopReason::MaxDuration { ns: d }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn check_disk(&mut self, t: u64) -> Option<StopReason> {
+        let required = self.opts.min_space;
+        match self.disk.check_if_due(t)? {
+            Space::Enough => None,
+            Space::Low { free } => {
+                self.notices.push(Notice::LowSpace { dir: self.disk.dir.clone(), free, required });
+                None
+            }
+            Space::TooLow { free } => Some(StopReason::LowDiskSpace { dir: self.disk.dir.clone(), free, required }),
+            Space::Unknown(e) => {
+                self.notices.push(Notice::Warning(format!("free space not measured: {e}")));
+                None
+            }
+        }
+    }
+
+    fn store(&mut self, key: ConnKey, t: u64, data: &[u8]) -> Result<(), RecordError> {
+        let conn = &self.conns.get(&key).ok_or(RecordError::UnknownConnection { key })?.conn;
+        let file = self.file.as_mut().ok_or(RecordError::Closed)?;
+        let bytes = file.write(Slot::Conn(key), conn, t, data)?;
+        self.disk.wrote(bytes);
+        Ok(())
+    }
+
+    /// Opens the file for the current split index; with `--repeat-latched`, writes the latched
+    /// messages first, stamped `now_ns`.
+    fn open(&mut self, now_ns: u64) -> Result<(), RecordError> {
+        let target = self.naming.target(self.split_index, now_ns);
+        let file = BagFile::create(target.clone(), self.opts.format, &self.opts.write, self.opts.overwrite)?;
+        self.file = Some(file);
+        self.notices.push(Notice::Opened(target));
+        if self.opts.repeat_latched {
+            let latched: Vec<(ConnKey, Vec<u8>)> = self.latched.values().cloned().collect();
+            for (key, data) in latched {
+                self.store(key, now_ns, &data)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn rotate(&mut self, now_ns: u64) -> Result<(), RecordError> {
+        self.close_current(true)?;
+        self.split_index += 1;
+        self.open(now_ns)
+    }
+
+    /// Writes the drop report, closes and renames the file; after a split, applies
+    /// `--max-splits`.
+    fn close_current(&mut self, by_split: bool) -> Result<(), RecordError> {
+        let Some(mut file) = self.file.take() else { return Ok(()) };
+        if !self.file_drops.is_empty() {
+            let encoding = self.encoding.as_deref().unwrap_or("ros1");
+            let text = drops_yaml(&self.file_drops);
+            let conn = dropped::connection(encoding);
+            let time = file.last_time.unwrap_or(self.period_start_ns);
+            file.write(Slot::Dropped, &conn, time, &dropped::string_message(encoding, &text))?;
+            self.file_drops.clear();
+        }
+        let (path, len) = file.close()?;
+        self.closed_bytes += len;
+        self.files.push(path.clone());
+        self.notices.push(Notice::Closed(path.clone()));
+        if by_split {
+            if let Some(old) = self.retention.closed(path) {
+                match std::fs::remove_file(&old) {
+                    Ok(()) => {
+                        self.files.retain(|f| f != &old);
+                        self.notices.push(Notice::Deleted(old.clone()));
+                        self.deleted.push(old);
+                    }
+                    Err(e) => self.notices.push(Notice::Warning(format!("unable to remove {}: {e}", old.display()))),
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! Snapshot recording: keep only the latest messages in memory, write them out on demand.
+//!
+//! Like `rosbag record --snapshot` (a byte-bounded buffer written to a new bag on each
+//! trigger, then emptied) with the time bound of `rosbag_snapshot`: messages older than the
+//! newest by more than the duration, or past the byte bound, are forgotten, oldest first. What
+//! triggers a snapshot (a signal, a topic, a key) is the caller's business.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use bytes::Bytes;
+use rbag_storage::Connection;
+
+use crate::record::{ConnKey, RecordError, RecordOptions, RecordReport, Recorder};
+
+/// A ring of raw messages bounded by duration and/or payload bytes.
+#[derive(Debug, Default)]
+pub struct SnapshotBuffer {
+    max_duration_ns: Option<u64>,
+    max_bytes: Option<u64>,
+    conns: BTreeMap<ConnKey, Connection>,
+    next_key: u32,
+    ring: VecDeque<(ConnKey, u64, Bytes)>,
+    bytes: u64,
+    newest_ns: u64,
+}
+
+impl SnapshotBuffer {
+    /// A buffer keeping messages within `max_duration_ns` of the newest and at most
+    /// `max_bytes` of payload (`None`: no such bound).
+    pub fn new(max_duration_ns: Option<u64>, max_bytes: Option<u64>) -> Self {
+        SnapshotBuffer { max_duration_ns, max_bytes, ..Self::default() }
+    }
+
+    /// Adds a connection under the next free key.
+    pub fn add_connection(&mut self, conn: Connection) -> ConnKey {
+        let key = ConnKey(self.next_key);
+        self.add_connection_with_key(key, conn);
+        key
+    }
+
+    /// Adds (or replaces) a connection under a key chosen elsewhere (the queue's).
+    pub fn add_connection_with_key(&mut self, key: ConnKey, conn: Connection) {
+        self.conns.insert(key, conn);
+        self.next_key = self.next_key.max(key.0.saturating_add(1));
+    }
+
+    /// Keeps a message; returns how many old ones were forgotten to respect the bounds (the
+    /// new one too, when it alone is over the byte bound).
+    pub fn push(&mut self, key: ConnKey, log_time_ns: u64, data: Bytes) -> u64 {
+        self.bytes += data.len() as u64;
+        self.newest_ns = self.newest_ns.max(log_time_ns);
+        self.ring.push_back((key, log_time_ns, data));
+        let mut evicted = 0;
+        while let Some((_, t, d)) = self.ring.front() {
+            let too_old = self.max_duration_ns.is_some_and(|max| self.newest_ns.saturating_sub(*t) > max);
+            let too_big = self.max_bytes.is_some_and(|max| self.bytes > max);
+            if !(too_old || too_big) {
+                break;
+            }
+            self.bytes -= d.len() as u64;
+            self.ring.pop_front();
+            evicted += 1;
+        }
+        evicted
+    }
+
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+
+    /// Payload bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Forgets every message (connections stay known).
+    pub fn clear(&mut self) {
+        self.ring.clear();
+        self.bytes = 0;
+        self.newest_ns = 0;
+    }
+
+    /// Writes the buffered messages, with their connections, to a fresh bag named by `opts`
+    /// (opened at `now_ns`), then empties the buffer. The buffer is kept when writing fails.
+    pub fn write_to(&mut self, opts: RecordOptions, now_ns: u64) -> Result<RecordReport, RecordError> {
+        let mut rec = Recorder::create(opts, now_ns)?;
+        let mut added = BTreeMap::new();
+        for (key, time, data) in &self.ring {
+            if !added.contains_key(key) {
+                let conn = self.conns.get(key).ok_or(RecordError::UnknownConnection { key: *key })?;
+                rec.add_connection_with_key(*key, conn.clone())?;
+                added.insert(*key, ());
+            }
+            rec.write(*key, *time, data)?;
+        }
+        let report = rec.finish()?;
+        self.clear();
+        Ok(report)
+    }
+}
