@@ -18,6 +18,8 @@
 //!   the start, a seek target) is sent at once; the gap shrinks to zero, as in rosbag.
 //! - Duration and until are inclusive; the start offset counts from the first message on any
 //!   topic.
+//! - A pause topic pauses as soon as its message is next, i.e. right after the previous message
+//!   went out (rosbag does the same): the gap before it is still waited after resuming.
 //! - A loop whose pass from the start point yields nothing ends the run instead of spinning.
 
 mod bag_source;
