@@ -11,5 +11,7 @@
 
 pub mod master_client;
 pub mod names;
+pub mod node;
+mod slave;
 pub mod tcpros;
 pub mod xmlrpc;

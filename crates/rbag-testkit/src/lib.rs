@@ -3,6 +3,7 @@
 //! prints why it skipped and the suite's summary counts it (`scripts/test.sh`).
 
 pub mod decoded;
+pub mod ros1;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
