@@ -28,8 +28,9 @@
 //!   recording (stopping with [`StopReason::LowDiskSpace`], as rosbag stops with "Less than …
 //!   of space free on disk … Disabling recording.").
 //!
-//! Durability: every message written reaches the OS when its chunk is closed, provided the
-//! storage writer flushes its buffer there (see the crate's notes on `rbag-storage`).
+//! Durability: a SIGKILL should lose at most the open chunk. That needs the storage writer to
+//! hand each closed chunk to the OS (flush its buffer) at once; the test
+//! `closed_chunks_reach_the_os_before_the_bag_is_closed` checks it.
 
 mod dropped;
 mod error;

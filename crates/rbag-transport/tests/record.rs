@@ -105,7 +105,7 @@ fn prefix_names_carry_the_local_date() {
     let expected = o.file_name(0, T0).unwrap();
     let rec = Recorder::create(o, T0).unwrap();
     let report = rec.finish().unwrap();
-    assert_eq!(report.files, [expected.clone()]);
+    assert_eq!(report.files, std::slice::from_ref(&expected));
     let name = expected.file_name().unwrap().to_string_lossy().into_owned();
     let re = regex::Regex::new(r"^pre_\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d\.bag$").unwrap();
     assert!(re.is_match(&name), "{name}");
