@@ -1,6 +1,6 @@
 //! Playback: sends a bag's messages to a sink on the schedule their log times set, scaled by a
 //! rate, with pause, step, seek, loop and `/clock`, the way `rosbag play` and `ros2 bag play`
-//! do. Everything runs on a [`Clock`](crate::clock::Clock), so the same run is exact and
+//! do. Everything runs on a [`Clock`], so the same run is exact and
 //! repeatable under a [`VirtualClock`](crate::clock::VirtualClock).
 //!
 //! Decisions where the tools leave room:
