@@ -477,7 +477,8 @@ fn bad_publisher_never_replies() {
         Ok(_) => panic!("connected"),
     };
     assert!(t.elapsed() < Duration::from_millis(1400), "the timeout was not applied");
-    assert!(matches!(e, TcprosError::Wire { source: WireError::Io { .. }, .. }), "{e}");
+    assert!(matches!(e, TcprosError::Wire { source: WireError::TimedOut { what: "connection header length" }, .. }), "{e}");
+    assert!(e.to_string().contains("nothing arrived within the read timeout while reading the connection header length"), "{e}");
     let _ = h.join();
 }
 

@@ -22,7 +22,11 @@ pub enum WireError {
     /// The header's fields do not split into `key=value` text.
     #[error("malformed connection header: {reason}")]
     Malformed { reason: String },
-    /// The socket failed (including a read timeout).
+    /// No byte arrived within the socket's read timeout. The stream's position inside the
+    /// frame is lost, so the connection cannot be read further.
+    #[error("nothing arrived within the read timeout while reading the {what}")]
+    TimedOut { what: &'static str },
+    /// The socket failed.
     #[error("{what}: {source}")]
     Io { what: &'static str, source: io::Error },
 }
@@ -134,19 +138,26 @@ fn read_full(r: &mut impl Read, buf: &mut [u8], what: &'static str) -> Result<us
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(WireError::Io { what, source: e }),
+            Err(e) => return Err(io_error(what, e)),
         }
     }
     Ok(got)
+}
+
+/// A read timeout shows up as `WouldBlock` on Unix and `TimedOut` on Windows.
+fn io_error(what: &'static str, e: io::Error) -> WireError {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => WireError::TimedOut { what },
+        _ => WireError::Io { what, source: e },
+    }
 }
 
 /// Reads exactly `len` bytes, growing the buffer only as bytes arrive, so a lying length costs
 /// what the peer sent rather than what it claimed.
 fn read_body(r: &mut impl Read, len: usize, what: &'static str) -> Result<Vec<u8>, WireError> {
     let mut buf = Vec::with_capacity(len.min(1 << 20));
-    match r.take(len as u64).read_to_end(&mut buf) {
-        Ok(_) => {}
-        Err(e) => return Err(WireError::Io { what, source: e }),
+    if let Err(e) = r.take(len as u64).read_to_end(&mut buf) {
+        return Err(io_error(what, e));
     }
     if buf.len() < len {
         return Err(WireError::Truncated { what, expected: len as u64, missing: (len - buf.len()) as u64 });

@@ -413,6 +413,11 @@ impl TopicPublisher {
         self.dropped.load(Ordering::Relaxed)
     }
 
+    /// Messages waiting in subscriber queues: a player waits for 0 before it leaves the graph.
+    pub fn queued(&self) -> usize {
+        lock(&self.state).subs.iter().map(|s| lock(&s.queue).msgs.len()).sum()
+    }
+
     /// Registers a subscriber whose reply header was sent, queueing the latched message first.
     fn add(&self, caller_id: String, peer: String, stream: TcpStream) -> Option<Arc<SubConn>> {
         let mut st = lock(&self.state);

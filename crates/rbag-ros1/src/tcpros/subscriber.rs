@@ -154,7 +154,9 @@ impl Link {
         }
     }
 
-    /// Bounds how long [`next_message`](Self::next_message) waits (`None`: forever).
+    /// Bounds how long [`next_message`](Self::next_message) waits (`None`: forever). A timeout
+    /// is [`WireError::TimedOut`]; like any error it ends the link, since part of a frame may
+    /// have been consumed. To stop a reader, prefer [`LinkCloser`].
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> Result<(), TcprosError> {
         self.reader.get_ref().set_read_timeout(timeout).map_err(|source| TcprosError::Wire {
             topic: self.topic.clone(),
