@@ -344,6 +344,10 @@ impl<'a> Parser<'a> {
 
 /// Parses a `methodCall` or `methodResponse` body.
 pub fn parse(xml: &[u8]) -> Result<Message, Error> {
+    // XML has no NUL, raw or as `&#0;`; a string holding one could not be written back.
+    if let Some(at) = xml.iter().position(|&b| b == 0) {
+        return bad(format!("NUL byte at offset {at}: XML cannot carry it"));
+    }
     let mut p = Parser { r: Reader::from_reader(xml), depth: 0 };
     match p.next()? {
         Event::Start(s) if s.name().as_ref() == "methodCall" => {
@@ -472,6 +476,20 @@ pub fn write_fault(code: i32, msg: &str) -> String {
     write_value(&fault, &mut o);
     o.push_str("</fault></methodResponse>\n");
     o
+}
+
+/// Any message: a call, a response, or a fault carrying whatever value it was given.
+pub fn write_message(m: &Message) -> String {
+    match m {
+        Message::Call { method, params } => write_call(method, params),
+        Message::Response(v) => write_response(v),
+        Message::Fault(v) => {
+            let mut o = format!("{DECL}<methodResponse><fault>");
+            write_value(v, &mut o);
+            o.push_str("</fault></methodResponse>\n");
+            o
+        }
+    }
 }
 
 /// A `methodCall` body.
