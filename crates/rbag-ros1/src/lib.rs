@@ -9,6 +9,7 @@
 //! Everything is blocking std threads: ROS 1 graphs have tens of connections, and roscpp and
 //! rospy themselves use a thread per connection (see `docs/ros1-live-spike.md`).
 
+pub mod master;
 pub mod master_client;
 pub mod names;
 pub mod node;
