@@ -511,7 +511,6 @@ fn mcap_split_names() {
 /// A SIGKILL must lose at most the open chunk: once a chunk is closed its bytes are in the
 /// file, not in a user-space buffer.
 #[test]
-#[ignore = "needs rbag-storage's ROS 1 writer to flush its BufWriter after each chunk"]
 fn closed_chunks_reach_the_os_before_the_bag_is_closed() {
     let dir = tempfile::tempdir().unwrap();
     let o = RecordOptions { write: WriteOptions { chunk_size: 1024, ..WriteOptions::default() }, ..opts(dir.path(), "run.bag") };

@@ -67,6 +67,7 @@ impl<W: Write + Seek> Ros1Writer<W> {
         let mut head = record::MAGIC.to_vec();
         head.extend_from_slice(&bag_header(0, 0, 0));
         w.emit(&head)?;
+        w.flush_out()?;
         Ok(w)
     }
 
@@ -135,12 +136,22 @@ impl<W: Write + Seek> Ros1Writer<W> {
         let data = std::mem::take(&mut self.chunk);
         let packed = compression::compress(self.options.compression, &data)?;
         let entries = std::mem::take(&mut self.entries);
-        let result = self.write_chunk(self.options.compression, data.len() as u64, &packed, &entries);
+        let result = self.write_chunk(self.options.compression, data.len() as u64, &packed, &entries).and_then(|()| self.flush_out());
         self.chunk = data;
         self.chunk.clear();
         self.chunk_start = u64::MAX;
         self.chunk_end = 0;
         result
+    }
+
+    /// Hands buffered bytes to the OS: a closed chunk must survive the process being killed
+    /// (a recorder's SIGKILL loses at most the open chunk).
+    fn flush_out(&mut self) -> Result<()> {
+        if let Err(e) = self.out.flush() {
+            self.poisoned = Some(format!("{}: {e}", self.name.display()));
+            return Err(Error::io(&self.name, e));
+        }
+        Ok(())
     }
 
     /// Appends a chunk whose data is already compressed, with its index. Used by `reindex` to
