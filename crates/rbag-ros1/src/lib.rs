@@ -13,6 +13,7 @@ pub mod master;
 pub mod master_client;
 pub mod names;
 pub mod node;
+pub mod record;
 mod slave;
 pub mod tcpros;
 pub mod xmlrpc;

@@ -188,6 +188,19 @@ impl Node {
         }
     }
 
+    /// Stops subscribing to `topic`: unregisters it (best effort) and closes its links.
+    pub fn unsubscribe(&self, topic: &str) {
+        let sub = self.inner.subs.lock().unwrap_or_else(|p| p.into_inner()).remove(topic);
+        if let Some(sub) = sub {
+            let _ = self.inner.master.unregister_subscriber(topic, &self.inner.slave_uri);
+            for link in sub.links.into_values() {
+                if let Some(c) = link.closer {
+                    c.close();
+                }
+            }
+        }
+    }
+
     /// Whether this node already subscribes to `topic`.
     pub fn is_subscribed(&self, topic: &str) -> bool {
         self.inner.subs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(topic)

@@ -16,7 +16,8 @@ use clap::{Parser, Subcommand};
 /// Reads and writes ROS 1 bags (v2.0) and rosbag2 bags (SQLite3 and MCAP directories, or single
 /// .db3/.mcap files), with their compressions and splits. Decodes messages with no ROS installed
 /// (`echo`), converts between ROS 1 and ROS 2 encodings and migrates old definitions (`convert`).
-/// Recording and playback are being built.
+/// Records live ROS 1 graphs and plays bags back into them (`record`/`play --ros1`, with an
+/// embedded master when none runs; `master` stands in for roscore).
 #[derive(Parser)]
 #[command(name = "rbag", version, propagate_version = true, max_term_width = 100)]
 #[command(after_help = "Exit codes: 0 ok, 1 error (bad input, I/O), 2 usage error, 3 finished but data was dropped.")]
@@ -34,8 +35,22 @@ enum Command {
     Convert(commands::convert::Args),
     Echo(commands::echo::Args),
     List(commands::list::Args),
+    Record(commands::record::Args),
+    Play(commands::play::Args),
     Completions(commands::completions::Args),
 }
+
+/// A mistake in the command line found after parsing (exit 2, as clap's own errors).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// How a verb finished when it did not fail.
 pub enum Outcome {
@@ -52,6 +67,8 @@ fn main() -> ExitCode {
         Command::Convert(a) => commands::convert::run(a),
         Command::Echo(a) => commands::echo::run(a),
         Command::List(a) => commands::list::run(a),
+        Command::Record(a) => commands::record::run(a),
+        Command::Play(a) => commands::play::run(a),
         Command::Completions(a) => commands::completions::run(a),
     };
     if std::env::var_os("RBAG_REPORT_PEAK_RSS").is_some() {
@@ -61,6 +78,10 @@ fn main() -> ExitCode {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Dropped) => ExitCode::from(3),
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is::<UsageError>() => {
+            output::error(&e);
+            ExitCode::from(2)
+        }
         Err(e) => {
             output::error(&e);
             ExitCode::from(1)

@@ -4,8 +4,16 @@ pub mod completions;
 pub mod convert;
 pub mod echo;
 pub mod info;
+pub mod keyboard;
 pub mod list;
+pub mod middleware;
+pub mod play;
+pub mod play_ros1;
+pub mod record;
+pub mod record_ros1;
 pub mod reindex;
+pub mod ros1;
+pub mod signals;
 
 use std::path::Path;
 

@@ -1,0 +1,142 @@
+//! Recording a ROS 1 graph: which topics to subscribe to (now and as they appear), and turning
+//! each publisher link into a bag connection whose messages go, as raw bytes, into the
+//! [`RecordQueue`]. The writer side is `rbag-transport`'s.
+//!
+//! Like `rosbag record`, rbag subscribes with `type=*` and `md5sum=*`, so any type is taken,
+//! and stores the publisher's reply header as the connection: `type`, `md5sum`,
+//! `message_definition`, `callerid` and `latching`.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use rbag_storage::Connection;
+use rbag_transport::{ConnKey, Push, RecordQueue, TopicSelection};
+
+use crate::master_client::MasterError;
+use crate::node::{Node, NodeError, SubEvent};
+use crate::tcpros::Header;
+
+/// Completes a connection before it is stored (e.g. a missing definition or MD5 sum filled
+/// from known types). Returns a warning to print, if any.
+pub type ConnectionHook = Arc<dyn Fn(&mut Connection) -> Option<String> + Send + Sync>;
+
+/// Where the recorder's messages and warnings go.
+pub type Log = Arc<dyn Fn(String) + Send + Sync>;
+
+/// What to record and how to subscribe.
+pub struct RecordSpec {
+    pub selection: TopicSelection,
+    /// `--node`: also every topic this node subscribes to.
+    pub node: Option<String>,
+    pub tcp_nodelay: bool,
+}
+
+/// The connection a publisher's reply header describes.
+pub fn connection_from_header(topic: &str, header: &Header) -> Connection {
+    let mut metadata = std::collections::BTreeMap::new();
+    metadata.insert("md5sum".to_string(), header.get("md5sum").unwrap_or("*").to_string());
+    metadata.insert("callerid".to_string(), header.get("callerid").unwrap_or("").to_string());
+    metadata.insert("latching".to_string(), header.get("latching").unwrap_or("0").to_string());
+    Connection {
+        id: 0,
+        topic: topic.to_string(),
+        message_type: header.get("type").unwrap_or("*").to_string(),
+        encoding: "ros1".into(),
+        definition: header.get("message_definition").unwrap_or("").to_string(),
+        definition_encoding: "ros1msg".into(),
+        metadata,
+    }
+}
+
+/// A live recording's subscriptions. [`Recording::discover`] is called once at the start and
+/// then periodically (rosbag polls the master every second).
+pub struct Recording {
+    node: Node,
+    spec: RecordSpec,
+    queue: Arc<RecordQueue>,
+    hook: ConnectionHook,
+    log: Log,
+    links: Arc<Mutex<HashMap<u64, ConnKey>>>,
+    done: Mutex<BTreeSet<String>>,
+}
+
+impl Recording {
+    pub fn new(node: Node, spec: RecordSpec, queue: Arc<RecordQueue>, hook: ConnectionHook, log: Log) -> Recording {
+        Recording { node, spec, queue, hook, log, links: Arc::default(), done: Mutex::default() }
+    }
+
+    /// Topics to subscribe to now: the explicit ones, and those the master lists that the
+    /// selection (or `--node`) takes.
+    fn wanted(&self) -> Result<BTreeSet<String>, MasterError> {
+        let mut topics: BTreeSet<String> = self.spec.selection.explicit_topics().map(|t| self.node.config().resolve(t)).collect();
+        if !self.spec.selection.is_explicit_only() {
+            for (topic, _) in self.node.master().published_topics()? {
+                if self.spec.selection.matches(&topic) {
+                    topics.insert(topic);
+                }
+            }
+        }
+        if let Some(node) = &self.spec.node {
+            let node = self.node.config().resolve(node);
+            for (topic, nodes) in self.node.master().system_state()?.subscribers {
+                if nodes.contains(&node) && self.spec.selection.allows_node_topic(&topic) {
+                    topics.insert(topic);
+                }
+            }
+        }
+        topics.retain(|t| !self.spec.selection.excluded(t));
+        Ok(topics)
+    }
+
+    /// Subscribes to every wanted topic not yet subscribed. Returns the new topics.
+    pub fn discover(&self) -> Result<Vec<String>, NodeError> {
+        let mut new = Vec::new();
+        for topic in self.wanted()? {
+            if self.node.is_subscribed(&topic) || self.done.lock().unwrap_or_else(|p| p.into_inner()).contains(&topic) {
+                continue;
+            }
+            let handler = self.handler(&topic);
+            self.node.subscribe(&topic, "*", self.spec.tcp_nodelay, handler)?;
+            new.push(topic);
+        }
+        Ok(new)
+    }
+
+    /// Stops taking `topic` (its `-l` limit is reached); it is not subscribed again.
+    pub fn finish_topic(&self, topic: &str) {
+        self.done.lock().unwrap_or_else(|p| p.into_inner()).insert(topic.to_string());
+        self.node.unsubscribe(topic);
+    }
+
+    fn handler(&self, topic: &str) -> Arc<dyn Fn(SubEvent) + Send + Sync> {
+        let queue = self.queue.clone();
+        let hook = self.hook.clone();
+        let log = self.log.clone();
+        let links = self.links.clone();
+        let topic = topic.to_string();
+        Arc::new(move |event| match event {
+            SubEvent::Connected { link, header, publisher, .. } => {
+                let mut conn = connection_from_header(&topic, &header);
+                if let Some(w) = hook(&mut conn) {
+                    log(format!("warning: topic {topic} from {publisher}: {w}"));
+                }
+                let key = queue.register(conn);
+                links.lock().unwrap_or_else(|p| p.into_inner()).insert(link, key);
+            }
+            SubEvent::Message { link, received_ns, data } => {
+                let key = links.lock().unwrap_or_else(|p| p.into_inner()).get(&link).copied();
+                if let Some(key) = key {
+                    if let Push::Queued { dropped_oldest } = queue.push(key, received_ns, data) {
+                        if dropped_oldest > 0 {
+                            log(format!("warning: record buffer exceeded; dropped the {dropped_oldest} oldest queued message(s)"));
+                        }
+                    }
+                }
+            }
+            SubEvent::Closed { error: Some(e), publisher, .. } => {
+                log(format!("warning: topic {topic}: link to {publisher} dropped: {e}"));
+            }
+            SubEvent::Closed { .. } => {}
+        })
+    }
+}

@@ -1,0 +1,274 @@
+//! `rbag play --ros1`: the ROS 1 side of `play` (see `play.rs` for the flags).
+//!
+//! Each bag connection is published with its type, MD5 sum and definition; rosbag2 connections
+//! (CDR) are converted to ROS 1 through the message layer, as `rbag convert` does. Scheduling,
+//! pause, step, rate, loop and `/clock` are `rbag-transport`'s player.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use rbag_bag::decode::{first_message, Decoders};
+use rbag_bag::transcode::{self, ConnectionPlan, Rewrite, Targets};
+use rbag_msg::store::{self, Distro};
+use rbag_ros1::tcpros::{Limits, Publication, TopicPublisher};
+use rbag_storage::{Connection, Message};
+use rbag_transport::clock::SystemClock;
+use rbag_transport::play::{BagSource, Control, PlayError, PlayOptions, PlaySink, PlayState, Player, RateStep};
+
+use super::play::Args;
+use super::{keyboard, middleware, ros1, signals};
+use crate::{Outcome, UsageError};
+
+/// How one bag connection is published.
+struct Out {
+    publisher: Arc<TopicPublisher>,
+    /// `None`: the bytes are ROS 1 already.
+    rewrite: Option<Box<Rewrite>>,
+}
+
+struct Ros1Sink {
+    outs: BTreeMap<u32, Out>,
+    decoders: Vec<Decoders>,
+    /// Bag index of each global connection id, for its decoder.
+    bag_of: BTreeMap<u32, usize>,
+    clock: Option<Arc<TopicPublisher>>,
+    buf: Vec<u8>,
+    quiet: bool,
+}
+
+impl PlaySink for Ros1Sink {
+    fn publish(&mut self, msg: &Message) -> Result<(), PlayError> {
+        let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
+        let data = match &out.rewrite {
+            None => msg.data.clone(),
+            Some(rw) => {
+                let bag = self.bag_of.get(&msg.connection).copied().unwrap_or(0);
+                rw.apply(&mut self.decoders[bag], msg.log_time, &msg.data, &mut self.buf).map_err(PlayError::sink)?;
+                Bytes::copy_from_slice(&self.buf)
+            }
+        };
+        out.publisher.publish(data);
+        Ok(())
+    }
+
+    fn clock(&mut self, bag_time_ns: u64) -> Result<(), PlayError> {
+        if let Some(c) = &self.clock {
+            let secs = (bag_time_ns / 1_000_000_000) as u32;
+            let nsecs = (bag_time_ns % 1_000_000_000) as u32;
+            let mut b = secs.to_le_bytes().to_vec();
+            b.extend_from_slice(&nsecs.to_le_bytes());
+            c.publish(b.into());
+        }
+        Ok(())
+    }
+
+    fn state(&mut self, s: &PlayState) {
+        if !self.quiet {
+            let t = s.bag_time_ns as f64 / 1e9;
+            let what = if s.paused { "PAUSED " } else { "RUNNING" };
+            eprintln!("[{what}] bag time {t:.6}  rate {:.3}", s.rate);
+        }
+    }
+}
+
+fn options(args: &Args, pause_connections: std::collections::BTreeSet<u32>) -> PlayOptions {
+    PlayOptions {
+        rate: args.rate,
+        start_offset_ns: args.start.unwrap_or(0),
+        duration_ns: args.duration,
+        loop_: args.loop_,
+        keep_alive: args.keep_alive,
+        immediate: args.immediate,
+        skip_empty_ns: args.skip_empty,
+        start_paused: args.pause,
+        clock_hz: args.clock.then_some(args.hz),
+        pause_connections,
+        rate_step: RateStep::Rosbag,
+        ..PlayOptions::default()
+    }
+}
+
+/// The output topic of a bag topic: remapped, then prefixed (`-p`).
+fn output_topic(topic: &str, remaps: &BTreeMap<String, String>, prefix: Option<&str>) -> String {
+    let t = remaps.get(topic).cloned().unwrap_or_else(|| topic.to_string());
+    match prefix {
+        Some(p) => format!("/{}/{}", p.trim_matches('/'), t.trim_start_matches('/')),
+        None => t,
+    }
+}
+
+/// The ROS 1 connection to publish for `c`, and the rewrite it needs; `None` to leave it out.
+fn plan(source: &BagSource, c: &Connection, decoders: &mut Decoders, targets: &Targets) -> Result<Option<(Connection, Option<Box<Rewrite>>)>> {
+    if c.encoding == "ros1" {
+        let mut conn = c.clone();
+        if let Some(w) = ros1::complete_connection(&mut conn) {
+            eprintln!("warning: topic {}: {w}", c.topic);
+        }
+        return Ok(Some((conn, None)));
+    }
+    let (bag, own) = source.origin(c.id).context("connection without a bag")?;
+    let reader = &source.readers()[bag];
+    let own_conn = reader.connection(own).cloned().unwrap_or_else(|| c.clone());
+    let first = first_message(reader.as_ref(), &own_conn)?;
+    match transcode::plan(c, "ros1", first.as_deref(), decoders, targets).map_err(anyhow::Error::msg)? {
+        ConnectionPlan::Copy => Ok(Some((c.clone(), None))),
+        ConnectionPlan::Rewrite(rw) => Ok(Some((rw.target.clone(), Some(rw)))),
+        ConnectionPlan::Skip(why) => {
+            eprintln!("warning: topic {} is not played: {why}", c.topic);
+            Ok(None)
+        }
+    }
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let (remap_args, bags) = middleware::split_remaps(&args.inputs);
+    let mut paths: Vec<PathBuf> = bags.iter().map(PathBuf::from).collect();
+    paths.extend(args.more_inputs.iter().cloned());
+    if paths.is_empty() {
+        return Err(UsageError("rbag play: name at least one bag".into()).into());
+    }
+    let readers = paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?;
+    let topics = (!args.topics.is_empty()).then(|| args.topics.clone());
+    let mut source = BagSource::new(readers, topics)?;
+
+    let standard = rbag_bag::decode::TypeSources::new(store::registry(Distro::Noetic).clone(), super::store_ros2(Distro::Humble));
+    let targets = Targets { standard, ..Targets::default() };
+    let mut decoders = Vec::new();
+    for r in source.readers() {
+        decoders.push(Decoders::new(args.types.sources(&r.info()?.properties)?));
+    }
+    let mut planned = Vec::new();
+    for c in source.connections().to_vec() {
+        let bag = source.origin(c.id).map(|o| o.0).unwrap_or(0);
+        if let Some((conn, rw)) = plan(&source, &c, &mut decoders[bag], &targets)? {
+            planned.push((c.id, bag, conn, rw));
+        }
+    }
+
+    signals::install();
+    let graph = ros1::join(&ros1::anonymous("rbag_play"), &remap_args, Limits::default(), args.quiet)?;
+    let node = graph.node.clone();
+    let remaps = node.config().remaps.clone();
+    let mut publishers: BTreeMap<String, (String, Arc<TopicPublisher>)> = BTreeMap::new();
+    let mut sink = Ros1Sink { outs: BTreeMap::new(), decoders, bag_of: BTreeMap::new(), clock: None, buf: Vec::new(), quiet: args.quiet };
+    for (id, bag, conn, rewrite) in planned {
+        let topic = output_topic(&conn.topic, &remaps, args.prefix.as_deref());
+        let publisher = match publishers.get(&topic) {
+            Some((ty, p)) if *ty == conn.message_type => p.clone(),
+            Some((ty, _)) => {
+                eprintln!("warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out", conn.id, conn.message_type);
+                continue;
+            }
+            None => {
+                let latching = planned_latching(&conn);
+                let p = node.advertise(Publication {
+                    topic: topic.clone(),
+                    msg_type: conn.message_type.clone(),
+                    md5sum: conn.metadata.get("md5sum").cloned().unwrap_or_else(|| "*".into()),
+                    message_definition: conn.definition.clone(),
+                    latching,
+                    caller_id: node.name().to_string(),
+                    queue_size: args.queue.max(1),
+                })?;
+                publishers.insert(topic.clone(), (conn.message_type.clone(), p.clone()));
+                p
+            }
+        };
+        sink.bag_of.insert(id, bag);
+        sink.outs.insert(id, Out { publisher, rewrite });
+    }
+    if args.clock {
+        sink.clock = Some(node.advertise(Publication {
+            topic: "/clock".into(),
+            msg_type: "rosgraph_msgs/Clock".into(),
+            md5sum: "a9c97c1d230cfc112e270351a944ee47".into(),
+            message_definition: "time clock\n".into(),
+            latching: false,
+            caller_id: node.name().to_string(),
+            queue_size: args.queue.max(1),
+        })?);
+    }
+    let pause_connections = source
+        .connections()
+        .iter()
+        .filter(|c| args.pause_topics.contains(&c.topic))
+        .map(|c| c.id)
+        .collect();
+
+    let (controls_tx, controls) = mpsc::channel();
+    let (keys_tx, keys) = mpsc::channel();
+    let _raw = keyboard::start(keys_tx);
+    {
+        let tx = controls_tx.clone();
+        std::thread::Builder::new().name("keys".into()).spawn(move || {
+            for k in keys {
+                let c = match k {
+                    keyboard::Key::Space => Control::TogglePause,
+                    keyboard::Key::Char('s') => Control::Step,
+                    keyboard::Key::Char('t') => Control::TogglePauseTopics,
+                    keyboard::Key::Up | keyboard::Key::Char('+') => Control::FasterRate,
+                    keyboard::Key::Down | keyboard::Key::Char('-') => Control::SlowerRate,
+                    _ => continue,
+                };
+                if tx.send(c).is_err() {
+                    break;
+                }
+            }
+        })?;
+    }
+    {
+        let tx = controls_tx.clone();
+        let node = node.clone();
+        std::thread::Builder::new().name("stop-watch".into()).spawn(move || loop {
+            if signals::stop_requested() || node.wait_shutdown_request(Duration::from_millis(50)).is_some() {
+                let _ = tx.send(Control::Quit);
+                break;
+            }
+        })?;
+    }
+
+    if args.wait_for_subscribers {
+        for (topic, (_, p)) in &publishers {
+            if !args.quiet {
+                eprintln!("Waiting for a subscriber on {topic}...");
+            }
+            while !p.wait_for_subscribers(1, Duration::from_millis(100)) {
+                if signals::stop_requested() {
+                    graph.leave();
+                    return Ok(Outcome::Ok);
+                }
+            }
+        }
+    }
+    std::thread::sleep(Duration::from_nanos(args.delay));
+
+    let mut player = Player::new(options(&args, pause_connections))?;
+    let report = player.run(&mut source, &mut sink, &SystemClock::new(), &controls);
+    // Let queued messages reach subscribers before the links close.
+    for (_, p) in publishers.values() {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while p.queued() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    graph.leave();
+    let report = report?;
+    let dropped: u64 = publishers.values().map(|(_, p)| p.dropped()).sum();
+    if !args.quiet {
+        eprintln!("Done: {} message(s) published{}.", report.published, if report.loops > 0 { format!(", {} loop(s)", report.loops) } else { String::new() });
+    }
+    if dropped > 0 {
+        eprintln!("warning: {dropped} message(s) dropped from full subscriber queues (--queue {})", args.queue);
+        return Ok(Outcome::Dropped);
+    }
+    Ok(Outcome::Ok)
+}
+
+fn planned_latching(conn: &Connection) -> bool {
+    conn.metadata.get("latching").is_some_and(|l| l == "1")
+}
