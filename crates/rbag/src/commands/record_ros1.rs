@@ -94,9 +94,11 @@ enum FromWriter {
     Opened(PathBuf),
 }
 
-/// Where the writer puts messages: the bag, or the snapshot ring.
+/// Where the writer puts messages: the bag, or the snapshot ring. One per run, so the
+/// variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum Target {
-    Bag(Box<Recorder>),
+    Bag(Recorder),
     Snapshot { ring: SnapshotBuffer, opts: RecordOptions, written: RecordReport },
 }
 
@@ -219,7 +221,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         let ring = SnapshotBuffer::new(Some(args.snapshot_duration), args.snapshot_size);
         Target::Snapshot { ring, opts, written: RecordReport::default() }
     } else {
-        Target::Bag(Box::new(Recorder::create(opts, now_ns()).context("starting the recording")?))
+        Target::Bag(Recorder::create(opts, now_ns()).context("starting the recording")?)
     };
     let queue = Arc::new(if args.buffsize == 0 { RecordQueue::new(None) } else { RecordQueue::with_buffsize(args.buffsize) });
     let (to_main, from_writer) = mpsc::channel();
