@@ -80,6 +80,10 @@ pub struct Args {
     /// Accepted for rosbag compatibility; rbag reads bag version 2.0 only.
     #[arg(long, hide = true)]
     pub try_future_version: bool,
+    /// Print a JSON line of playback statistics on stderr at the end: messages, and how late
+    /// each was sent against its schedule (p50/p99/max ns), with the wall time playing started.
+    #[arg(long)]
+    pub stats: bool,
     #[command(flatten)]
     pub types: super::TypeArgs,
     /// Print only errors and the final summary.

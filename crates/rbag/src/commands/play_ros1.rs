@@ -248,6 +248,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     std::thread::sleep(Duration::from_nanos(args.delay));
 
     let mut player = Player::new(options(&args, pause_connections))?;
+    let started_ns = rbag_ros1::node::now_ns();
     let report = player.run(&mut source, &mut sink, &SystemClock::new(), &controls);
     // Let queued messages reach subscribers before the links close.
     for (_, p) in publishers.values() {
@@ -259,6 +260,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     graph.leave();
     let report = report?;
     let dropped: u64 = publishers.values().map(|(_, p)| p.dropped()).sum();
+    if args.stats {
+        let l = &report.lateness;
+        eprintln!(
+            "{{\"published\":{},\"dropped\":{dropped},\"started_wall_ns\":{started_ns},\"lateness_count\":{},\"lateness_p50_ns\":{},\"lateness_p99_ns\":{},\"lateness_max_ns\":{}}}",
+            report.published, l.count, l.p50_ns, l.p99_ns, l.max_ns
+        );
+    }
     if !args.quiet {
         eprintln!("Done: {} message(s) published{}.", report.published, if report.loops > 0 { format!(", {} loop(s)", report.loops) } else { String::new() });
     }
