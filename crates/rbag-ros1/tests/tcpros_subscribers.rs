@@ -197,11 +197,11 @@ fn rospy_and_roscpp_record_subscribe_to_our_server() {
     assert!(callers[0].starts_with("/record_"), "{callers:?}");
 
     let mut want = vec![hex(&string_msg("latched"))];
-    for i in 0..N {
+    for (i, imu_hex) in imu_sent.iter().enumerate() {
         let m = string_msg(&format!("chatter {i} \u{e9}"));
         want.push(hex(&m));
         chatter.publish(m);
-        imu.publish(Bytes::from(unhex(&imu_sent[i])));
+        imu.publish(Bytes::from(unhex(imu_hex)));
     }
 
     // rospy, AnyMsg: the raw bytes, latched one first, and our reply header.
