@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real peers rbag's tests compare against, when they are missing.
 # Idempotent: a second run only checks. Recipes: ../shared/peers/NOTES.md.
-#   - Debian's ROS 1 (ros_comm 1.15): rosbag Python API, C++ rosbag record/play, roscore.
+#   - Debian's ROS 1 (ros_comm 1.15): rosbag Python API, C++ rosbag record/play, roscore,
+#     rosmaster, rostopic, rosparam, rosnode and rospy (ros-core pulls them all in).
 #   - Python oracles in a venv at .peers/venv: rosbags, mcap (pinned versions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,13 +13,17 @@ need_apt=()
 # ROS 2 test_msgs definitions (decoding the corpus's cdr_test bags with --msg-path).
 [ -d /usr/share/test_interface_files/msg ] || need_apt+=(ros2-test-interface-files)
 [ -x /usr/lib/rosbag/record ] || need_apt+=(ros-core)
+# Live ROS 1 (issue 5): the master, rostopic/rosparam/rosnode against rbag's embedded master.
+for tool in rosmaster roscore rosparam rosnode rostopic; do
+  [ -x "/usr/bin/$tool" ] || need_apt+=(ros-core)
+done
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup-peers: installing Debian's ROS 1 (apt)" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends \
-    ros-core python3-rosbag python3-rostopic python3-rospy \
-    python3-std-msgs python3-sensor-msgs python3-geometry-msgs python3-nav-msgs \
+    ros-core python3-rosbag python3-rostopic python3-rospy python3-rosparam python3-rosnode \
+    python3-rosmaster python3-roslaunch python3-std-msgs python3-sensor-msgs python3-geometry-msgs python3-nav-msgs \
     python3-tf2-msgs python3-diagnostic-msgs python3-visualization-msgs python3-actionlib-msgs \
     python3-rosgraph-msgs ros-std-msgs ros-sensor-msgs ros2-test-interface-files >/dev/null
 fi
