@@ -92,7 +92,10 @@ fn truncated_headers_are_refused() {
         }
     }
     let e = read_header(&mut Cursor::new(&full[..10]), &Limits::default()).unwrap_err();
-    assert_eq!(e.to_string(), format!("connection closed inside the connection header: {} of {} bytes missing", full.len() - 10, full.len() - 4));
+    assert_eq!(
+        e.to_string(),
+        format!("connection closed inside the connection header: {} of {} bytes missing", full.len() - 10, full.len() - 4)
+    );
 }
 
 #[test]

@@ -30,10 +30,7 @@ fn free_port() -> u16 {
 /// Debian's rospy (only /usr/bin/python3 imports it) and rosmaster, or a recorded skip.
 fn peers(test: &str) -> Option<PathBuf> {
     let py = PathBuf::from("/usr/bin/python3");
-    let ok = Command::new(&py)
-        .args(["-c", "import rospy, std_msgs.msg, sensor_msgs.msg"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new(&py).args(["-c", "import rospy, std_msgs.msg, sensor_msgs.msg"]).output().is_ok_and(|o| o.status.success());
     if !ok || !Path::new("/usr/bin/rosmaster").exists() {
         rbag_testkit::skip(test, "Debian's rosmaster and python3-rospy are not installed (run scripts/setup-peers.sh)");
         return None;

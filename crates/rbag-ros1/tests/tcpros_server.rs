@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rbag_ros1::tcpros::{
-    connect, read_header, write_frame, write_header, Header, Limits, Publication, SubscribeRequest, TcprosError, TcprosServer,
-    WireError,
+    connect, read_header, write_frame, write_header, Header, Limits, Publication, SubscribeRequest, TcprosError, TcprosServer, WireError,
 };
 
 const STRING_MD5: &str = "992ce8a1687cec8c8bd883ec73ca41d1";

@@ -82,13 +82,9 @@ impl TcprosServer {
         let spec = if host.contains(':') && !host.starts_with('[') { format!("[{host}]:0") } else { format!("{host}:0") };
         let listener = TcpListener::bind(&spec).map_err(bind_err)?;
         let addr = listener.local_addr().map_err(bind_err)?;
-        let shared =
-            Arc::new(Shared { topics: Mutex::new(HashMap::new()), stopped: AtomicBool::new(false), limits, port: addr.port() });
+        let shared = Arc::new(Shared { topics: Mutex::new(HashMap::new()), stopped: AtomicBool::new(false), limits, port: addr.port() });
         let s = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("tcpros-accept".into())
-            .spawn(move || accept_loop(listener, s))
-            .map_err(bind_err)?;
+        let accept = std::thread::Builder::new().name("tcpros-accept".into()).spawn(move || accept_loop(listener, s)).map_err(bind_err)?;
         Ok(Arc::new(TcprosServer { shared, addr, accept: Mutex::new(Some(accept)) }))
     }
 
