@@ -39,6 +39,9 @@ pub struct Args {
     /// Topics to record, and ROS remapping arguments (`from:=to`).
     #[arg(value_name = "TOPIC")]
     pub topics: Vec<String>,
+    /// A topic to record (the C++ recorder's form; repeatable).
+    #[arg(long = "topic", value_name = "TOPIC", hide = true)]
+    pub topic_flags: Vec<String>,
     /// Record all topics, including ones that appear later.
     #[arg(short, long)]
     pub all: bool,
@@ -61,9 +64,10 @@ pub struct Args {
     /// Storage of the bag: ros1 or mcap (default: from the name's extension, else ros1).
     #[arg(short = 's', long, value_name = "ros1|mcap")]
     pub storage: Option<String>,
-    /// Split the bag when --size or --duration is reached.
-    #[arg(long)]
-    pub split: bool,
+    /// Split the bag when --size or --duration is reached (`--split=SIZE` sets the size, as the
+    /// C++ recorder takes it).
+    #[arg(long, value_name = "SIZE", num_args = 0..=1, require_equals = true, default_missing_value = "0", value_parser = size_mb)]
+    pub split: Option<u64>,
     /// Maximum size of each bag (plain number: MB). Without --split, stop at this size.
     #[arg(long, value_name = "SIZE", value_parser = size_mb)]
     pub size: Option<u64>,

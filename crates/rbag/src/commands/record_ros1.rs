@@ -52,14 +52,16 @@ fn output_options(args: &Args) -> Result<RecordOptions> {
     if format == Format::Mcap && compression == Compression::Bz2 {
         return Err(UsageError("--bz2: MCAP has no bz2 chunks (use --lz4)".into()).into());
     }
-    let bounds = Split { max_bytes: args.size, max_duration_ns: args.duration };
+    let split_size = args.split.filter(|&s| s > 0);
+    let bounds = Split { max_bytes: split_size.or(args.size), max_duration_ns: args.duration };
     let bounded = bounds.max_bytes.is_some() || bounds.max_duration_ns.is_some();
+    let split = args.split.is_some();
     Ok(RecordOptions {
         output,
         format,
         write: WriteOptions { compression, chunk_size: args.chunksize, ..WriteOptions::default() },
-        split: (args.split && bounded).then_some(bounds),
-        stop_at: (!args.split && bounded).then_some(bounds),
+        split: (split && bounded).then_some(bounds),
+        stop_at: (!split && bounded).then_some(bounds),
         max_splits: args.max_splits,
         limit_per_topic: args.limit,
         repeat_latched: args.repeat_latched,
@@ -201,7 +203,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     if args.udp {
         return Err(UsageError("--udp: rbag records over TCPROS only (UDPROS is not supported)".into()).into());
     }
-    let (remaps, topics) = middleware::split_remaps(&args.topics);
+    let (remaps, mut topics) = middleware::split_remaps(&args.topics);
+    topics.extend(args.topic_flags.iter().cloned());
     if topics.is_empty() && !args.all && args.node.is_none() {
         return Err(UsageError("rbag record: name topics to record, or use -a/--all or --node".into()).into());
     }
