@@ -37,6 +37,7 @@ enum Command {
     List(commands::list::Args),
     Record(commands::record::Args),
     Play(commands::play::Args),
+    Master(commands::master::Args),
     Completions(commands::completions::Args),
 }
 
@@ -69,6 +70,7 @@ fn main() -> ExitCode {
         Command::List(a) => commands::list::run(a),
         Command::Record(a) => commands::record::run(a),
         Command::Play(a) => commands::play::run(a),
+        Command::Master(a) => commands::master::run(a),
         Command::Completions(a) => commands::completions::run(a),
     };
     if std::env::var_os("RBAG_REPORT_PEAK_RSS").is_some() {

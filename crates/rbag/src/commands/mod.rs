@@ -6,6 +6,7 @@ pub mod echo;
 pub mod info;
 pub mod keyboard;
 pub mod list;
+pub mod master;
 pub mod middleware;
 pub mod play;
 pub mod play_ros1;
