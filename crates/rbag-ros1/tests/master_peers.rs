@@ -206,7 +206,18 @@ fn a_second_node_with_the_same_name_shuts_the_first_down() {
     wait_until("the first talker to be told to shut down", Duration::from_secs(20), || {
         env.log("first").contains("new node registered with same name")
     });
+    // The second registers /chatter after /rosout: wait for it, then the first must not have
+    // taken it away when it unregistered on its way out.
+    wait_until("the second talker to publish /chatter", Duration::from_secs(20), || {
+        publishers_of(&master, "/chatter") == 1
+    });
+    let second_api = ask(&master, "lookupNode", &["/test", "/talker"]);
+    assert_ne!(second_api, first_api);
+    let first_gone = env.interrupt("first", Duration::from_secs(10));
+    assert!(first_gone.is_some(), "the first talker did not stop");
+    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(publishers_of(&master, "/chatter"), 1);
+    assert_eq!(ask(&master, "lookupNode", &["/test", "/talker"]), second_api);
 }
 
 const PARAM_CACHE: &str = r#"
