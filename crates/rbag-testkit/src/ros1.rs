@@ -108,19 +108,36 @@ impl Ros1Env {
     /// Runs `cmd` to completion with a timeout, returning (success, stdout, stderr).
     pub fn run(&self, mut cmd: Command, timeout: Duration) -> (bool, String, String) {
         let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("command starts");
+        // Drained while the child runs: a child writing more than a pipe holds would block.
+        // A grandchild may keep a pipe open after the child exits: wait a little, not forever.
+        fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                let _ = tx.send(buf);
+            });
+            rx
+        }
+        let (out, err) = (drain(child.stdout.take()), drain(child.stderr.take()));
         let start = Instant::now();
-        loop {
-            if let Ok(Some(_)) = child.try_wait() {
-                break;
+        let status = loop {
+            if let Ok(Some(st)) = child.try_wait() {
+                break Some(st);
             }
             if start.elapsed() > timeout {
                 let _ = child.kill();
-                break;
+                let _ = child.wait();
+                break None;
             }
             std::thread::sleep(Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().expect("output");
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+        };
+        let grace = Duration::from_secs(5);
+        let (out, err) = (out.recv_timeout(grace).unwrap_or_default(), err.recv_timeout(grace).unwrap_or_default());
+        let ok = status.is_some_and(|s| s.success());
+        (ok, String::from_utf8_lossy(&out).into(), String::from_utf8_lossy(&err).into())
     }
 
     /// Sends SIGINT to a spawned process and waits for it to exit (up to `timeout`).
@@ -143,6 +160,40 @@ impl Ros1Env {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Sends a signal by name (`USR1`, `INT`…) to a spawned process, without waiting.
+    pub fn signal(&self, name: &str, sig: &str) {
+        if let Some((_, child)) = self.children.iter().find(|(n, _)| n == name) {
+            signal(child.id(), sig);
+        }
+    }
+
+    /// Waits up to `timeout` for a spawned process to exit by itself; `None` if it still runs.
+    pub fn wait_exit(&mut self, name: &str, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let (_, child) = self.children.iter_mut().find(|(n, _)| n == name)?;
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(st)) = child.try_wait() {
+                return Some(st);
+            }
+            if start.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits up to `timeout` until a spawned process's output contains `needle`.
+    pub fn wait_log(&self, name: &str, needle: &str, timeout: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if self.log(name).contains(needle) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.log(name).contains(needle)
     }
 }
 

@@ -1,0 +1,310 @@
+//! `rbag record --ros1` against a real ROS 1 graph: Debian's rosmaster, rospy publishers,
+//! rostopic/rosnode, and Debian's C++ recorder (`/usr/lib/rosbag/record`) recording the same
+//! graph side by side. Bags are read back with Debian's rosbag Python API (an oracle nobody on
+//! this project wrote) and with rbag-storage.
+//!
+//! Every test has its own master port and home (`Ros1Env`), and everything it starts is
+//! killed when it ends. No assertion depends on wall-clock speed: tests wait (with generous
+//! timeouts) for the graph to reach a state, e.g. a publisher that counts its subscriber
+//! connections before it publishes its counted messages.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use rbag_ros1::master_client::MasterClient;
+use rbag_storage::Filter;
+use rbag_testkit::ros1::Ros1Env;
+use serde_json::Value;
+
+/// How long to wait for anything the graph should do by itself.
+const LONG: Duration = Duration::from_secs(120);
+const STRING_MD5: &str = "992ce8a1687cec8c8bd883ec73ca41d1";
+
+fn peer(script: &str) -> String {
+    format!("{}/tests/peers/{script}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn python(env: &Ros1Env, script: &str, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Command {
+    let mut c = env.command("/usr/bin/python3");
+    c.arg(peer(script));
+    for a in args {
+        c.arg(a);
+    }
+    c
+}
+
+/// The rbag binary in this graph's environment, run in the test's home.
+fn rbag(env: &Ros1Env) -> Command {
+    let mut c = env.command(env!("CARGO_BIN_EXE_rbag"));
+    c.current_dir(env.home.path()).env_remove("ROS_VERSION");
+    c
+}
+
+/// `rbag record --ros1 -L 1 ARGS…` (a low --min-space: the disk may be small).
+fn record(env: &Ros1Env, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Command {
+    let mut c = rbag(env);
+    c.args(["record", "--ros1", "-L", "1"]);
+    for a in args {
+        c.arg(a);
+    }
+    c
+}
+
+/// Debian's C++ recorder, stopped later with SIGINT sent to this very binary.
+fn rosbag_record(env: &Ros1Env, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Command {
+    let mut c = env.command("/usr/lib/rosbag/record");
+    c.current_dir(env.home.path()).arg("--min-space=1M");
+    for a in args {
+        c.arg(a);
+    }
+    c
+}
+
+fn logs(env: &Ros1Env, names: &[&str]) -> String {
+    names.iter().map(|n| format!("----- {n} -----\n{}\n", env.log(n))).collect()
+}
+
+fn wait_for(env: &Ros1Env, name: &str, needle: &str, also: &[&str]) {
+    if !env.wait_log(name, needle, LONG) {
+        let mut all = vec![name];
+        all.extend_from_slice(also);
+        panic!("{name} never printed {needle:?} within {LONG:?}\n{}", logs(env, &all));
+    }
+}
+
+fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("gave up waiting for {what} after {timeout:?}");
+    cond()
+}
+
+/// SIGINT, then the exit status; panics with the logs when the process does not stop.
+fn interrupt(env: &mut Ros1Env, name: &str, also: &[&str]) -> ExitStatus {
+    match env.interrupt(name, Duration::from_secs(60)) {
+        Some(st) => st,
+        None => {
+            let mut all = vec![name];
+            all.extend_from_slice(also);
+            panic!("{name} did not stop within 60 s of SIGINT\n{}", logs(env, &all))
+        }
+    }
+}
+
+fn master(env: &Ros1Env) -> MasterClient {
+    MasterClient::new(&env.master_uri(), "/rbag_record_test").expect("master client")
+}
+
+/// The nodes the master lists as subscribers of `topic`.
+fn subscribers(env: &Ros1Env, topic: &str) -> Vec<String> {
+    let Ok(state) = master(env).system_state() else { return Vec::new() };
+    state.subscribers.into_iter().find(|(t, _)| t == topic).map(|(_, n)| n).unwrap_or_default()
+}
+
+fn wait_subscribed(env: &Ros1Env, topic: &str, node_prefix: &str, also: &[&str]) {
+    if !wait_until(&format!("{node_prefix} subscribed to {topic}"), LONG, || subscribers(env, topic).iter().any(|n| n.starts_with(node_prefix))) {
+        panic!("{node_prefix} never subscribed to {topic}: {:?}\n{}", subscribers(env, topic), logs(env, also));
+    }
+}
+
+/// Reads a bag with Debian's rosbag Python API (`record_read.py`).
+fn read_with_rosbag(env: &Ros1Env, bag: &Path) -> Value {
+    let (ok, out, err) = env.run(python(env, "record_read.py", &[&bag]), LONG);
+    assert!(ok, "rosbag's Python API could not read {}: {err}\n{out}", bag.display());
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("record_read.py output: {e}: {out}"))
+}
+
+/// Per-topic message hex strings from `record_read.py`'s JSON, without the graph's own topics.
+fn rosbag_msgs(v: &Value) -> BTreeMap<String, Vec<String>> {
+    v["msgs"]
+        .as_object()
+        .expect("msgs")
+        .iter()
+        .filter(|(t, _)| !infrastructure(t))
+        .map(|(t, l)| (t.clone(), l.as_array().unwrap().iter().map(|h| h.as_str().unwrap().to_string()).collect()))
+        .collect()
+}
+
+/// The first connection header stored for `topic`.
+fn rosbag_conn<'a>(v: &'a Value, topic: &str) -> &'a serde_json::Map<String, Value> {
+    v["conns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["topic"] == topic)
+        .and_then(|c| c["header"].as_object())
+        .unwrap_or_else(|| panic!("no connection for {topic}: {v}"))
+}
+
+fn infrastructure(topic: &str) -> bool {
+    topic == "/rosout" || topic == "/rosout_agg" || topic.starts_with("/rbag/")
+}
+
+/// A bag's messages read with rbag-storage: (topic, log time, bytes) in log-time order.
+fn read_all(path: &Path) -> Vec<(String, u64, Vec<u8>)> {
+    let r = rbag_storage::open(path).unwrap_or_else(|e| panic!("opening {}: {e}", path.display()));
+    let v = r
+        .messages(&Filter::default())
+        .unwrap()
+        .map(|m| {
+            let m = m.unwrap();
+            (r.connection(m.connection).unwrap().topic.clone(), m.log_time, m.data.to_vec())
+        })
+        .collect();
+    v
+}
+
+/// The payloads of `topic` as strings (std_msgs/String: a u32 length, then the text).
+fn strings_of(msgs: &[(String, u64, Vec<u8>)], topic: &str) -> Vec<String> {
+    msgs.iter()
+        .filter(|(t, _, _)| t == topic)
+        .map(|(_, _, d)| {
+            let n = u32::from_le_bytes(d[..4].try_into().unwrap()) as usize;
+            assert_eq!(n + 4, d.len(), "a std_msgs/String frame on {topic}");
+            String::from_utf8(d[4..].to_vec()).unwrap()
+        })
+        .collect()
+}
+
+/// `record_talker.py`'s text for tick `i` on `topic` with `pad` x's.
+fn talk(topic: &str, i: usize, pad: usize) -> String {
+    format!("{topic} {i} {}", "x".repeat(pad))
+}
+
+fn rbag_info(env: &Ros1Env, path: &Path) -> String {
+    let mut c = rbag(env);
+    c.arg("info").arg(path);
+    let (ok, out, err) = env.run(c, LONG);
+    assert!(ok, "rbag info {} failed: {err}\n{out}", path.display());
+    out
+}
+
+fn files_in(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(&pred))
+        .collect();
+    v.sort();
+    v
+}
+
+fn no_panic(log: &str) {
+    assert!(!log.contains("panicked"), "rbag panicked:\n{log}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Side by side with rosbag record
+// ---------------------------------------------------------------------------------------------
+
+/// rbag and Debian's C++ recorder record the same graph at the same time: several types, a
+/// latched topic published before either starts, and a topic that appears late. Per topic,
+/// both bags hold exactly what rospy published, in order; rbag's connection headers carry what
+/// the publishers sent; Debian's `rosbag info` and genpy read rbag's bag.
+#[test]
+fn records_the_same_bytes_as_rosbag_record() {
+    const T: &str = "records_the_same_bytes_as_rosbag_record";
+    let Some(mut env) = Ros1Env::new(T) else { return };
+    if rbag_testkit::rosbag_python(T).is_none() {
+        return;
+    }
+    env.start_rosmaster();
+    let dir = env.home.path().to_path_buf();
+    let (main_json, late_json) = (dir.join("main.json"), dir.join("late.json"));
+    let (a, b) = (dir.join("A.bag"), dir.join("B.bag"));
+    let all = ["pub", "late", "rbag", "rosbag"];
+
+    // The latched message goes out before either recorder runs.
+    let publisher = python(&env, "record_pub.py", &[&main_json, &"main", &"150", &"50", &"2"]);
+    env.spawn("pub", publisher);
+    wait_for(&env, "pub", "READY", &all);
+
+    let rbag_rec = record(&env, &[&"-a", &"-O", &a]);
+    let rosbag_rec = rosbag_record(&env, &[&"-a", &"-O", &b]);
+    env.spawn("rbag", rbag_rec);
+    env.spawn("rosbag", rosbag_rec);
+    // The publisher starts its counted messages once both recorders hold a connection.
+    wait_for(&env, "pub", "DONE", &all);
+
+    // A topic that appears while both are recording.
+    let late = python(&env, "record_pub.py", &[&late_json, &"late", &"40", &"20", &"2"]);
+    env.spawn("late", late);
+    wait_for(&env, "late", "DONE", &all);
+    // Loopback delivers in well under this; it only covers a loaded machine.
+    std::thread::sleep(Duration::from_secs(3));
+
+    let st_rbag = interrupt(&mut env, "rbag", &all);
+    let st_rosbag = interrupt(&mut env, "rosbag", &all);
+    let rbag_log = env.log("rbag");
+    no_panic(&rbag_log);
+    assert_eq!(st_rbag.code(), Some(0), "rbag record exit status\n{}", logs(&env, &all));
+    assert!(a.exists() && !dir.join("A.bag.active").exists(), "A.bag closed\n{rbag_log}");
+    assert!(b.exists(), "rosbag record wrote B.bag (status {st_rosbag:?})\n{}", env.log("rosbag"));
+
+    let mut truth: BTreeMap<String, Vec<String>> = serde_json::from_str(&std::fs::read_to_string(&main_json).unwrap()).unwrap();
+    let late_truth: BTreeMap<String, Vec<String>> = serde_json::from_str(&std::fs::read_to_string(&late_json).unwrap()).unwrap();
+    truth.extend(late_truth);
+    assert_eq!(truth.keys().collect::<Vec<_>>(), ["/chatter", "/imu", "/latched", "/late", "/pose"]);
+    assert_eq!(truth["/chatter"].len(), 150);
+    assert_eq!(truth["/late"].len(), 40);
+
+    let ja = read_with_rosbag(&env, &a);
+    let jb = read_with_rosbag(&env, &b);
+    let (ma, mb) = (rosbag_msgs(&ja), rosbag_msgs(&jb));
+    for (topic, want) in &truth {
+        let got_b = mb.get(topic).cloned().unwrap_or_default();
+        assert_eq!(&got_b, want, "rosbag record's {topic} differs from what was published (the oracle itself)");
+        let got_a = ma.get(topic).cloned().unwrap_or_default();
+        assert_eq!(got_a.len(), want.len(), "rbag's {topic}: {} of {} messages\n{rbag_log}", got_a.len(), want.len());
+        assert_eq!(&got_a, want, "rbag's {topic}: same bytes in the same order as published and as rosbag record");
+    }
+    assert_eq!(ma.keys().collect::<Vec<_>>(), mb.keys().collect::<Vec<_>>(), "the same topics in both bags");
+
+    // Connection headers: what the publisher replied, as rosbag record stores it.
+    for topic in truth.keys() {
+        let (ca, cb) = (rosbag_conn(&ja, topic), rosbag_conn(&jb, topic));
+        for key in ["topic", "type", "md5sum", "message_definition", "callerid", "latching"] {
+            assert!(ca.contains_key(key), "rbag's {topic} connection lacks {key}: {ca:?}");
+            assert_eq!(ca.get(key), cb.get(key), "{topic} connection field {key}");
+        }
+        let latching = if topic == "/latched" { "1" } else { "0" };
+        assert_eq!(ca["latching"], latching, "{topic} latching");
+        let caller = if topic == "/late" { "/record_pub_late" } else { "/record_pub_main" };
+        assert_eq!(ca["callerid"], caller);
+        assert!(!ca["message_definition"].as_str().unwrap().is_empty());
+    }
+    assert_eq!(rosbag_conn(&ja, "/chatter")["md5sum"], STRING_MD5);
+    assert_eq!(rosbag_conn(&ja, "/imu")["type"], "sensor_msgs/Imu");
+    assert_eq!(rosbag_conn(&ja, "/pose")["type"], "geometry_msgs/PoseStamped");
+    assert_eq!(rosbag_conn(&ja, "/late")["type"], "nav_msgs/Odometry");
+
+    // genpy deserialises every message of rbag's bag, and re-serialises it to the same bytes.
+    let total: usize = ja["msgs"].as_object().unwrap().values().map(|l| l.as_array().unwrap().len()).sum();
+    assert_eq!(ja["decoded"].as_u64(), Some(total as u64), "genpy read every message");
+    assert_eq!(ja["roundtrip_errors"].as_array().unwrap().len(), 0, "{}", ja["roundtrip_errors"]);
+
+    // Debian's rosbag info reads rbag's bag.
+    let mut info = env.command("/usr/bin/rosbag");
+    info.arg("info").arg(&a);
+    let (ok, out, err) = env.run(info, LONG);
+    assert!(ok, "rosbag info A.bag: {err}\n{out}");
+    for (topic, ty) in [
+        ("/chatter", "std_msgs/String"),
+        ("/imu", "sensor_msgs/Imu"),
+        ("/pose", "geometry_msgs/PoseStamped"),
+        ("/late", "nav_msgs/Odometry"),
+        ("/latched", "std_msgs/String"),
+    ] {
+        let line = out.lines().find(|l| l.contains(&format!("{topic} "))).unwrap_or_else(|| panic!("rosbag info lists {topic}:\n{out}"));
+        assert!(line.contains(ty), "{line}");
+    }
+    let rbag_out = rbag_info(&env, &a);
+    assert!(rbag_out.contains("/late"), "{rbag_out}");
+}
