@@ -528,3 +528,35 @@ fn publisher_closing_between_frames_is_a_clean_end() {
     assert!(link.next_message().unwrap().is_none());
     let _ = h.join();
 }
+
+/// Loopback throughput of one publisher to one subscriber (`--ignored --nocapture` to see it).
+#[test]
+#[ignore = "a measurement, not a check"]
+fn throughput_report() {
+    for (size, count) in [(1usize << 20, 2000usize), (1 << 10, 200_000), (64, 500_000)] {
+        let server = TcprosServer::bind("127.0.0.1").unwrap();
+        let tp = server.advertise(publication("/tp", false, count)).unwrap();
+        let mut link = connect(&addr(&server), &request("/tp", "*", "*"), &Limits::default(), T).unwrap();
+        assert!(tp.wait_for_subscribers(1, T));
+        let msg = Bytes::from(vec![7u8; size]);
+        let reader = std::thread::spawn(move || {
+            let mut n = 0;
+            while n < count {
+                link.next_message().unwrap().unwrap();
+                n += 1;
+            }
+        });
+        let start = Instant::now();
+        for _ in 0..count {
+            tp.publish(msg.clone());
+        }
+        reader.join().unwrap();
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "{size} B x {count}: {:.0} msg/s, {:.0} MB/s, dropped {}",
+            count as f64 / secs,
+            (size * count) as f64 / secs / 1e6,
+            tp.dropped()
+        );
+    }
+}
