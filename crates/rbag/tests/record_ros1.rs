@@ -411,3 +411,106 @@ fn sigkill_loses_at_most_the_open_chunk_after_reindex() {
         assert_eq!(v["decoded"].as_u64(), Some(msgs.len() as u64), "genpy reads the repaired bag");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 3. Bad peers
+// ---------------------------------------------------------------------------------------------
+
+/// Lines `TAG rest…` of a peer's log.
+fn tagged<'a>(log: &'a str, tag: &str) -> Vec<&'a str> {
+    log.lines().filter_map(|l| l.strip_prefix(tag).and_then(|r| r.strip_prefix(' '))).collect()
+}
+
+/// A publisher that sends a garbage header, ASCII noise, a huge frame length, a torn frame, an
+/// `error=` refusal, a header without md5sum/definition, or a wrong MD5 (`record_bad_pub.py`):
+/// each is logged naming its topic and dropped, /chatter from a good rospy talker is recorded
+/// in full, every good frame the bad peer completed is in the bag, and rbag never panics.
+#[test]
+fn bad_publishers_are_logged_and_dropped_while_recording_goes_on() {
+    const T: &str = "bad_publishers_are_logged_and_dropped_while_recording_goes_on";
+    let Some(mut env) = Ros1Env::new(T) else { return };
+    env.start_rosmaster();
+    let dir = env.home.path().to_path_buf();
+    let all = ["bad", "talker", "rbag"];
+    env.spawn("bad", python(&env, "record_bad_pub.py", &[]));
+    wait_for(&env, "bad", "READY", &all);
+    let rec = record(&env, &[&"-a", &"--tcpnodelay", &"-O", &"bad.bag"]);
+    env.spawn("rbag", rec);
+    const N: usize = 100;
+    let talker = python(&env, "record_talker.py", &[&"/chatter", &N.to_string(), &"50", &"1"]);
+    env.spawn("talker", talker);
+    wait_for(&env, "talker", "DONE", &all);
+
+    // Every bad topic has been tried and logged; the torn-frame peer at least twice (rbag
+    // reconnects to a publisher that is still listed).
+    let bad_topics = ["/bad_garbage", "/bad_noise", "/bad_huge", "/bad_midframe", "/bad_refuse", "/bad_nodef", "/bad_wrongmd5"];
+    let logged = |log: &str, topic: &str| log.lines().any(|l| l.contains("warning") && l.contains(topic));
+    let ok = wait_until("rbag's warnings about each bad topic", LONG, || {
+        let log = env.log("rbag");
+        ["/bad_garbage", "/bad_noise", "/bad_huge", "/bad_midframe", "/bad_refuse", "/bad_nodef"].iter().all(|t| logged(&log, t))
+            && tagged(&env.log("bad"), "SENT").iter().filter(|l| l.starts_with("/bad_midframe")).count() >= 2
+            && tagged(&env.log("bad"), "SENT").iter().filter(|l| !l.starts_with("/bad_midframe")).count() >= 6
+    });
+    assert!(ok, "{}", logs(&env, &all));
+
+    // The bad peer dies; what it completed has arrived long before the recorder stops.
+    env.kill("bad");
+    std::thread::sleep(Duration::from_secs(2));
+    let st = interrupt(&mut env, "rbag", &all);
+    let log = env.log("rbag");
+    let bad_log = env.log("bad");
+    no_panic(&log);
+    assert!(matches!(st.code(), Some(0) | Some(3)), "exit status {st:?}\n{log}");
+
+    let bag = dir.join("bad.bag");
+    let msgs = read_all(&bag);
+    // The good talker: all of it, in order.
+    let chatter = strings_of(&msgs, "/chatter");
+    assert_eq!(chatter, (0..N).map(|i| talk("/chatter", i, 0)).collect::<Vec<_>>(), "/chatter complete\n{log}");
+
+    // Every good frame the bad peer finished sending is in the bag, in order, and nothing else.
+    let sent = tagged(&bad_log, "SENT");
+    for topic in ["/bad_midframe", "/bad_nodef", "/bad_wrongmd5"] {
+        let want: Vec<String> = sent.iter().filter_map(|l| l.strip_prefix(topic).map(|h| h.trim().to_string())).collect();
+        let got: Vec<String> = msgs.iter().filter(|(t, _, _)| t == topic).map(|(_, _, d)| hex(d)).collect();
+        assert!(!want.is_empty(), "{topic}: the peer sent good frames\n{bad_log}");
+        assert_eq!(got, want, "{topic}: the bag holds exactly the complete frames, in order\n{log}");
+    }
+    for topic in ["/bad_garbage", "/bad_noise", "/bad_huge", "/bad_refuse"] {
+        assert!(msgs.iter().all(|(t, _, _)| t != topic), "{topic} has no messages");
+        assert!(logged(&log, topic), "a warning names {topic}\n{log}");
+    }
+    // A refusal is final (as roscpp): one connection, no retries.
+    let subheaders = tagged(&bad_log, "SUBHEADER");
+    let refused = subheaders.iter().filter(|h| h.contains("\"topic\": \"/bad_refuse\"")).count();
+    assert_eq!(refused, 1, "rbag does not retry a publisher that refused it\n{bad_log}");
+    // rbag subscribes like rosbag record: type=* md5sum=*, and --tcpnodelay asks for it.
+    for h in &subheaders {
+        let h: BTreeMap<String, String> = serde_json::from_str(h).unwrap();
+        assert_eq!(h.get("md5sum").map(String::as_str), Some("*"), "{h:?}");
+        assert_eq!(h.get("type").map(String::as_str), Some("*"), "{h:?}");
+        assert_eq!(h.get("tcp_nodelay").map(String::as_str), Some("1"), "--tcpnodelay: {h:?}");
+        assert!(h.get("callerid").is_some_and(|c| c.starts_with("/rbag_record_")), "{h:?}");
+    }
+
+    // The bag stores what the publisher claims: a wrong MD5 is kept; a missing one and the
+    // missing definition are filled from the bundled std_msgs/String, with a warning.
+    let r = rbag_storage::open(&bag).unwrap();
+    let conn = |topic: &str| r.connections().iter().find(|c| c.topic == topic).cloned().unwrap_or_else(|| panic!("a {topic} connection"));
+    let wrong = conn("/bad_wrongmd5");
+    assert_eq!(wrong.metadata["md5sum"], "0123456789abcdef0123456789abcdef");
+    assert_eq!(wrong.message_type, "std_msgs/String");
+    assert_eq!(wrong.definition, "string data\n");
+    let nodef = conn("/bad_nodef");
+    assert_eq!(nodef.metadata["md5sum"], STRING_MD5);
+    assert!(nodef.definition.contains("string data"), "{nodef:?}");
+    let info = rbag_info(&env, &bag);
+    assert!(info.contains("/chatter") && info.contains("/bad_wrongmd5"), "{info}");
+    for t in bad_topics {
+        assert!(log.contains(t), "rbag's log names {t}");
+    }
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
