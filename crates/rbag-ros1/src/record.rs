@@ -25,6 +25,7 @@ pub type Log = Arc<dyn Fn(String) + Send + Sync>;
 
 /// What to record and how to subscribe.
 pub struct RecordSpec {
+    /// With resolved names (`/ns/chatter`, remaps applied).
     pub selection: TopicSelection,
     /// `--node`: also every topic this node subscribes to.
     pub node: Option<String>,
@@ -58,17 +59,23 @@ pub struct Recording {
     log: Log,
     links: Arc<Mutex<HashMap<u64, ConnKey>>>,
     done: Mutex<BTreeSet<String>>,
+    /// Every topic this recording has subscribed to.
+    subscribed: Mutex<BTreeSet<String>>,
 }
 
 impl Recording {
     pub fn new(node: Node, spec: RecordSpec, queue: Arc<RecordQueue>, hook: ConnectionHook, log: Log) -> Recording {
-        Recording { node, spec, queue, hook, log, links: Arc::default(), done: Mutex::default() }
+        Recording { node, spec, queue, hook, log, links: Arc::default(), done: Mutex::default(), subscribed: Mutex::default() }
     }
 
     /// Topics to subscribe to now: the explicit ones, and those the master lists that the
-    /// selection (or `--node`) takes.
+    /// selection (or `--node`) takes. `-x` only removes discovered topics: named ones are
+    /// always recorded, as rosbag subscribes to them directly.
     fn wanted(&self) -> Result<BTreeSet<String>, MasterError> {
-        let mut topics: BTreeSet<String> = self.spec.selection.explicit_topics().map(|t| self.node.config().resolve(t)).collect();
+        // Already resolved and remapped (see `TopicSelection`): remapping twice would chain
+        // `a:=b b:=c`, which ROS does not.
+        let explicit: BTreeSet<String> = self.spec.selection.explicit_topics().map(str::to_string).collect();
+        let mut topics = BTreeSet::new();
         if !self.spec.selection.is_explicit_only() {
             for (topic, _) in self.node.master().published_topics()? {
                 if self.spec.selection.matches(&topic) {
@@ -85,6 +92,7 @@ impl Recording {
             }
         }
         topics.retain(|t| !self.spec.selection.excluded(t));
+        topics.extend(explicit);
         Ok(topics)
     }
 
@@ -97,6 +105,7 @@ impl Recording {
             }
             let handler = self.handler(&topic);
             self.node.subscribe(&topic, "*", self.spec.tcp_nodelay, handler)?;
+            self.subscribed.lock().unwrap_or_else(|p| p.into_inner()).insert(topic.clone());
             new.push(topic);
         }
         Ok(new)
@@ -106,6 +115,14 @@ impl Recording {
     pub fn finish_topic(&self, topic: &str) {
         self.done.lock().unwrap_or_else(|p| p.into_inner()).insert(topic.to_string());
         self.node.unsubscribe(topic);
+    }
+
+    /// Whether every topic subscribed so far, and every named topic (even one no publisher
+    /// has offered yet), is finished: rosbag's `-l` stops then (`num_subscribers_ == 0`).
+    pub fn all_finished(&self) -> bool {
+        let done = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        let subscribed = self.subscribed.lock().unwrap_or_else(|p| p.into_inner());
+        self.spec.selection.explicit_topics().all(|t| done.contains(t)) && subscribed.iter().all(|t| done.contains(t))
     }
 
     fn handler(&self, topic: &str) -> Arc<dyn Fn(SubEvent) + Send + Sync> {

@@ -514,3 +514,105 @@ fn bad_publishers_are_logged_and_dropped_while_recording_goes_on() {
 fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+// ---------------------------------------------------------------------------------------------
+// 4. Flags end to end
+// ---------------------------------------------------------------------------------------------
+
+/// The tick numbers of `record_talker.py` messages on `topic`, checked to be consecutive (none
+/// lost, none repeated, in order).
+fn ticks(msgs: &[(String, u64, Vec<u8>)], topic: &str) -> Vec<usize> {
+    let v: Vec<usize> = strings_of(msgs, topic)
+        .iter()
+        .map(|s| s.strip_prefix(topic).and_then(|r| r.trim().split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{s:?}")))
+        .collect();
+    for w in v.windows(2) {
+        assert_eq!(w[1], w[0] + 1, "{topic}: consecutive ticks {v:?}");
+    }
+    v
+}
+
+fn topics_of(msgs: &[(String, u64, Vec<u8>)]) -> BTreeSet<String> {
+    msgs.iter().map(|(t, _, _)| t.clone()).filter(|t| !infrastructure(t)).collect()
+}
+
+fn set(v: &[&str]) -> BTreeSet<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Topic selection and self-stopping, several recorders on one graph: `-e` with `-x` and a
+/// `__name:=` remap; explicit topics (one through a `chatter:=` remap) with `-l`, `-q`, `-b 0`
+/// and a `-x` that explicit names override; `--node` with `--duration`; and `-l` over an
+/// explicit topic that only appears after the others have their N messages.
+#[test]
+fn selects_topics_and_stops_by_itself() {
+    const T: &str = "selects_topics_and_stops_by_itself";
+    let Some(mut env) = Ros1Env::new(T) else { return };
+    env.start_rosmaster();
+    let dir = env.home.path().to_path_buf();
+    let all = ["talker", "listener", "sel", "lim", "node", "limlate", "talker2"];
+    env.spawn("talker", python(&env, "record_talker.py", &[&"/foo/x,/foo/y,/foo/skip,/bar", &"0", &"20", &"0"]));
+    env.spawn("listener", python(&env, "record_listener.py", &[&"listener", &"/foo/y,/bar"]));
+    wait_for(&env, "talker", "SUBSCRIBED", &all);
+    wait_for(&env, "listener", "READY", &all);
+    wait_subscribed(&env, "/bar", "/listener", &all);
+
+    let sel = record(&env, &[&"-e", &"/foo/.*", &"-x", &"/foo/skip", &"-O", &"sel.bag", &"__name:=myrec"]);
+    let lim = record(&env, &[&"-l", &"5", &"-q", &"-b", &"0", &"-x", &"/bar", &"/bar", &"chatter", &"chatter:=/foo/x", &"-O", &"lim.bag"]);
+    let node = record(&env, &[&"--node", &"/listener", &"--duration", &"2", &"-O", &"node.bag"]);
+    let limlate = record(&env, &[&"-l", &"3", &"/bar", &"/appears_later", &"-O", &"limlate.bag"]);
+    env.spawn("sel", sel);
+    env.spawn("lim", lim);
+    env.spawn("node", node);
+    env.spawn("limlate", limlate);
+
+    // -l and --duration end the recording by themselves.
+    for name in ["lim", "node"] {
+        let st = env.wait_exit(name, LONG).unwrap_or_else(|| panic!("{name} did not stop by itself\n{}", logs(&env, &all)));
+        assert_eq!(st.code(), Some(0), "{name}\n{}", env.log(name));
+        no_panic(&env.log(name));
+    }
+    let lim_msgs = read_all(&dir.join("lim.bag"));
+    assert_eq!(topics_of(&lim_msgs), set(&["/bar", "/foo/x"]), "explicit topics (chatter remapped to /foo/x); -x does not remove named ones");
+    for t in ["/bar", "/foo/x"] {
+        assert_eq!(ticks(&lim_msgs, t).len(), 5, "-l 5 on {t}");
+    }
+    let lim_log = env.log("lim");
+    assert!(!lim_log.contains("Subscribing") && !lim_log.contains("Recording to"), "-q prints no progress:\n{lim_log}");
+
+    let node_msgs = read_all(&dir.join("node.bag"));
+    assert_eq!(topics_of(&node_msgs), set(&["/bar", "/foo/y"]), "--node /listener: what it subscribes to");
+    for t in ["/bar", "/foo/y"] {
+        assert!(!ticks(&node_msgs, t).is_empty());
+    }
+    let times: Vec<u64> = node_msgs.iter().map(|m| m.1).collect();
+    let span = times.iter().max().unwrap() - times.iter().min().unwrap();
+    assert!(span <= 2_000_000_000, "--duration 2 keeps at most 2 s of messages, got {span} ns");
+
+    // -l with an explicit topic that has no publisher yet: rosbag keeps recording until every
+    // named topic has its N messages.
+    assert!(env.wait_exit("limlate", Duration::from_secs(2)).is_none(), "-l 3 stopped before /appears_later had any message\n{}", env.log("limlate"));
+    env.spawn("talker2", python(&env, "record_talker.py", &[&"/appears_later", &"0", &"20", &"1"]));
+    let st = env.wait_exit("limlate", LONG).unwrap_or_else(|| panic!("limlate did not stop by itself\n{}", logs(&env, &all)));
+    assert_eq!(st.code(), Some(0), "{}", env.log("limlate"));
+    let late_msgs = read_all(&dir.join("limlate.bag"));
+    assert_eq!(topics_of(&late_msgs), set(&["/bar", "/appears_later"]));
+    assert_eq!(ticks(&late_msgs, "/bar").len(), 3);
+    assert_eq!(ticks(&late_msgs, "/appears_later").len(), 3);
+
+    // __name:=myrec names the node in the graph.
+    wait_subscribed(&env, "/foo/x", "/myrec", &all);
+    let mut rosnode = env.command("/usr/bin/rosnode");
+    rosnode.arg("list");
+    let (ok, out, err) = env.run(rosnode, LONG);
+    assert!(ok && out.lines().any(|l| l.trim() == "/myrec"), "rosnode list shows /myrec: {out}{err}");
+    let subs: BTreeSet<String> = ["/foo/x", "/foo/y", "/foo/skip", "/bar"].iter().filter(|t| subscribers(&env, t).contains(&"/myrec".to_string())).map(|t| t.to_string()).collect();
+    assert_eq!(subs, set(&["/foo/x", "/foo/y"]), "-e /foo/.* -x /foo/skip");
+    std::thread::sleep(Duration::from_secs(1));
+    let st = interrupt(&mut env, "sel", &all);
+    assert_eq!(st.code(), Some(0));
+    let sel_msgs = read_all(&dir.join("sel.bag"));
+    assert_eq!(topics_of(&sel_msgs), set(&["/foo/x", "/foo/y"]));
+    ticks(&sel_msgs, "/foo/x");
+    ticks(&sel_msgs, "/foo/y");
+}

@@ -88,9 +88,9 @@ fn selection(args: &Args, topics: &[String], resolve: impl Fn(&str) -> String) -
 
 /// What the writer thread tells this one.
 enum FromWriter {
-    /// A topic has its `-l` messages: unsubscribe it.
+    /// A topic has its `-l` messages: unsubscribe it (and stop when no topic is left).
     TopicDone(String),
-    /// Recording ended on its own (all limits, size, duration, disk).
+    /// Recording ended on its own (size, duration, disk).
     Stop,
     /// A file was opened (for `-p`).
     Opened(PathBuf),
@@ -153,10 +153,12 @@ fn writer(
                     Queued::Message { key, .. } | Queued::Connection { key, .. } => *key,
                 };
                 match rec.apply(item)? {
-                    Some(WriteOutcome::LimitReached) => {
+                    // "All" means all topics with a connection so far: a named topic with no
+                    // publisher yet still counts, so the main thread decides (as rosbag does).
+                    Some(WriteOutcome::LimitReached) | Some(WriteOutcome::AllLimitsReached) => {
                         let _ = to_main.send(FromWriter::TopicDone(topics.get(&key).cloned().unwrap_or_default()));
                     }
-                    Some(WriteOutcome::AllLimitsReached) | Some(WriteOutcome::Stopped(_)) => {
+                    Some(WriteOutcome::Stopped(_)) => {
                         let _ = to_main.send(FromWriter::Stop);
                     }
                     _ => {}
@@ -291,7 +293,12 @@ pub fn run(args: Args) -> Result<Outcome> {
             }
         }
         match from_writer.recv_timeout(Duration::from_millis(50)) {
-            Ok(FromWriter::TopicDone(t)) => recording.finish_topic(&t),
+            Ok(FromWriter::TopicDone(t)) => {
+                recording.finish_topic(&t);
+                if recording.all_finished() {
+                    break;
+                }
+            }
             Ok(FromWriter::Stop) => break,
             Ok(FromWriter::Opened(p)) => {
                 if let Some(pb) = &begin_write {
