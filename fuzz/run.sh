@@ -5,7 +5,7 @@
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode or ros1_decode}
+target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode, ros1_decode, xmlrpc_parse or tcpros_header}
 secs=${2:-600}
 shift 2 || true
 bags=${RBAG_BAGS:-$(pwd)/../../shared/corpus/ros1}
@@ -38,6 +38,16 @@ elif [ "$target" = cdr_decode ] || [ "$target" = ros1_decode ]; then
     cargo run --quiet --release --example make_codec_seeds -- corpus "$(dirname "$bags")"
     maxlen=8192
     dict=codec.dict
+elif [ "$target" = xmlrpc_parse ]; then
+    # Bodies captured from real rospy/roscpp/rosmaster traffic.
+    for f in ../crates/rbag-ros1/tests/fixtures/xmlrpc/*.xml; do
+        [ -f "$f" ] && cp -f "$f" corpus/xmlrpc_parse/real-"$(basename "$f")"
+    done
+    maxlen=16384
+    dict=xmlrpc.dict
+elif [ "$target" = tcpros_header ]; then
+    # Connection headers and first frames: the bags' connection records hold the same fields.
+    maxlen=16384
 elif [ "$target" = ros1_bag ]; then
     for b in "$bags"/*.bag "$bags"/*.bag.active; do
         [ -f "$b" ] && cp -f "$b" corpus/ros1_bag/real-"$(basename "$b")"
