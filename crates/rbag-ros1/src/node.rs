@@ -79,6 +79,8 @@ pub struct Inner {
     next_link: AtomicU64,
     closing: AtomicBool,
     shutdown: (Mutex<Option<String>>, Condvar),
+    /// The slave API server, stopped by [`Node::shutdown`].
+    server: Mutex<Option<xmlrpc::Server>>,
 }
 
 /// A node in a ROS 1 graph. Dropping it does not unregister: call [`Node::shutdown`].
@@ -123,12 +125,11 @@ impl Node {
             next_link: AtomicU64::new(1),
             closing: AtomicBool::new(false),
             shutdown: (Mutex::new(None), Condvar::new()),
+            server: Mutex::new(None),
         });
         let handler = Arc::new(SlaveHandler(inner.clone()));
-        std::thread::Builder::new()
-            .name("ros1-slave".into())
-            .spawn(move || xmlrpc::serve(listener, handler))
-            .map_err(|e| NodeError::Bind { host: bind_host, source: e })?;
+        let server = xmlrpc::Server::start(listener, handler).map_err(|e| NodeError::Bind { host: bind_host, source: e })?;
+        *inner.server.lock().unwrap_or_else(|p| p.into_inner()) = Some(server);
         Ok(Node { inner })
     }
 
@@ -234,6 +235,9 @@ impl Node {
             inner.tcpros.unadvertise(topic);
         }
         inner.tcpros.shutdown();
+        if let Some(server) = inner.server.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            server.shutdown();
+        }
     }
 }
 
