@@ -29,36 +29,74 @@ pub fn validate(name: &str) -> Result<(), NameError> {
     Ok(())
 }
 
-/// Joins parts with single slashes, with a leading slash and none trailing.
-fn canonical(name: &str) -> String {
-    let mut out = String::from("/");
-    for part in name.split('/').filter(|p| !p.is_empty()) {
-        if out.len() > 1 {
-            out.push('/');
-        }
-        out.push_str(part);
+/// `/a//b/` → `/a/b`; relative names stay relative; `""` and `"/"` are kept.
+pub fn canonicalize(name: &str) -> String {
+    if name.is_empty() || name == "/" {
+        return name.to_string();
     }
-    out
-}
-
-/// The namespace a node lives in: `/a/b/node` → `/a/b`.
-pub fn namespace_of(node: &str) -> String {
-    let node = canonical(node);
-    match node.rfind('/') {
-        Some(0) | None => "/".into(),
-        Some(i) => node[..i].to_string(),
-    }
-}
-
-/// Resolves `name` for a node: `/abs` stays, `~priv` goes under the node, anything else under
-/// the namespace.
-pub fn resolve(name: &str, namespace: &str, node: &str) -> String {
+    let joined = name.split('/').filter(|s| !s.is_empty()).collect::<Vec<_>>().join("/");
     if name.starts_with('/') {
-        canonical(name)
-    } else if let Some(private) = name.strip_prefix('~') {
-        canonical(&format!("{node}/{private}"))
+        format!("/{joined}")
     } else {
-        canonical(&format!("{namespace}/{name}"))
+        joined
+    }
+}
+
+/// The namespace of a name, with a trailing slash: `/wg/node1` → `/wg/`, `/node` → `/`.
+pub fn namespace(name: &str) -> String {
+    let name = name.strip_suffix('/').unwrap_or(name);
+    match name.rfind('/') {
+        Some(i) if i > 0 => name[..=i].to_string(),
+        _ => "/".to_string(),
+    }
+}
+
+/// Joins a namespace and a name; a global (`/x`) or private (`~x`) name is returned unjoined.
+pub fn ns_join(ns: &str, name: &str) -> String {
+    if name.starts_with('~') || name.starts_with('/') {
+        return name.to_string();
+    }
+    if ns == "~" {
+        return format!("~{name}");
+    }
+    if ns.is_empty() {
+        return name.to_string();
+    }
+    if ns.ends_with('/') {
+        format!("{ns}{name}")
+    } else {
+        format!("{ns}/{name}")
+    }
+}
+
+/// Resolves `name` as the master does for the node `caller` (no remapping): `/abs` stays, `~priv` → `caller/priv`,
+/// `rel` → `namespace(caller)/rel`. An empty name is the caller's namespace.
+pub fn resolve_for(name: &str, caller: &str) -> String {
+    if name.is_empty() {
+        return namespace(caller);
+    }
+    let name = canonicalize(name);
+    if name.starts_with('/') {
+        name
+    } else if let Some(private) = name.strip_prefix('~') {
+        canonicalize(&format!("{caller}/{private}"))
+    } else {
+        format!("{}{name}", namespace(caller))
+    }
+}
+
+/// The non-empty segments of a name.
+pub fn segments(name: &str) -> impl Iterator<Item = &str> {
+    name.split('/').filter(|s| !s.is_empty())
+}
+
+/// Resolves `name` for a node in `namespace`: `/abs` stays, `~priv` goes under the node,
+/// anything else under the namespace.
+pub fn resolve(name: &str, namespace: &str, node: &str) -> String {
+    if name.starts_with('~') {
+        resolve_for(name, node)
+    } else {
+        canonicalize(&ns_join(&format!("{namespace}/"), name))
     }
 }
 
@@ -100,12 +138,12 @@ impl NodeConfig {
             }
         }
         let non_empty = |v: Option<String>| v.filter(|s| !s.is_empty());
-        let namespace = canonical(
+        let namespace = canonicalize(
             &special.get("__ns").cloned().or_else(|| non_empty(env("ROS_NAMESPACE"))).unwrap_or_else(|| "/".into()),
         );
         let base = special.get("__name").cloned().unwrap_or_else(|| default_name.to_string());
         validate(&base)?;
-        let name = if base.starts_with('/') { canonical(&base) } else { canonical(&format!("{namespace}/{base}")) };
+        let name = canonicalize(&ns_join(&format!("{namespace}/"), &base));
         let master_uri = special
             .get("__master")
             .cloned()
@@ -154,13 +192,36 @@ mod tests {
     }
 
     #[test]
+    fn as_rosgraph_names_does() {
+        assert_eq!(canonicalize("/a//b/"), "/a/b");
+        assert_eq!(canonicalize("a//b/"), "a/b");
+        assert_eq!(canonicalize("/"), "/");
+        assert_eq!(namespace("/wg/node1"), "/wg/");
+        assert_eq!(namespace("/node"), "/");
+        assert_eq!(namespace("/wg/"), "/");
+        assert_eq!(namespace("node"), "/");
+        assert_eq!(namespace(""), "/");
+        assert_eq!(ns_join("/a", "b"), "/a/b");
+        assert_eq!(ns_join("/a/", "b"), "/a/b");
+        assert_eq!(ns_join("/a", "/b"), "/b");
+        assert_eq!(ns_join("/a", "~b"), "~b");
+        assert_eq!(ns_join("~", "b"), "~b");
+        assert_eq!(resolve_for("/foo/", "/ns/node"), "/foo");
+        assert_eq!(resolve_for("foo", "/ns/node"), "/ns/foo");
+        assert_eq!(resolve_for("foo/bar", "/node"), "/foo/bar");
+        assert_eq!(resolve_for("~priv", "/ns/node"), "/ns/node/priv");
+        assert_eq!(resolve_for("~", "/ns/node"), "/ns/node");
+        assert_eq!(resolve_for("", "/ns/node"), "/ns/");
+        assert_eq!(resolve_for("/", "/ns/node"), "/");
+        assert_eq!(resolve_for("x", "rosparam-1"), "/x");
+    }
+
+    #[test]
     fn resolution_follows_roscpp() {
         assert_eq!(resolve("/a//b/", "/ns", "/ns/node"), "/a/b");
         assert_eq!(resolve("chatter", "/ns", "/ns/node"), "/ns/chatter");
         assert_eq!(resolve("~p", "/ns", "/ns/node"), "/ns/node/p");
         assert_eq!(resolve("chatter", "/", "/node"), "/chatter");
-        assert_eq!(namespace_of("/a/b/node"), "/a/b");
-        assert_eq!(namespace_of("/node"), "/");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use super::params::{updates, ParamTree, SetError};
 use super::registrations::{Kind, Registrations};
-use super::resolve::{canonicalize, resolve};
+use crate::names::{canonicalize, resolve_for as resolve};
 use crate::xmlrpc::Value;
 
 /// The caller id the master uses when it calls nodes.

@@ -12,7 +12,6 @@ mod api;
 mod notify;
 mod params;
 mod registrations;
-mod resolve;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};

@@ -1,7 +1,7 @@
 //! The parameter tree (rosmaster's `paramserver.py`): a nested dictionary whose namespaces are
 //! structs, and the rule that decides which `paramUpdate` notifications a change sends.
 
-use super::resolve::{canonicalize, ns_join, segments};
+use crate::names::{canonicalize, ns_join, segments};
 use crate::xmlrpc::Value;
 
 /// Why a parameter could not be set.
