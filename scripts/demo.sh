@@ -54,3 +54,21 @@ step "$rbag" info "$out/ros2_from_ros1"
 step "$rbag" convert "$out/ros2_from_ros1" -o "$out/back.bag"
 step "$rbag" echo "$out/back.bag" /robot_description
 step "$rbag" list
+
+# Live ROS 1 with no ROS installed: rbag record starts an embedded master (none runs on this
+# private port), rbag play publishes sample.bag into it over TCPROS, and SIGINT closes the
+# recording into an indexed bag. The same commands join a real roscore.
+export ROS_MASTER_URI="http://127.0.0.1:${RBAG_DEMO_MASTER_PORT:-11357}/" ROS_HOSTNAME=127.0.0.1
+rm -f "$out"/recorded*.bag*
+printf '\n\033[1m$ %s &\033[0m\n' "$rbag record --ros1 -a -o $out/recorded.bag -L 1"
+"$rbag" record --ros1 -a -o "$out/recorded.bag" -L 1 &
+rec=$!
+trap 'kill -INT $rec 2>/dev/null || true' EXIT
+sleep 2
+step "$rbag" play --ros1 "$out/sample.bag" --wait-for-subscribers -r 5 --topics /chatter /point
+sleep 1
+printf '\n$ kill -INT %s   # Ctrl-C on the recorder\n' "$rec"
+kill -INT "$rec"
+wait "$rec"
+trap - EXIT
+step "$rbag" info "$out/recorded.bag"
