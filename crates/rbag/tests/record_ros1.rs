@@ -616,3 +616,148 @@ fn selects_topics_and_stops_by_itself() {
     ticks(&sel_msgs, "/foo/x");
     ticks(&sel_msgs, "/foo/y");
 }
+
+/// `[(index, path)]` of `PREFIX_YYYY-MM-DD-HH-MM-SS_N.bag` files, by index.
+fn split_files(dir: &Path, prefix: &str) -> Vec<(usize, PathBuf)> {
+    let re = regex::Regex::new(&format!(r"^{prefix}_\d{{4}}-\d\d-\d\d-\d\d-\d\d-\d\d_(\d+)\.bag$")).unwrap();
+    let mut v: Vec<(usize, PathBuf)> = files_in(dir, |n| n.starts_with(prefix))
+        .into_iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap().to_string();
+            let caps = re.captures(&name).unwrap_or_else(|| panic!("{name} is not named {prefix}_DATE_N.bag"));
+            (caps[1].parse().unwrap(), p)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The split indexes `rostopic echo /begin_write` printed (`data: "pre_DATE_N.bag"`).
+fn echoed_splits(log: &str) -> Vec<usize> {
+    log.lines()
+        .filter_map(|l| l.strip_prefix("data: \"")?.strip_suffix(".bag\"")?.rsplit('_').next()?.parse().ok())
+        .collect()
+}
+
+/// Files, compression and storage: `--split --size` with `--max-splits`, `--lz4`,
+/// `--chunksize`, `--repeat-latched`, `--output-prefix` naming and `-p` (begin_write heard by
+/// rostopic echo); `-j` with `--size` stopping by itself and `-o` naming; `-s mcap`; `--force`.
+#[test]
+fn splits_compresses_names_and_publishes_begin_write() {
+    const T: &str = "splits_compresses_names_and_publishes_begin_write";
+    let Some(mut env) = Ros1Env::new(T) else { return };
+    env.start_rosmaster();
+    let dir = env.home.path().to_path_buf();
+    let all = ["blob", "map", "split", "bz", "mcap", "echo"];
+    env.spawn("blob", python(&env, "record_talker.py", &[&"/blob", &"0", &"50", &"0", &"r1000"]));
+    env.spawn("map", python(&env, "record_talker.py", &[&"/map", &"1", &"10", &"0", &"0", &"latch"]));
+    wait_for(&env, "blob", "SUBSCRIBED", &all);
+    wait_for(&env, "map", "DONE", &all);
+
+    let split = record(
+        &env,
+        &[&"/blob", &"/map", &"--split", &"--size", &"20KiB", &"--max-splits", &"2", &"--lz4", &"--chunksize", &"4", &"--repeat-latched", &"-p", &"--output-prefix", &"pre"],
+    );
+    let bz = record(&env, &[&"/blob", &"-j", &"--chunksize", &"16", &"-o", &"jay", &"--size", &"30KiB"]);
+    let mcap = record(&env, &[&"/blob", &"/map", &"-s", &"mcap", &"-o", &"m", &"--duration", &"3"]);
+    env.spawn("split", split);
+    env.spawn("bz", bz);
+    env.spawn("mcap", mcap);
+
+    // -p: begin_write carries each new file's name.
+    let ok = wait_until("rbag advertising /begin_write", LONG, || {
+        master(&env).system_state().is_ok_and(|s| s.publishers.iter().any(|(t, n)| t == "/begin_write" && n.iter().any(|n| n.starts_with("/rbag_record_"))))
+    });
+    assert!(ok, "{}", logs(&env, &all));
+    let mut echo = env.command("/usr/bin/rostopic");
+    echo.args(["echo", "/begin_write"]);
+    env.spawn("echo", echo);
+    wait_for(&env, "echo", "data: ", &all);
+    let first_heard = *echoed_splits(&env.log("echo")).first().unwrap();
+    let until = format!("_{}.bag", (first_heard + 2).max(3));
+    assert!(env.wait_log("split", &until, LONG), "split {until}\n{}", logs(&env, &all));
+
+    // -j --size: stops by itself at the size, as rosbag without --split.
+    let st = env.wait_exit("bz", LONG).unwrap_or_else(|| panic!("--size without --split did not stop\n{}", logs(&env, &all)));
+    assert_eq!(st.code(), Some(0), "{}", env.log("bz"));
+    let jay = dir.join("jay.bag");
+    let info = rbag_info(&env, &jay);
+    assert!(info.contains("compression:  bz2"), "{info}");
+    let jay_msgs = read_all(&jay);
+    assert!(ticks(&jay_msgs, "/blob").len() >= 20, "at least 30 KiB of 1 KB messages");
+    // Compressed files are measured on disk every 64 KiB written (rbag-transport's
+    // record/file.rs): the stop comes within that, the open chunk and the index.
+    let len = std::fs::metadata(&jay).unwrap().len();
+    assert!(len <= (30 + 64 + 16 + 16) << 10, "--size 30KiB stopped at {len} bytes");
+    let st = env.wait_exit("mcap", LONG).unwrap_or_else(|| panic!("--duration 3 did not stop\n{}", logs(&env, &all)));
+    assert_eq!(st.code(), Some(0), "{}", env.log("mcap"));
+
+    let st = interrupt(&mut env, "split", &all);
+    let log = env.log("split");
+    no_panic(&log);
+    assert_eq!(st.code(), Some(0), "{log}");
+    assert!(files_in(&dir, |n| n.ends_with(".active")).is_empty(), "no .active file left");
+    let splits = split_files(&dir, "pre");
+    let opened = log.matches("Recording to").count();
+    assert!(opened >= 4, "{log}");
+    assert_eq!(splits.len(), 3, "--max-splits 2: two closed splits and the last one\n{log}");
+    let indexes: Vec<usize> = splits.iter().map(|(i, _)| *i).collect();
+    assert_eq!(indexes, [opened - 3, opened - 2, opened - 1], "the newest splits are kept\n{log}");
+    let mut last_tick = None;
+    for (i, path) in &splits[..2] {
+        let len = std::fs::metadata(path).unwrap().len();
+        assert!(len <= (20 + 64 + 4 + 16) << 10, "--size 20KiB: split {i} has {len} bytes");
+    }
+    for (i, path) in &splits {
+        let info = rbag_info(&env, path);
+        assert!(info.contains("compression:  lz4"), "split {i}: {info}");
+        let msgs = read_all(path);
+        assert_eq!(strings_of(&msgs, "/map"), [talk("/map", 0, 0)], "--repeat-latched: /map opens split {i}");
+        assert_eq!(msgs[0].0, "/map", "the latched message comes first in split {i}");
+        let t = ticks(&msgs, "/blob");
+        if let Some(prev) = last_tick {
+            assert_eq!(t[0], prev + 1, "split {i} goes on where the previous one ended");
+        }
+        last_tick = t.last().copied();
+    }
+    // rostopic echo joined after a split opened: it hears every later one, by name.
+    let echoed = env.log("echo");
+    let heard = echoed_splits(&echoed);
+    assert_eq!(heard, (first_heard..first_heard + heard.len()).collect::<Vec<_>>(), "{echoed}");
+    assert!(heard.contains(&(opened - 2)), "begin_write for split {}: {echoed}", opened - 2);
+    let (i, p) = &splits[1];
+    let name = p.file_name().unwrap().to_str().unwrap();
+    assert!(echoed.contains(&format!("data: \"{name}\"")), "begin_write carries split {i}'s name: {echoed}");
+
+    // -s mcap: MCAP with ros1 messages, read by rbag info and rbag-storage.
+    let m = dir.join("m.mcap");
+    let info = rbag_info(&env, &m);
+    assert!(info.contains("mcap") && info.contains("/blob"), "{info}");
+    let r = rbag_storage::open(&m).unwrap();
+    for c in r.connections() {
+        assert_eq!(c.encoding, "ros1", "{c:?}");
+    }
+    let msgs = read_all(&m);
+    assert!(!ticks(&msgs, "/blob").is_empty());
+    assert_eq!(strings_of(&msgs, "/map"), [talk("/map", 0, 0)], "the latched /map");
+    let venv = rbag_testkit::repo_root().join(".peers/venv/bin/python");
+    if venv.exists() {
+        let script = "import sys, json\nfrom mcap.reader import make_reader\nr = make_reader(open(sys.argv[1], 'rb'))\nn = 0\nenc = set()\nfor schema, channel, message in r.iter_messages():\n    n += 1\n    enc.add((schema.encoding, channel.message_encoding))\nprint(json.dumps({'n': n, 'enc': sorted(enc)}))\n";
+        let mut c = Command::new(&venv);
+        c.args(["-c", script]).arg(&m);
+        let (ok, out, err) = env.run(c, LONG);
+        assert!(ok, "the mcap library reads m.mcap: {err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["n"].as_u64(), Some(msgs.len() as u64), "{out}");
+        assert_eq!(v["enc"], serde_json::json!([["ros1msg", "ros1"]]), "{out}");
+    }
+
+    // --force: an existing output is refused, then replaced.
+    std::fs::write(dir.join("existing.bag"), b"not a bag").unwrap();
+    let (ok, out, err) = env.run(record(&env, &[&"/blob", &"-o", &"existing.bag", &"-l", &"2"]), LONG);
+    assert!(!ok && err.contains("existing.bag") && err.contains("--force"), "refuses to overwrite: {out}{err}");
+    assert_eq!(std::fs::read(dir.join("existing.bag")).unwrap(), b"not a bag");
+    let (ok, out, err) = env.run(record(&env, &[&"/blob", &"-o", &"existing.bag", &"-l", &"2", &"--force"]), LONG);
+    assert!(ok, "--force: {out}{err}");
+    assert_eq!(ticks(&read_all(&dir.join("existing.bag")), "/blob").len(), 2);
+}

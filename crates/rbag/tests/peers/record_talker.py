@@ -3,10 +3,11 @@
 usage: record_talker.py TOPICS N RATE SUBS [PAD] [latch]
 
 TOPICS is a comma-separated list. Each tick publishes std_msgs/String "<topic> <i> <PAD x's>"
-on every topic, N ticks (0 = forever) at RATE Hz, once every topic has SUBS subscriber
+(PAD `rN`: N random hex digits instead, which do not compress) on every topic, N ticks (0 = forever) at RATE Hz, once every topic has SUBS subscriber
 connections (0: at once). Prints SUBSCRIBED when it starts publishing and DONE after the N-th
 tick, then sleeps until killed. With `latch`, the publishers are latched.
 """
+import os
 import sys
 import time
 
@@ -15,7 +16,9 @@ from std_msgs.msg import String
 
 topics = sys.argv[1].split(",")
 n, rate, subs = int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-pad = "x" * int(sys.argv[5]) if len(sys.argv) > 5 else ""
+pad_arg = sys.argv[5] if len(sys.argv) > 5 else "0"
+random_pad = pad_arg.startswith("r")
+pad = "x" * int(pad_arg.lstrip("r"))
 latch = len(sys.argv) > 6 and sys.argv[6] == "latch"
 
 rospy.init_node("record_talker", anonymous=True, disable_signals=True)
@@ -31,6 +34,8 @@ r = rospy.Rate(rate)
 i = 0
 while n == 0 or i < n:
     for t, p in pubs:
+        if random_pad:
+            pad = os.urandom(len(pad) // 2 + 1).hex()[: len(pad)]
         p.publish(String(data="%s %d %s" % (t, i, pad)))
     i += 1
     r.sleep()
