@@ -169,6 +169,38 @@ impl MasterClient {
     pub fn set_param(&self, key: &str, value: Value) -> Result<(), MasterError> {
         self.call("setParam", vec![key.into(), value]).map(drop)
     }
+
+    pub fn has_param(&self, key: &str) -> Result<bool, MasterError> {
+        self.typed("hasParam", vec![key.into()], Value::as_bool)
+    }
+
+    /// Deletes a parameter; `false` when it was not set.
+    pub fn delete_param(&self, key: &str) -> Result<bool, MasterError> {
+        match self.call("deleteParam", vec![key.into()]) {
+            Ok(_) => Ok(true),
+            Err(MasterError::Refused { code: -1, .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The closest parameter named `key` up the caller's namespace, as `searchParam` finds it.
+    pub fn search_param(&self, key: &str) -> Result<Option<String>, MasterError> {
+        match self.call("searchParam", vec![key.into()]) {
+            Ok(v) => Ok(v.as_str().map(str::to_string)),
+            Err(MasterError::Refused { code: -1, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every parameter's full name (leaves only).
+    pub fn param_names(&self) -> Result<Vec<String>, MasterError> {
+        self.typed("getParamNames", vec![], strings)
+    }
+
+    /// A service's `rosrpc://` URI.
+    pub fn lookup_service(&self, service: &str) -> Result<String, MasterError> {
+        self.typed("lookupService", vec![service.into()], |v| v.as_str().map(str::to_string))
+    }
 }
 
 #[cfg(test)]
@@ -182,6 +214,29 @@ mod tests {
         assert_eq!(pairs(&Value::Array(vec![Value::Array(vec!["/a".into()])])), None);
         let s = Value::Array(vec![Value::Array(vec!["/t".into(), Value::Array(vec!["/n1".into(), "/n2".into()])])]);
         assert_eq!(topic_nodes(&s), Some(vec![("/t".into(), vec!["/n1".into(), "/n2".into()])]));
+    }
+
+    #[test]
+    fn the_parameter_api_against_the_embedded_master() {
+        let master = crate::master::Master::start("127.0.0.1:0".parse().unwrap()).unwrap();
+        let m = MasterClient::new(master.uri(), "/ns/node").unwrap();
+        assert!(m.ping().is_ok());
+        m.set_param("/a/b", Value::Int(3)).unwrap();
+        m.set_param("~p", "private".into()).unwrap();
+        assert_eq!(m.get_param("/a/b").unwrap(), Some(Value::Int(3)));
+        assert_eq!(m.get_param("/nope").unwrap(), None);
+        assert!(m.has_param("/a").unwrap());
+        assert_eq!(m.search_param("a").unwrap().as_deref(), Some("/a"));
+        assert!(m.param_names().unwrap().contains(&"/ns/node/p".to_string()));
+        assert!(m.delete_param("/a/b").unwrap());
+        assert!(!m.delete_param("/a/b").unwrap());
+        assert!(m.published_topics().unwrap().is_empty());
+        m.register_publisher("/t", "std_msgs/String", "http://127.0.0.1:1/").unwrap();
+        assert_eq!(m.published_topics().unwrap(), vec![("/t".to_string(), "std_msgs/String".to_string())]);
+        assert_eq!(m.lookup_node("/ns/node").unwrap(), "http://127.0.0.1:1/");
+        assert_eq!(m.system_state().unwrap().publishers, vec![("/t".to_string(), vec!["/ns/node".to_string()])]);
+        assert!(matches!(m.lookup_service("/nosrv"), Err(MasterError::Refused { .. })));
+        master.shutdown();
     }
 
     #[test]
