@@ -130,7 +130,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut paths: Vec<PathBuf> = bags.iter().map(PathBuf::from).collect();
     paths.extend(args.more_inputs.iter().cloned());
     if paths.is_empty() {
-        return Err(UsageError("rbag play: name at least one bag".into()).into());
+        // `--topics /a b.bag` reads b.bag as a topic (as rosbag's --topics does): say so.
+        let hint = if args.topics.is_empty() && args.pause_topics.is_empty() {
+            ""
+        } else {
+            " (--topics and --pause-topics take every argument after them: name the bags first)"
+        };
+        return Err(UsageError(format!("rbag play: name at least one bag{hint}")).into());
     }
     let readers = paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?;
     let topics = (!args.topics.is_empty()).then(|| args.topics.clone());
@@ -149,6 +155,15 @@ pub fn run(args: Args) -> Result<Outcome> {
             planned.push((c.id, bag, conn, rw));
         }
     }
+
+    // Bad options are refused before rbag joins the graph (or starts a master).
+    let pause_connections = source
+        .connections()
+        .iter()
+        .filter(|c| args.pause_topics.contains(&c.topic))
+        .map(|c| c.id)
+        .collect();
+    let mut player = Player::new(options(&args, pause_connections)).map_err(|e| UsageError(format!("rbag play: {e}")))?;
 
     signals::install();
     let graph = ros1::join(&ros1::anonymous("rbag_play"), &remap_args, Limits::default(), args.quiet)?;
@@ -193,13 +208,6 @@ pub fn run(args: Args) -> Result<Outcome> {
             queue_size: args.queue.max(1),
         })?);
     }
-    let pause_connections = source
-        .connections()
-        .iter()
-        .filter(|c| args.pause_topics.contains(&c.topic))
-        .map(|c| c.id)
-        .collect();
-
     let (controls_tx, controls) = mpsc::channel();
     let (keys_tx, keys) = mpsc::channel();
     let _raw = keyboard::start(keys_tx);
@@ -247,7 +255,6 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     std::thread::sleep(Duration::from_nanos(args.delay));
 
-    let mut player = Player::new(options(&args, pause_connections))?;
     let started_ns = rbag_ros1::node::now_ns();
     let report = player.run(&mut source, &mut sink, &SystemClock::new(), &controls);
     // Let queued messages reach subscribers before the links close.
