@@ -299,6 +299,56 @@ fn ros1_names(v: &Value) -> Value {
     }
 }
 
+/// What `rbag echo --json` prints for a bag, per topic in order, with ROS 1 time field names.
+fn echo_values(bag: &Path) -> BTreeMap<String, Vec<Value>> {
+    let echo = common::run(&[&"echo", &"--json", &bag]);
+    assert!(echo.status.success(), "{}", common::stderr(&echo));
+    let mut want: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&echo.stdout).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        want.entry(v["topic"].as_str().unwrap().to_string()).or_default().push(ros1_names(&v["message"]));
+    }
+    want
+}
+
+/// Compares a value genpy decoded with one rbag echo printed: bools as 0/1 (genpy gives fixed
+/// bool arrays as integers), floats to float32 precision, and `byte` fields as 8-bit patterns
+/// (ROS 2's byte is unsigned, ROS 1's signed: the bytes on the wire are the same).
+fn assert_values_match(path: &str, got: &Value, want: &Value) {
+    let num = |v: &Value| match v {
+        Value::Bool(b) => Some(*b as i64 as f64),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    };
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            let (gk, wk): (Vec<_>, Vec<_>) = (g.keys().collect(), w.keys().collect());
+            assert_eq!(gk, wk, "{path}: fields");
+            for (k, gv) in g {
+                assert_values_match(&format!("{path}.{k}"), gv, &w[k]);
+            }
+        }
+        (Value::Array(g), Value::Array(w)) => {
+            assert_eq!(g.len(), w.len(), "{path}: length");
+            for (i, (gv, wv)) in g.iter().zip(w).enumerate() {
+                assert_values_match(&format!("{path}[{i}]"), gv, wv);
+            }
+        }
+        (Value::String(g), Value::String(w)) => assert_eq!(g, w, "{path}"),
+        (Value::Number(g), Value::Number(w)) if g.is_f64() || w.is_f64() => {
+            let (g, w) = (g.as_f64().unwrap(), w.as_f64().unwrap());
+            assert!((g - w).abs() <= 1e-6 * w.abs().max(1e-30), "{path}: {g} != {w}");
+        }
+        (Value::Number(g), Value::Number(w)) if path.contains("byte_value") => {
+            assert_eq!(g.as_i64().map(|x| x & 0xff), w.as_i64().map(|x| x & 0xff), "{path}: {g} != {w} as bytes");
+        }
+        (g, w) if num(g).is_some() && num(w).is_some() && (g.is_boolean() || w.is_boolean()) => {
+            assert_eq!(num(g), num(w), "{path}: {g} != {w}");
+        }
+        (g, w) => assert_eq!(g, w, "{path}"),
+    }
+}
+
 #[test]
 fn rosbag2_bags_reach_rospy_as_ros1_messages() {
     let test = "rosbag2_bags_reach_rospy_as_ros1_messages";
@@ -307,13 +357,7 @@ fn rosbag2_bags_reach_rospy_as_ros1_messages() {
     env.start_rosmaster();
     for (k, store) in ["sqlite3", "mcap"].into_iter().enumerate() {
         let bag = dir.join(store).join("talker");
-        let echo = common::run(&[&"echo", &"--json", &bag]);
-        assert!(echo.status.success(), "{}", common::stderr(&echo));
-        let mut want: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-        for line in String::from_utf8_lossy(&echo.stdout).lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            want.entry(v["topic"].as_str().unwrap().to_string()).or_default().push(ros1_names(&v["message"]));
-        }
+        let want = echo_values(&bag);
         assert_eq!(want["/topic"].len(), 10);
         assert_eq!(want["/rosout"].len(), 10);
 
@@ -341,6 +385,36 @@ fn rosbag2_bags_reach_rospy_as_ros1_messages() {
         assert!(env.wait_exit(&format!("echo{k}"), LONG).is_some_and(|s| s.success()), "{}", env.log(&format!("echo{k}")));
         let out = env.log(&format!("echo{k}"));
         assert_eq!(out.matches("data: \"Hello, world! ").count(), 3, "{out}");
+    }
+}
+
+#[test]
+fn rosbag2_test_msgs_of_every_basic_type_reach_rospy() {
+    let test = "rosbag2_test_msgs_of_every_basic_type_reach_rospy";
+    let Some(dir) = corpus(test, "ros2") else { return };
+    let Some(mut env) = Ros1Env::new(test) else { return };
+    env.start_rosmaster();
+    for (k, store) in ["sqlite3", "mcap"].into_iter().enumerate() {
+        // test_msgs/BasicTypes and test_msgs/Arrays: every primitive, fixed arrays, nested,
+        // empty (Constants) and defaulted messages; rbag echo decodes them the ROS 2 way.
+        let bag = dir.join(store).join("cdr_test");
+        let want = echo_values(&bag);
+        assert_eq!((want["/test_topic"].len(), want["/array_topic"].len()), (3, 4));
+        let sub = subscriber(&mut env, &format!("sub{k}"), &["--decode", "/test_topic", "/array_topic"]);
+        let (code, log) = play(&mut env, &format!("play{k}"), &[bag.to_str().unwrap(), "--wait-for-subscribers", "--queue", "1000", "-r", "10"]);
+        assert_eq!(code, Some(0), "{store}: {log}");
+        let received = sub.collect(&mut env, 7);
+        for (topic, values) in &want {
+            let got = received[topic.as_str()]["values"].as_array().unwrap();
+            assert_eq!(got.len(), values.len(), "{store} {topic}");
+            for (i, (g, w)) in got.iter().zip(values).enumerate() {
+                assert_values_match(&format!("{store} {topic}[{i}]"), g, w);
+            }
+        }
+        let h = &received["/array_topic"]["header"];
+        assert_eq!(h["type"], "test_msgs/Arrays", "{h}");
+        let def = h["message_definition"].as_str().unwrap();
+        assert!(def.contains("\nMSG: test_msgs/BasicTypes\n") && def.contains("uint64[3] uint64_values"), "{def}");
     }
 }
 
