@@ -761,3 +761,160 @@ fn splits_compresses_names_and_publishes_begin_write() {
     assert!(ok, "--force: {out}{err}");
     assert_eq!(ticks(&read_all(&dir.join("existing.bag")), "/blob").len(), 2);
 }
+
+/// The payload bytes of every message.
+fn payload_bytes(msgs: &[(String, u64, Vec<u8>)]) -> usize {
+    msgs.iter().map(|m| m.2.len()).sum()
+}
+
+/// `--snapshot`: nothing is written until SIGUSR1 or a message on `--snapshot-topic`, then the
+/// ring (the last `--snapshot-duration`, or at most `--snapshot-size`) goes to a new bag and is
+/// emptied.
+#[test]
+fn snapshot_writes_the_ring_on_sigusr1_and_on_a_trigger_topic() {
+    const T: &str = "snapshot_writes_the_ring_on_sigusr1_and_on_a_trigger_topic";
+    let Some(mut env) = Ros1Env::new(T) else { return };
+    env.start_rosmaster();
+    let dir = env.home.path().to_path_buf();
+    let all = ["talker", "snap", "small"];
+    const PAD: usize = 100;
+    let snap = record(&env, &[&"--snapshot", &"--snapshot-duration", &"2", &"--snapshot-topic", &"/trigger", &"/snap_data", &"--output-prefix", &"snap"]);
+    let small = record(&env, &[&"--snapshot", &"--snapshot-size", &"2KiB", &"/snap_data", &"--output-prefix", &"small"]);
+    env.spawn("snap", snap);
+    env.spawn("small", small);
+    env.spawn("talker", python(&env, "record_talker.py", &[&"/snap_data", &"0", &"20", &"2", &PAD.to_string()]));
+    wait_for(&env, "talker", "SUBSCRIBED", &all);
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(files_in(&dir, |n| n.ends_with(".bag") || n.ends_with(".active")).is_empty(), "nothing written before a trigger");
+
+    env.signal("snap", "USR1");
+    env.signal("small", "USR1");
+    wait_for(&env, "snap", "snapshot written to", &all);
+    wait_for(&env, "small", "snapshot written to", &all);
+    let first = files_in(&dir, |n| n.starts_with("snap_") && n.ends_with(".bag"));
+    assert_eq!(first.len(), 1, "{first:?}");
+    let msgs = read_all(&first[0]);
+    let t1 = ticks(&msgs, "/snap_data");
+    assert!(t1[0] > 0, "the oldest messages left the 2 s ring: {t1:?}");
+    let span = msgs.last().unwrap().1 - msgs[0].1;
+    assert!(span <= 2_000_000_000, "--snapshot-duration 2: {span} ns");
+
+    let small_bags = files_in(&dir, |n| n.starts_with("small_") && n.ends_with(".bag"));
+    assert_eq!(small_bags.len(), 1);
+    let small_msgs = read_all(&small_bags[0]);
+    let ts = ticks(&small_msgs, "/snap_data");
+    assert!(ts[0] > 0 && payload_bytes(&small_msgs) <= 2048, "--snapshot-size 2KiB: {} bytes, ticks {ts:?}", payload_bytes(&small_msgs));
+
+    // A message of any type on --snapshot-topic triggers the next one (a new second: a new name).
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut trigger = env.command("/usr/bin/rostopic");
+    trigger.args(["pub", "-1", "/trigger", "std_msgs/Empty", "{}"]);
+    let (ok, out, err) = env.run(trigger, LONG);
+    assert!(ok, "rostopic pub: {out}{err}");
+    let ok = wait_until("a second snapshot", LONG, || env.log("snap").matches("snapshot written to").count() >= 2);
+    assert!(ok, "{}", logs(&env, &all));
+    let both = files_in(&dir, |n| n.starts_with("snap_") && n.ends_with(".bag"));
+    assert_eq!(both.len(), 2, "{both:?}");
+    let second = both.iter().find(|p| **p != first[0]).unwrap();
+    let t2 = ticks(&read_all(second), "/snap_data");
+    assert!(t2[0] > *t1.last().unwrap(), "the ring was emptied by the first snapshot: {t1:?} then {t2:?}");
+
+    for name in ["snap", "small"] {
+        let st = interrupt(&mut env, name, &all);
+        no_panic(&env.log(name));
+        assert_eq!(st.code(), Some(0), "{}", env.log(name));
+    }
+    assert_eq!(files_in(&dir, |n| n.ends_with(".bag") || n.ends_with(".active")).len(), 3, "only the snapshots are written");
+}
+
+/// Runs `cmd` with a timeout (a usage error must not start recording).
+fn run_briefly(mut cmd: Command) -> (Option<i32>, String) {
+    use std::process::Stdio;
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        if let Ok(Some(_)) = child.try_wait() {
+            let out = child.wait_with_output().unwrap();
+            return (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    panic!("still running after 60 s: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Usage errors exit 2 before joining any graph: `--udp`, no topics, no middleware, bad
+/// regexes, conflicting flags.
+#[test]
+fn usage_errors_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A port where nothing listens: a usage error must not get as far as starting a master.
+    let uri = format!("http://127.0.0.1:{}/", rbag_testkit::ros1::free_port());
+    let cases: &[(&[&str], Option<&str>, &str)] = &[
+        (&["--ros1", "--udp", "/x"], None, "--udp"),
+        (&["--ros1"], None, "-a"),
+        (&["--ros1", "-o", "x.bag"], None, "-a"),
+        (&["/x"], None, "--ros1"),
+        (&["/x"], Some("3"), "ROS_VERSION"),
+        (&["--ros1", "-e", "(", "-o", "x"], None, "("),
+        (&["--ros1", "-a", "-x", "[", "-o", "x"], None, "["),
+        (&["--ros1", "-a", "-j", "--lz4"], None, "--lz4"),
+        (&["--ros1", "-a", "-s", "mcap", "-j"], None, "bz2"),
+        (&["--ros1", "-a", "-s", "sqlite3"], None, "sqlite3"),
+        (&["--ros1", "-a", "--max-splits", "2"], None, "--split"),
+        (&["--ros1", "-a", "--snapshot-topic", "/t"], None, "--snapshot"),
+        (&["--ros1", "-a", "-o", "x", "--output-prefix", "y"], None, "--output-prefix"),
+        (&["--ros1", "--ros2", "-a"], None, "--ros2"),
+    ];
+    for (args, ros_version, names) in cases {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
+        c.current_dir(tmp.path()).env("ROS_MASTER_URI", &uri).env_remove("ROS_VERSION").arg("record").args(*args);
+        if let Some(v) = ros_version {
+            c.env("ROS_VERSION", v);
+        }
+        let (code, err) = run_briefly(c);
+        assert_eq!(code, Some(2), "rbag record {args:?}: {err}");
+        assert!(err.contains(names), "rbag record {args:?} names {names:?}: {err}");
+        no_panic(&err);
+        assert!(!err.contains("embedded master"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "nothing written");
+}
+
+/// With no master at ROS_MASTER_URI, rbag record starts an embedded one, says so, and Debian's
+/// rostopic and rospy use it while rbag records.
+#[test]
+fn starts_an_embedded_master_when_none_runs() {
+    const T: &str = "starts_an_embedded_master_when_none_runs";
+    let Some(mut env) = Ros1Env::new(T) else { return };
+    let dir = env.home.path().to_path_buf();
+    let all = ["rbag", "talker"];
+    let rec = record(&env, &[&"-a", &"-O", &"emb.bag"]);
+    env.spawn("rbag", rec);
+    wait_for(&env, "rbag", "started an embedded master", &all);
+    env.wait_master(LONG);
+    assert!(env.log("rbag").contains(&env.master_uri()), "it names the URI: {}", env.log("rbag"));
+    // -L: a second recorder joins that master and refuses to start without 100 TB free.
+    let mut greedy = rbag(&env);
+    greedy.args(["record", "--ros1", "-a", "-L", "100000000", "-O", "nospace.bag"]);
+    let (ok, out, err) = env.run(greedy, LONG);
+    assert!(!ok && err.contains("free") && !err.contains("embedded"), "-L refuses: {out}{err}");
+    assert!(!dir.join("nospace.bag").exists() && !dir.join("nospace.bag.active").exists());
+    const N: usize = 40;
+    env.spawn("talker", python(&env, "record_talker.py", &[&"/emb", &N.to_string(), &"20", &"1"]));
+    let ok = wait_until("rostopic list showing /emb", LONG, || {
+        let mut list = env.command("/usr/bin/rostopic");
+        list.arg("list");
+        let (ok, out, _) = env.run(list, LONG);
+        ok && out.lines().any(|l| l.trim() == "/emb")
+    });
+    assert!(ok, "{}", logs(&env, &all));
+    wait_for(&env, "talker", "DONE", &all);
+    std::thread::sleep(Duration::from_secs(2));
+    let st = interrupt(&mut env, "rbag", &all);
+    no_panic(&env.log("rbag"));
+    assert_eq!(st.code(), Some(0), "{}", env.log("rbag"));
+    let msgs = read_all(&dir.join("emb.bag"));
+    assert_eq!(ticks(&msgs, "/emb"), (0..N).collect::<Vec<_>>(), "every message, through the embedded master");
+}

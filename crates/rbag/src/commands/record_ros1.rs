@@ -211,6 +211,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         return Err(UsageError("rbag record: name topics to record, or use -a/--all or --node".into()).into());
     }
     let opts = output_options(&args)?;
+    // Bad -e/-x patterns are usage errors: found before joining (or starting) a master.
+    selection(&args, &topics, str::to_string)?;
     let quiet = args.quiet;
     let log: Log = Arc::new(move |m: String| {
         if !quiet || m.starts_with("error") {
