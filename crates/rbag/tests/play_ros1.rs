@@ -652,6 +652,83 @@ fn pause_publishes_nothing_and_sigint_exits_0() {
     assert_same("/chatter", &got(&received, "/chatter"), &[]);
 }
 
+/// A process this test started itself (not through Ros1Env), killed on drop.
+struct Owned(std::process::Child);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn keys_on_a_terminal_step_and_resume_a_paused_playback() {
+    use std::io::Write;
+    let test = "keys_on_a_terminal_step_and_resume_a_paused_playback";
+    let Some(dir) = corpus(test, "ros1") else { return };
+    let Some(mut env) = Ros1Env::new(test) else { return };
+    if !Path::new("/usr/bin/script").exists() {
+        rbag_testkit::skip(test, "util-linux's script (a terminal for the keys) is not installed");
+        return;
+    }
+    let bag = dir.join("small_chunks.bag");
+    let Some(expect) = expect_ros1(test, &bag) else { return };
+    let tf = strings(&expect["topics"]["/tf"]["digests"]);
+    env.start_rosmaster();
+    let sub = subscriber(&mut env, "sub", &["/tf"]);
+    // script(1) runs rbag on a pseudo-terminal and forwards what we write to it as keys.
+    let log = env.log_path("play");
+    let inner = format!("{} play --ros1 --pause --wait-for-subscribers {} --topics /tf", env!("CARGO_BIN_EXE_rbag"), bag.display());
+    let mut cmd = env.command("/usr/bin/script");
+    cmd.args(["-qfec", &inner, "/dev/null"]).stdin(std::process::Stdio::piped()).stdout(std::fs::File::create(&log).unwrap()).stderr(std::process::Stdio::null());
+    let mut play = Owned(cmd.spawn().unwrap());
+    let mut keys = play.0.stdin.take().unwrap();
+    let mut press = |k: &[u8]| {
+        keys.write_all(k).unwrap();
+        keys.flush().unwrap();
+    };
+    sub.wait_connected(&env, 1);
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(sub.state().0, 0, "paused, nothing is published");
+    // `s` steps one message at a time.
+    for n in 1..=2 {
+        press(b"s");
+        assert_eq!(sub.wait_count(n, LONG), n, "after {n} step(s)");
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(sub.state().0, n, "a step sends one message");
+    }
+    // Up raises the rate (still paused: the new state is printed).
+    press(b"\x1b[A");
+    let start = Instant::now();
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains("[PAUSED ]") && start.elapsed() < LONG {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = std::fs::read_to_string(&log).unwrap_or_default();
+    let rate: f64 = out
+        .lines()
+        .find(|l| l.contains("[PAUSED ]"))
+        .and_then(|l| l.split("rate").nth(1))
+        .and_then(|r| r.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no paused state line after Up:\n{out}"));
+    assert!(rate > 1.0, "Up raised the rate to {rate}");
+    // Space resumes: the rest follows, in order.
+    press(b" ");
+    let received = sub.collect(&mut env, tf.len());
+    assert_same("/tf", &got(&received, "/tf"), &tf);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = play.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(start.elapsed() < LONG, "rbag play did not end:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "{out}");
+    assert!(out.contains("[RUNNING]") && out.contains(&format!("Done: {} message(s) published", tf.len())), "{out}");
+}
+
 #[test]
 fn delay_waits_after_subscribers_connect() {
     let test = "delay_waits_after_subscribers_connect";
