@@ -133,4 +133,9 @@ while not stop.is_set() and not os.path.exists(os.path.join(out, "stop")):
 
 with lock:
     write_atomic("received.json", json.dumps(got))
+# Unregister from the master (a --stall callback never returns: hence the hard exit after).
+try:
+    rospy.signal_shutdown("done")
+except Exception:
+    pass
 os._exit(0)
