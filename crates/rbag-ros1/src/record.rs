@@ -131,13 +131,18 @@ impl Recording {
         let log = self.log.clone();
         let links = self.links.clone();
         let topic = topic.to_string();
+        // This topic's connections by what they store: a publisher that reconnects with the
+        // same header keeps its connection, as rosbag keys connections by their header.
+        type Stored = (String, String, std::collections::BTreeMap<String, String>);
+        let known: Mutex<HashMap<Stored, ConnKey>> = Mutex::default();
         Arc::new(move |event| match event {
             SubEvent::Connected { link, header, publisher, .. } => {
                 let mut conn = connection_from_header(&topic, &header);
                 if let Some(w) = hook(&mut conn) {
                     log(format!("warning: topic {topic} from {publisher}: {w}"));
                 }
-                let key = queue.register(conn);
+                let stored = (conn.message_type.clone(), conn.definition.clone(), conn.metadata.clone());
+                let key = *known.lock().unwrap_or_else(|p| p.into_inner()).entry(stored).or_insert_with(|| queue.register(conn));
                 links.lock().unwrap_or_else(|p| p.into_inner()).insert(link, key);
             }
             SubEvent::Message { link, received_ns, data } => {
@@ -150,10 +155,12 @@ impl Recording {
                     }
                 }
             }
-            SubEvent::Closed { error: Some(e), publisher, .. } => {
-                log(format!("warning: topic {topic}: link to {publisher} dropped: {e}"));
+            SubEvent::Closed { link, error, publisher, .. } => {
+                links.lock().unwrap_or_else(|p| p.into_inner()).remove(&link);
+                if let Some(e) = error {
+                    log(format!("warning: topic {topic}: link to {publisher} dropped: {e}"));
+                }
             }
-            SubEvent::Closed { .. } => {}
         })
     }
 }

@@ -313,7 +313,8 @@ fn records_the_same_bytes_as_rosbag_record() {
 // 2. Signals
 // ---------------------------------------------------------------------------------------------
 
-/// SIGINT and SIGTERM during a recording both close the bag: exit 0, an indexed NAME.bag that
+/// SIGINT and SIGTERM during a recording (the second one chosen by ROS_VERSION=1) both close
+/// the bag: exit 0, an indexed NAME.bag that
 /// `rbag info` and rosbag read, no NAME.bag.active, and every message from the first one in
 /// order.
 #[test]
@@ -324,7 +325,9 @@ fn sigint_and_sigterm_close_a_valid_bag() {
     let dir = env.home.path().to_path_buf();
     let all = ["talker", "int", "term"];
     let int = record(&env, &[&"/chatter", &"-O", &"int.bag"]);
-    let term = record(&env, &[&"/chatter", &"-O", &"term"]);
+    // ROS_VERSION=1 chooses ROS 1 without --ros1, as in a sourced ROS shell.
+    let mut term = rbag(&env);
+    term.env("ROS_VERSION", "1").args(["record", "-L", "1", "/chatter", "-O", "term"]);
     env.spawn("int", int);
     env.spawn("term", term);
     // Publishes forever, from the moment both recorders are connected.
@@ -501,6 +504,10 @@ fn bad_publishers_are_logged_and_dropped_while_recording_goes_on() {
     assert_eq!(wrong.metadata["md5sum"], "0123456789abcdef0123456789abcdef");
     assert_eq!(wrong.message_type, "std_msgs/String");
     assert_eq!(wrong.definition, "string data\n");
+    // A publisher that reconnects with the same header keeps one connection (rosbag keys
+    // connections by header).
+    let midframe_conns = r.connections().iter().filter(|c| c.topic == "/bad_midframe").count();
+    assert_eq!(midframe_conns, 1, "{} reconnections, one connection", tagged(&bad_log, "SENT").iter().filter(|l| l.starts_with("/bad_midframe")).count());
     let nodef = conn("/bad_nodef");
     assert_eq!(nodef.metadata["md5sum"], STRING_MD5);
     assert!(nodef.definition.contains("string data"), "{nodef:?}");
