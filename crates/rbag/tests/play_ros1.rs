@@ -900,3 +900,36 @@ fn without_a_master_play_starts_an_embedded_one() {
     assert_eq!(got.len(), 200);
     assert_eq!(got[0], first);
 }
+
+#[test]
+fn skip_empty_pause_topics_and_quiet() {
+    let test = "skip_empty_pause_topics_and_quiet";
+    let Some(mut env) = Ros1Env::new(test) else { return };
+    const S: u64 = 1_000_000_000;
+    let t0 = 1_700_000_000 * S;
+    let bag = env.home.path().join("gap.bag");
+    // A 10-minute hole between the second and third /a message, and a /b in the middle.
+    let msgs = [("/a", t0, "a0".to_string()), ("/a", t0 + S / 10, "a1".into()), ("/b", t0 + S / 5, "b0".into()), ("/a", t0 + 600 * S, "a2".into())];
+    string_bag(&bag, &msgs);
+    env.start_rosmaster();
+
+    // --skip-empty 1: the 10-minute hole is skipped, so the run ends on its own (well within
+    // the test's timeout); -q leaves only errors on stderr.
+    let sub = subscriber(&mut env, "sub", &["/a", "/b"]);
+    let (code, log) = play(&mut env, "skip", &[bag.to_str().unwrap(), "--skip-empty", "1", "--wait-for-subscribers", "-q"]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(!log.contains("Done:"), "-q printed the summary: {log}");
+    let received = sub.collect(&mut env, 4);
+    assert_same("/a", &got(&received, "/a"), &[rbag_testkit::digest(&string_msg("a0")), rbag_testkit::digest(&string_msg("a1")), rbag_testkit::digest(&string_msg("a2"))]);
+
+    // --pause-topics /b: playback pauses before /b's message and stays paused.
+    let sub = subscriber(&mut env, "sub2", &["/a", "/b"]);
+    play_bg(&mut env, "pause", &[bag.to_str().unwrap(), "--pause-topics", "/b", "--wait-for-subscribers", "--skip-empty", "1"]);
+    sub.wait_count(2, LONG);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(sub.state().0, 2, "published past the pause topic:\n{}", env.log("pause"));
+    let status = env.interrupt("pause", LONG).expect("rbag play ends on SIGINT");
+    assert_eq!(status.code(), Some(0), "{}", env.log("pause"));
+    let received = sub.finish(&mut env);
+    assert_same("/b", &got(&received, "/b"), &[]);
+}
