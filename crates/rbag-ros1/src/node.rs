@@ -397,7 +397,7 @@ fn run_link(node: Arc<Inner>, topic: String, publisher: String, id: u64) {
             link.closer().close();
             return;
         }
-        backoff = Duration::from_millis(100);
+        let connected = std::time::Instant::now();
         handler(SubEvent::Connected { link: id, topic: topic.clone(), publisher: publisher.clone(), header: link.header().clone() });
         let error = loop {
             match link.next_message() {
@@ -412,6 +412,13 @@ fn run_link(node: Arc<Inner>, topic: String, publisher: String, id: u64) {
         if refused {
             return;
         }
+        // A link that lived a while starts over; one that broke at once (a peer that sends a
+        // header and then garbage) backs off further, so it cannot flood the log.
+        backoff = if connected.elapsed() >= Duration::from_secs(1) {
+            Duration::from_millis(100)
+        } else {
+            (backoff * 2).min(Duration::from_secs(5))
+        };
         std::thread::sleep(backoff);
     }
 }

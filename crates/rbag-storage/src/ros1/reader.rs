@@ -377,6 +377,16 @@ impl StorageReader for Ros1Reader {
         &self.connections
     }
 
+    fn warnings(&self) -> Vec<String> {
+        if self.indexed {
+            return Vec::new();
+        }
+        vec![format!(
+            "unindexed (its recorder did not close it); read by scanning. Repair it with `rbag reindex {}`",
+            self.path.display()
+        )]
+    }
+
     fn info(&self) -> Result<StorageInfo> {
         self.summary().map_err(|e| e.in_file(&self.path))
     }

@@ -26,13 +26,6 @@ pub fn run(args: Args) -> Result<Outcome> {
     for path in &args.paths {
         let reader = super::open(path)?;
         let info = rbag_bag::info(path, reader.as_ref()).with_context(|| format!("cannot summarise {}", path.display()))?;
-        if !info.indexed {
-            eprintln!(
-                "warning: {} is unindexed (its recorder did not close it); read by scanning. Repair it with `rbag reindex {}`",
-                path.display(),
-                path.display()
-            );
-        }
         infos.push(info);
     }
     let mut out = std::io::stdout().lock();
