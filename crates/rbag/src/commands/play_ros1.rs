@@ -287,3 +287,40 @@ pub fn run(args: Args) -> Result<Outcome> {
 fn planned_latching(conn: &Connection) -> bool {
     conn.metadata.get("latching").is_some_and(|l| l == "1")
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        let argv = ["rbag", "play", "--ros1"].iter().chain(args).copied();
+        match crate::Cli::try_parse_from(argv).expect("valid command line").command {
+            crate::Command::Play(a) => a,
+            _ => unreachable!("parsed as play"),
+        }
+    }
+
+    #[test]
+    fn rosbag_play_flags_map_to_player_options() {
+        let a = parse(&["x.bag", "--bags", "y.bag", "-r", "2", "-s", "1.5", "-u", "3", "--skip-empty", "2", "-l", "-k", "--pause", "--clock", "--clock-hz", "50", "--try-future-version"]);
+        assert_eq!(a.more_inputs, vec![PathBuf::from("y.bag")]);
+        let o = options(&a, Default::default());
+        assert_eq!((o.rate, o.start_offset_ns, o.duration_ns, o.skip_empty_ns), (2.0, 1_500_000_000, Some(3_000_000_000), Some(2_000_000_000)));
+        assert!(o.loop_ && o.keep_alive && o.start_paused && !o.immediate);
+        assert_eq!(o.clock_hz, Some(50.0));
+        assert_eq!(o.rate_step, RateStep::Rosbag);
+        let o = options(&parse(&["x.bag", "--immediate", "--hz", "10"]), Default::default());
+        assert!(o.immediate);
+        assert_eq!(o.clock_hz, None, "--hz alone does not publish /clock");
+    }
+
+    #[test]
+    fn remaps_then_prefix() {
+        let remaps: BTreeMap<String, String> = [("/chatter".to_string(), "/talk".to_string())].into();
+        assert_eq!(output_topic("/chatter", &remaps, None), "/talk");
+        assert_eq!(output_topic("/chatter", &remaps, Some("pre")), "/pre/talk");
+        assert_eq!(output_topic("/imu", &remaps, Some("/a/b/")), "/a/b/imu");
+    }
+}

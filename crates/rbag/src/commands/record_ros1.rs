@@ -343,3 +343,46 @@ fn summarise(report: &RecordReport, quiet: bool) -> Result<Outcome> {
     }
     Ok(Outcome::Ok)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        let argv = ["rbag", "record", "--ros1"].iter().chain(args).copied();
+        match crate::Cli::try_parse_from(argv).expect("valid command line").command {
+            crate::Command::Record(a) => a,
+            _ => unreachable!("parsed as record"),
+        }
+    }
+
+    #[test]
+    fn split_takes_the_cpp_recorders_size_and_the_python_wrappers_flags() {
+        let o = output_options(&parse(&["-a", "--split=5"])).unwrap();
+        assert_eq!(o.split.and_then(|s| s.max_bytes), Some(5 << 20));
+        assert!(o.stop_at.is_none());
+        let o = output_options(&parse(&["-a", "--split", "--size", "2", "--duration", "1m"])).unwrap();
+        let s = o.split.unwrap();
+        assert_eq!((s.max_bytes, s.max_duration_ns), (Some(2 << 20), Some(60_000_000_000)));
+        let o = output_options(&parse(&["-a", "--size", "1GiB"])).unwrap();
+        assert!(o.split.is_none(), "without --split, --size stops the recording");
+        assert_eq!(o.stop_at.and_then(|s| s.max_bytes), Some(1 << 30));
+    }
+
+    #[test]
+    fn rosbag_units_names_and_compression() {
+        let a = parse(&["--topic", "/a", "--topic", "/b", "c", "-O", "run", "--chunksize", "4", "-j", "-b", "0", "-L", "1G"]);
+        assert_eq!((a.topics.as_slice(), a.topic_flags.as_slice()), (&["c".to_string()][..], &["/a".to_string(), "/b".to_string()][..]));
+        let o = output_options(&a).unwrap();
+        assert_eq!(o.output, OutputName::Exact("run".into()));
+        assert_eq!((o.write.chunk_size, o.write.compression, o.min_space), (4096, Compression::Bz2, 1_000_000_000));
+        assert_eq!(a.buffsize, 0);
+        let o = output_options(&parse(&["-a", "-o", "x.mcap", "--lz4"])).unwrap();
+        assert_eq!((o.format, o.write.compression), (Format::Mcap, Compression::Lz4));
+        assert!(output_options(&parse(&["-a", "-s", "mcap", "-j"])).is_err(), "MCAP has no bz2");
+        let o = output_options(&parse(&["-a", "--output-prefix", "pre"])).unwrap();
+        assert_eq!(o.output, OutputName::Prefix("pre".into()));
+    }
+}
