@@ -560,3 +560,27 @@ fn throughput_report() {
         );
     }
 }
+
+/// A player waits for `queued() == 0` and then shuts down: every message must already be in
+/// the socket by then, including what a writer has taken but not flushed.
+#[test]
+fn queued_counts_until_the_writer_has_flushed() {
+    let server = TcprosServer::bind("127.0.0.1").unwrap();
+    let tp = server.advertise(publication("/drain", false, 100_000)).unwrap();
+    let mut link = connect(&addr(&server), &request("/drain", "*", "*"), &Limits::default(), T).unwrap();
+    assert!(tp.wait_for_subscribers(1, T));
+    const N: usize = 20_000;
+    for i in 0..N {
+        tp.publish(string_msg(&format!("m{i}")));
+    }
+    let start = Instant::now();
+    while tp.queued() > 0 {
+        assert!(start.elapsed() < Duration::from_secs(30), "the queue never drained");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    server.shutdown();
+    for i in 0..N {
+        let m = link.next_message().unwrap().unwrap_or_else(|| panic!("only {i} of {N} messages arrived before the close"));
+        assert_eq!(m, string_msg(&format!("m{i}")));
+    }
+}

@@ -269,6 +269,7 @@ fn write_loop(stream: TcpStream, sub: &SubConn) {
                     return;
                 }
                 if let Some(m) = q.msgs.pop_front() {
+                    q.writing = true;
                     break m;
                 }
                 drop(q);
@@ -277,6 +278,7 @@ fn write_loop(stream: TcpStream, sub: &SubConn) {
                     return;
                 }
                 q = lock(&sub.queue);
+                q.writing = false;
                 while !q.closed && q.msgs.is_empty() {
                     q = sub.ready.wait(q).unwrap_or_else(|e| e.into_inner());
                 }
@@ -303,6 +305,8 @@ struct SubConn {
 struct SubQueue {
     msgs: VecDeque<Bytes>,
     closed: bool,
+    /// The writer holds messages not yet handed to the socket (taken, or in its buffer).
+    writing: bool,
 }
 
 impl SubConn {
@@ -409,9 +413,17 @@ impl TopicPublisher {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Messages waiting in subscriber queues: a player waits for 0 before it leaves the graph.
+    /// Messages not yet handed to subscribers' sockets (queued, or taken by a writer that has
+    /// not flushed): a player waits for 0 before it leaves the graph.
     pub fn queued(&self) -> usize {
-        lock(&self.state).subs.iter().map(|s| lock(&s.queue).msgs.len()).sum()
+        lock(&self.state)
+            .subs
+            .iter()
+            .map(|s| {
+                let q = lock(&s.queue);
+                q.msgs.len() + usize::from(q.writing && !q.closed)
+            })
+            .sum()
     }
 
     /// Registers a subscriber whose reply header was sent, queueing the latched message first.
@@ -427,7 +439,7 @@ impl TopicPublisher {
             caller_id,
             peer,
             stream,
-            queue: Mutex::new(SubQueue { msgs, closed: false }),
+            queue: Mutex::new(SubQueue { msgs, closed: false, writing: false }),
             ready: Condvar::new(),
             dropped: AtomicU64::new(0),
         });
