@@ -58,6 +58,7 @@ pub struct Recording {
     hook: ConnectionHook,
     log: Log,
     links: Arc<Mutex<HashMap<u64, ConnKey>>>,
+    overflow: Arc<Mutex<OverflowWarning>>,
     done: Mutex<BTreeSet<String>>,
     /// Every topic this recording has subscribed to.
     subscribed: Mutex<BTreeSet<String>>,
@@ -65,7 +66,7 @@ pub struct Recording {
 
 impl Recording {
     pub fn new(node: Node, spec: RecordSpec, queue: Arc<RecordQueue>, hook: ConnectionHook, log: Log) -> Recording {
-        Recording { node, spec, queue, hook, log, links: Arc::default(), done: Mutex::default(), subscribed: Mutex::default() }
+        Recording { node, spec, queue, hook, log, links: Arc::default(), overflow: Arc::default(), done: Mutex::default(), subscribed: Mutex::default() }
     }
 
     /// Topics to subscribe to now: the explicit ones, and those the master lists that the
@@ -130,6 +131,7 @@ impl Recording {
         let hook = self.hook.clone();
         let log = self.log.clone();
         let links = self.links.clone();
+        let overflow = self.overflow.clone();
         let topic = topic.to_string();
         // This topic's connections by what they store: a publisher that reconnects with the
         // same header keeps its connection, as rosbag keys connections by their header.
@@ -149,8 +151,9 @@ impl Recording {
                 let key = links.lock().unwrap_or_else(|p| p.into_inner()).get(&link).copied();
                 if let Some(key) = key {
                     if let Push::Queued { dropped_oldest } = queue.push(key, received_ns, data) {
-                        if dropped_oldest > 0 {
-                            log(format!("warning: record buffer exceeded; dropped the {dropped_oldest} oldest queued message(s)"));
+                        let due = overflow.lock().unwrap_or_else(|p| p.into_inner()).add(dropped_oldest);
+                        if let Some(dropped) = due {
+                            log(format!("warning: record buffer exceeded; dropped the {dropped} oldest queued message(s)"));
                         }
                     }
                 }
@@ -162,5 +165,44 @@ impl Recording {
                 }
             }
         })
+    }
+}
+
+/// Buffer-overflow warnings at most once per [`OverflowWarning::EVERY`], with the drops
+/// counted in between: at full rate a warning per dropped message would flood the terminal
+/// and cost the recorder time it does not have (rosbag warns every 5 s too).
+#[derive(Default)]
+struct OverflowWarning {
+    last: Option<std::time::Instant>,
+    pending: u64,
+}
+
+impl OverflowWarning {
+    const EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+    /// Counts `dropped` messages; returns the count to report when a warning is due.
+    fn add(&mut self, dropped: u64) -> Option<u64> {
+        self.pending += dropped;
+        if self.pending == 0 || self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
+            return None;
+        }
+        self.last = Some(std::time::Instant::now());
+        Some(std::mem::take(&mut self.pending))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OverflowWarning;
+
+    #[test]
+    fn overflow_warnings_are_rate_limited_and_count_every_drop() {
+        let mut w = OverflowWarning::default();
+        assert_eq!(w.add(0), None);
+        assert_eq!(w.add(2), Some(2));
+        assert_eq!(w.add(3), None);
+        assert_eq!(w.add(4), None);
+        w.last = w.last.map(|t| t - OverflowWarning::EVERY);
+        assert_eq!(w.add(1), Some(8));
     }
 }
