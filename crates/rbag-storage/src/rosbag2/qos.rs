@@ -8,7 +8,7 @@ use super::metadata::quote;
 use crate::{Error, Result};
 
 /// One offered QoS profile; enums hold rmw's integer values.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QosProfile {
     pub history: i64,
     pub depth: u64,
@@ -71,6 +71,60 @@ const HISTORY: &[&str] = &["system_default", "keep_last", "keep_all", "unknown"]
 const RELIABILITY: &[&str] = &["system_default", "reliable", "best_effort", "unknown", "best_available"];
 const DURABILITY: &[&str] = &["system_default", "transient_local", "volatile", "unknown", "best_available"];
 const LIVELINESS: &[&str] = &["system_default", "automatic", "manual_by_node", "manual_by_topic", "unknown", "best_available"];
+
+/// rmw's policy values, for code that builds or compares profiles.
+pub mod policy {
+    /// Every enum's 0: the middleware's default.
+    pub const SYSTEM_DEFAULT: i64 = 0;
+    pub const KEEP_LAST: i64 = 1;
+    pub const KEEP_ALL: i64 = 2;
+    pub const RELIABLE: i64 = 1;
+    pub const BEST_EFFORT: i64 = 2;
+    pub const TRANSIENT_LOCAL: i64 = 1;
+    pub const VOLATILE: i64 = 2;
+    pub const AUTOMATIC: i64 = 1;
+    pub const MANUAL_BY_TOPIC: i64 = 3;
+}
+
+/// The four enum-valued policies, to read their short names (`ros2 topic pub --help`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyKind {
+    History,
+    Reliability,
+    Durability,
+    Liveliness,
+}
+
+impl PolicyKind {
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            PolicyKind::History => HISTORY,
+            PolicyKind::Reliability => RELIABILITY,
+            PolicyKind::Durability => DURABILITY,
+            PolicyKind::Liveliness => LIVELINESS,
+        }
+    }
+
+    /// rmw's value for a short name (`reliable`, `transient_local`…), any case.
+    pub fn value(self, name: &str) -> Option<i64> {
+        self.names().iter().position(|x| x.eq_ignore_ascii_case(name)).map(|i| i as i64)
+    }
+
+    /// The short name of a value (`unknown` for values rmw does not define).
+    pub fn name(self, value: i64) -> &'static str {
+        name(value, self.names())
+    }
+}
+
+impl Duration {
+    /// rmw's "infinite" as rosbag2 writes it (`RMW_DURATION_INFINITE`: i64::MAX ns).
+    pub const INFINITE: Duration = Duration { sec: 9_223_372_036, nsec: 854_775_807 };
+
+    /// Nanoseconds, saturating; 0/0 is "unspecified".
+    pub fn as_nanos(self) -> i128 {
+        self.sec as i128 * 1_000_000_000 + self.nsec as i128
+    }
+}
 
 fn policy(p: &Option<Policy>, names: &[&str]) -> i64 {
     match p {
