@@ -57,7 +57,7 @@ pub fn adapt_offer_to_recorded_offers(topic: &str, recorded: &[QosProfile]) -> (
             && p.liveliness_lease_duration == first.liveliness_lease_duration
     });
     if same {
-        let mut offer = first.clone();
+        let mut offer = *first;
         offer.history = policy::KEEP_LAST;
         offer.depth = default_profile().depth;
         return (offer, None);
