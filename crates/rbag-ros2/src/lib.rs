@@ -6,3 +6,4 @@
 
 pub mod names;
 pub mod qos;
+pub mod select;

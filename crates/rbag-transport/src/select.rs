@@ -33,8 +33,9 @@ pub struct TopicSelection {
     exclude: Option<Regex>,
 }
 
-/// Compiles `pattern` so it only matches whole names, like `boost::regex_match`.
-fn whole(pattern: &str) -> Result<Regex, SelectError> {
+/// Compiles `pattern` so it only matches whole names, like `boost::regex_match` and
+/// `std::regex_match` (rosbag2).
+pub fn whole(pattern: &str) -> Result<Regex, SelectError> {
     Regex::new(&format!("^(?:{pattern})$")).map_err(|source| SelectError { pattern: pattern.into(), source })
 }
 
