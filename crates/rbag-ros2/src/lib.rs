@@ -7,3 +7,5 @@
 pub mod names;
 pub mod qos;
 pub mod select;
+#[cfg(feature = "dds")]
+pub mod dds;

@@ -1,0 +1,173 @@
+//! What the graph holds: remote writers and readers with their topic, type and QoS, from
+//! DDS's built-in DCPSPublication and DCPSSubscription topics (SEDP).
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::mem::MaybeUninit;
+use std::os::raw::c_void;
+
+use cyclors::{
+    dds_builtintopic_endpoint_t, dds_create_reader, dds_entity_t, dds_instance_handle_t, dds_return_loan, dds_sample_info_t, dds_take, DDS_BUILTIN_TOPIC_DCPSPUBLICATION,
+    DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION,
+};
+use rbag_storage::rosbag2::qos::QosProfile;
+
+use super::qos::{from_native_qos, Role};
+use super::{check, DdsError, Guid, Participant};
+
+/// A writer or a reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndpointKind {
+    Writer,
+    Reader,
+}
+
+/// An endpoint somewhere in the domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub kind: EndpointKind,
+    pub guid: Guid,
+    pub participant: Guid,
+    /// The DDS topic name (`rt/chatter`).
+    pub topic: String,
+    /// The DDS type name (`std_msgs::msg::dds_::String_`).
+    pub type_name: String,
+    pub qos: QosProfile,
+    /// rmw's `typehash=RIHS01_…;` from the endpoint's user data (Iron and later).
+    pub type_hash: Option<String>,
+    /// Whether it belongs to this participant.
+    pub local: bool,
+}
+
+/// A change in the graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointEvent {
+    Appeared(Endpoint),
+    /// The endpoint left (deleted, or its participant vanished).
+    Gone(Endpoint),
+}
+
+/// Follows the built-in discovery topics; call [`Endpoints::poll`] to learn what changed.
+pub struct Endpoints {
+    readers: [(dds_entity_t, EndpointKind); 2],
+    own: Guid,
+    known: HashMap<(EndpointKind, dds_instance_handle_t), Endpoint>,
+}
+
+// SAFETY: only integer handles.
+unsafe impl Send for Endpoints {}
+
+/// Reads rmw's `typehash=…;` entry out of endpoint user data (`key=value;` pairs).
+pub fn type_hash_from_user_data(user_data: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(user_data).ok()?;
+    text.split(';').find_map(|kv| kv.trim().strip_prefix("typehash=")).filter(|h| !h.is_empty()).map(str::to_string)
+}
+
+impl Endpoints {
+    pub fn new(participant: &Participant) -> Result<Endpoints, DdsError> {
+        let mut readers = [(0, EndpointKind::Writer), (0, EndpointKind::Reader)];
+        for (slot, topic) in readers.iter_mut().zip([DDS_BUILTIN_TOPIC_DCPSPUBLICATION, DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION]) {
+            // SAFETY: built-in topics take null QoS and listener.
+            let r = unsafe { dds_create_reader(participant.handle(), topic, std::ptr::null(), std::ptr::null()) };
+            slot.0 = check(r, || "reading the discovery topics".into())?;
+        }
+        Ok(Endpoints { readers, own: participant.guid().participant(), known: HashMap::new() })
+    }
+
+    /// Every endpoint known now.
+    pub fn all(&self) -> impl Iterator<Item = &Endpoint> {
+        self.known.values()
+    }
+
+    /// What appeared or left since the last call.
+    pub fn poll(&mut self) -> Vec<EndpointEvent> {
+        let mut events = Vec::new();
+        for (reader, kind) in self.readers {
+            loop {
+                const N: usize = 32;
+                let mut buf: [*mut c_void; N] = [std::ptr::null_mut(); N];
+                let mut infos: [MaybeUninit<dds_sample_info_t>; N] = [const { MaybeUninit::zeroed() }; N];
+                // SAFETY: loaned samples of the built-in topic, returned below.
+                let n = unsafe { dds_take(reader, buf.as_mut_ptr(), infos.as_mut_ptr() as *mut dds_sample_info_t, N, N as u32) };
+                if n <= 0 {
+                    break;
+                }
+                for i in 0..n as usize {
+                    // SAFETY: take filled the first n infos.
+                    let info = unsafe { infos[i].assume_init_ref() };
+                    let key = (kind, info.instance_handle);
+                    let alive = info.instance_state == cyclors::DDS_ALIVE_INSTANCE_STATE;
+                    if info.valid_data && alive {
+                        // SAFETY: a valid built-in sample is a dds_builtintopic_endpoint_t.
+                        if let Some(e) = unsafe { self.endpoint(kind, buf[i] as *const dds_builtintopic_endpoint_t) } {
+                            if self.known.insert(key, e.clone()).as_ref() != Some(&e) {
+                                events.push(EndpointEvent::Appeared(e));
+                            }
+                        }
+                    } else if !alive {
+                        if let Some(e) = self.known.remove(&key) {
+                            events.push(EndpointEvent::Gone(e));
+                        }
+                    }
+                }
+                // SAFETY: returning exactly the loan taken.
+                unsafe { dds_return_loan(reader, buf.as_mut_ptr(), n) };
+                if (n as usize) < N {
+                    break;
+                }
+            }
+        }
+        events
+    }
+
+    /// # Safety
+    /// `e` must point to a valid endpoint sample.
+    unsafe fn endpoint(&self, kind: EndpointKind, e: *const dds_builtintopic_endpoint_t) -> Option<Endpoint> {
+        // SAFETY: the caller guarantees `e`.
+        let e = unsafe { e.as_ref()? };
+        if e.topic_name.is_null() || e.type_name.is_null() {
+            return None;
+        }
+        // SAFETY: non-null C strings owned by the loan.
+        let topic = unsafe { CStr::from_ptr(e.topic_name) }.to_string_lossy().into_owned();
+        let type_name = unsafe { CStr::from_ptr(e.type_name) }.to_string_lossy().into_owned();
+        let role = if kind == EndpointKind::Writer { Role::Writer } else { Role::Reader };
+        // cyclors panics on enum values it does not know; a remote peer's QoS must not
+        // take the process down.
+        let qos = e.qos;
+        let (qos, user_data) = std::panic::catch_unwind(|| unsafe { from_native_qos(qos, role) }).ok()?;
+        let participant = Guid::from(e.participant_key);
+        Some(Endpoint {
+            kind,
+            guid: Guid::from(e.key),
+            participant,
+            topic,
+            type_name,
+            qos,
+            type_hash: user_data.as_deref().and_then(type_hash_from_user_data),
+            local: participant == self.own,
+        })
+    }
+}
+
+impl Drop for Endpoints {
+    fn drop(&mut self) {
+        for (r, _) in self.readers {
+            // SAFETY: deleting twice only returns an error.
+            unsafe { cyclors::dds_delete(r) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::type_hash_from_user_data;
+
+    #[test]
+    fn type_hash_comes_from_rmw_user_data() {
+        assert_eq!(type_hash_from_user_data(b"typehash=RIHS01_abc;").as_deref(), Some("RIHS01_abc"));
+        assert_eq!(type_hash_from_user_data(b"enclave=/;typehash=RIHS01_x;").as_deref(), Some("RIHS01_x"));
+        assert_eq!(type_hash_from_user_data(b"typehash=;"), None);
+        assert_eq!(type_hash_from_user_data(b"\xff"), None);
+    }
+}

@@ -1,0 +1,131 @@
+//! A DDS participant that moves serialized samples without type support, on Cyclone DDS (the
+//! stack rmw_cyclonedds uses) through the `cyclors` bindings. See `docs/ros2-dds-choice.md`
+//! for why this stack and not a pure-Rust one.
+//!
+//! Every topic is a cyclocut "blob" topic: Cyclone matches endpoints by topic and type name
+//! and hands over each sample's serialized bytes (with the 4-byte encapsulation header), which
+//! is what rosbag2 stores. All FFI lives in this module; what leaves it is safe Rust.
+//!
+//! Rules the wrappers keep:
+//! - only the `*cdr` calls touch blob readers and writers (cyclocut aborts on `dds_take`);
+//! - the data-available listener runs on Cyclone's receive thread: it copies the bytes out and
+//!   calls the owner's callback, which must hand them off and return;
+//! - entities are deleted before the state their listeners point to is freed.
+
+mod discovery;
+mod qos;
+mod reader;
+mod writer;
+
+use std::ffi::{CStr, CString};
+
+use cyclors::{dds_create_participant, dds_delete, dds_entity_t, dds_get_guid, dds_guid_t, dds_strretcode};
+
+pub use discovery::{Endpoint, EndpointEvent, EndpointKind, Endpoints};
+pub use qos::{from_native_qos, profile_to_qos, qos_to_profile, to_native_qos, NativeQos, Role};
+pub use reader::{RawReader, Sample, SampleCallback};
+pub use writer::RawWriter;
+
+/// A DDS call failed; says which call, on what, and Cyclone's reason.
+#[derive(Debug, thiserror::Error)]
+#[error("DDS: {what}: {reason}")]
+pub struct DdsError {
+    pub what: String,
+    pub reason: String,
+}
+
+pub(crate) fn check(rc: i32, what: impl FnOnce() -> String) -> Result<i32, DdsError> {
+    if rc >= 0 {
+        return Ok(rc);
+    }
+    // SAFETY: dds_strretcode returns a static C string for any code.
+    let reason = unsafe { CStr::from_ptr(dds_strretcode(rc)) }.to_string_lossy().into_owned();
+    Err(DdsError { what: what(), reason })
+}
+
+pub(crate) fn cstring(s: &str, what: &str) -> Result<CString, DdsError> {
+    CString::new(s).map_err(|_| DdsError { what: format!("{what} {s:?}"), reason: "contains a NUL byte".into() })
+}
+
+/// A 16-byte DDS GUID, printed as hex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Guid(pub [u8; 16]);
+
+impl Guid {
+    /// The participant part (the first 12 bytes) with the participant entity id.
+    pub fn participant(self) -> Guid {
+        let mut g = self.0;
+        g[12..].copy_from_slice(&[0, 0, 1, 0xc1]);
+        Guid(g)
+    }
+}
+
+impl std::fmt::Display for Guid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<dds_guid_t> for Guid {
+    fn from(g: dds_guid_t) -> Guid {
+        Guid(g.v)
+    }
+}
+
+/// One DDS domain participant. Readers and writers borrow it; dropping it deletes everything
+/// it created.
+pub struct Participant {
+    handle: dds_entity_t,
+    guid: Guid,
+    domain: u32,
+}
+
+// SAFETY: Cyclone's API is thread-safe; the handle is a plain integer.
+unsafe impl Send for Participant {}
+unsafe impl Sync for Participant {}
+
+impl Participant {
+    /// Joins `domain`. Cyclone reads its configuration from `CYCLONEDDS_URI`, as a ROS 2 node
+    /// on rmw_cyclonedds does; see [`crate::env`] for ROS_LOCALHOST_ONLY.
+    pub fn new(domain: u32) -> Result<Participant, DdsError> {
+        // SAFETY: null QoS and listener are allowed.
+        let handle = unsafe { dds_create_participant(domain, std::ptr::null(), std::ptr::null()) };
+        check(handle, || format!("joining domain {domain}"))?;
+        let mut g = dds_guid_t { v: [0; 16] };
+        // SAFETY: `g` is a valid out pointer.
+        check(unsafe { dds_get_guid(handle, &mut g) }, || "reading the participant GUID".into())?;
+        Ok(Participant { handle, guid: g.into(), domain })
+    }
+
+    pub fn guid(&self) -> Guid {
+        self.guid
+    }
+
+    pub fn domain(&self) -> u32 {
+        self.domain
+    }
+
+    pub(crate) fn handle(&self) -> dds_entity_t {
+        self.handle
+    }
+}
+
+impl Drop for Participant {
+    fn drop(&mut self) {
+        // SAFETY: deleting a participant deletes its children; readers free their callback
+        // state only after their own delete, which then fails harmlessly.
+        unsafe { dds_delete(self.handle) };
+    }
+}
+
+/// Creates (or finds) the blob topic `topic` with the DDS type name `type_name`.
+pub(crate) fn blob_topic(p: &Participant, topic: &str, type_name: &str) -> Result<dds_entity_t, DdsError> {
+    let t = cstring(topic, "topic name")?;
+    let y = cstring(type_name, "type name")?;
+    // SAFETY: cyclocut only reads the names (it copies them).
+    let handle = unsafe { cyclors::cdds_create_blob_topic(p.handle, t.as_ptr() as *mut _, y.as_ptr() as *mut _, true) };
+    check(handle, || format!("creating topic {topic} of type {type_name}"))
+}
