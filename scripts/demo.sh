@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-demo-out}"
 mkdir -p "$out"
+bash scripts/setup-build.sh
 cargo build --release --quiet -p rbag --bin rbag --example write_sample 2>/dev/null || cargo build --release -p rbag --bin rbag --example write_sample
 rbag=target/release/rbag
 

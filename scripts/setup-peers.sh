@@ -3,7 +3,8 @@
 # Idempotent: a second run only checks. Recipes: ../shared/peers/NOTES.md.
 #   - Debian's ROS 1 (ros_comm 1.15): rosbag Python API, C++ rosbag record/play, roscore,
 #     rosmaster, rostopic, rosparam, rosnode and rospy (ros-core pulls them all in).
-#   - Python oracles in a venv at .peers/venv: rosbags, mcap (pinned versions).
+#   - Python oracles in a venv at .peers/venv: rosbags, mcap (pinned versions), and Cyclone DDS's
+#     Python binding (the ROS 2 wire peer; it bundles its own libddsc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,10 +30,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 VENV=.peers/venv
-if ! "$VENV/bin/python" -c 'import rosbags, mcap' 2>/dev/null; then
+if ! "$VENV/bin/python" -c 'import rosbags, mcap, cyclonedds.domain' 2>/dev/null; then
   echo "setup-peers: creating the Python oracle venv in $VENV" >&2
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check \
-    rosbags==0.11.9 mcap==1.6.0 mcap-ros2-support==0.6.0
+    rosbags==0.11.9 mcap==1.6.0 mcap-ros2-support==0.6.0 cyclonedds==11.0.1
 fi
 echo "setup-peers: ok (rosbag $(dpkg-query -W -f='${Version}' python3-rosbag 2>/dev/null || echo '?'), rosbags $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("rosbags"))'))" >&2

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+bash scripts/setup-build.sh
 bash scripts/setup-peers.sh
 
 export RBAG_SKIP_LOG="$PWD/target/test-skips.log"
