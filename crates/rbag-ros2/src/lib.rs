@@ -6,6 +6,8 @@
 
 pub mod names;
 pub mod qos;
+#[cfg(feature = "dds")]
+pub mod record;
 pub mod select;
 #[cfg(feature = "dds")]
 pub mod dds;

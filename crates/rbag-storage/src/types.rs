@@ -209,6 +209,8 @@ pub struct Rosbag2Options {
     pub metadata_version: u32,
     /// `ros_distro` recorded in metadata.yaml and the storage files.
     pub ros_distro: String,
+    /// metadata.yaml's `custom_data` (`ros2 bag record --custom-data`).
+    pub custom_data: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for Rosbag2Options {
@@ -222,6 +224,7 @@ impl Default for Rosbag2Options {
             mcap_preset: McapPreset::Default,
             metadata_version: 9,
             ros_distro: "rolling".into(),
+            custom_data: Default::default(),
         }
     }
 }

@@ -60,9 +60,46 @@ pub enum Outcome {
     Dropped,
 }
 
+/// The live verbs whose flags depend on the middleware: with `--ros2` (or `ROS_VERSION=2`
+/// and no `--ros1`) `record` and `play` take `ros2 bag`'s flags, which clash with rosbag's
+/// (`-b`, `-d`, `-p`, `-l`), so they are parsed by their own parser.
+fn ros2_verb(args: &[std::ffi::OsString]) -> Option<&'static str> {
+    let verb = match args.get(1)?.to_str()? {
+        "record" => "record",
+        "play" => "play",
+        _ => return None,
+    };
+    let has = |flag: &str| args[2..].iter().take_while(|a| *a != "--").any(|a| a == flag);
+    let env2 = std::env::var("ROS_VERSION").is_ok_and(|v| v.trim() == "2");
+    (has("--ros2") || (env2 && !has("--ros1"))).then_some(verb)
+}
+
+#[cfg(feature = "ros2")]
+fn run_ros2(verb: &str, args: Vec<std::ffi::OsString>) -> anyhow::Result<Outcome> {
+    let rest = args.into_iter().skip(2);
+    let argv = std::iter::once(std::ffi::OsString::from(format!("rbag {verb} --ros2"))).chain(rest);
+    match verb {
+        "record" => commands::record_ros2::run(commands::record_ros2::Args::parse_from(argv)),
+        _ => commands::middleware::ros2_not_yet("play"),
+    }
+}
+
+#[cfg(not(feature = "ros2"))]
+fn run_ros2(verb: &str, _args: Vec<std::ffi::OsString>) -> anyhow::Result<Outcome> {
+    anyhow::bail!("rbag {verb} --ros2: this rbag was built without the `ros2` feature")
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let result = match ros2_verb(&argv) {
+        Some(verb) => run_ros2(verb, argv),
+        None => run(Cli::parse_from(argv)),
+    };
+    finish(result)
+}
+
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
         Command::Info(a) => commands::info::run(a),
         Command::Reindex(a) => commands::reindex::run(a),
         Command::Convert(a) => commands::convert::run(a),
@@ -72,7 +109,10 @@ fn main() -> ExitCode {
         Command::Play(a) => commands::play::run(a),
         Command::Master(a) => commands::master::run(a),
         Command::Completions(a) => commands::completions::run(a),
-    };
+    }
+}
+
+fn finish(result: anyhow::Result<Outcome>) -> ExitCode {
     if std::env::var_os("RBAG_REPORT_PEAK_RSS").is_some() {
         output::report_peak_rss();
     }

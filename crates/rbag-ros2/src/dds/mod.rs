@@ -121,6 +121,18 @@ impl Drop for Participant {
     }
 }
 
+/// Cyclone's configuration for a host-only graph (`ROS_LOCALHOST_ONLY=1`): the loopback
+/// interface, unicast discovery to this host's participants.
+pub const LOCALHOST_CONFIG: &str = "<General><Interfaces><NetworkInterface name=\"lo\" multicast=\"false\"/></Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address=\"127.0.0.1\"/></Peers></Discovery>";
+
+/// Configures `domain` with Cyclone XML before its first participant is created.
+pub fn configure_domain(domain: u32, xml: &str) -> Result<(), DdsError> {
+    let c = cstring(xml, "configuration")?;
+    // SAFETY: Cyclone copies the configuration string.
+    let rc = unsafe { cyclors::dds_create_domain(domain, c.as_ptr()) };
+    check(rc, || format!("configuring domain {domain}")).map(drop)
+}
+
 /// Creates (or finds) the blob topic `topic` with the DDS type name `type_name`.
 pub(crate) fn blob_topic(p: &Participant, topic: &str, type_name: &str) -> Result<dds_entity_t, DdsError> {
     let t = cstring(topic, "topic name")?;

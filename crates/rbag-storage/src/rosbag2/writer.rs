@@ -71,6 +71,7 @@ impl Rosbag2Writer {
                 CompressionMode::Message => "MESSAGE".into(),
             },
             ros_distro: r2.ros_distro.clone(),
+            custom_data: r2.custom_data.clone(),
             ..BagMetadata::default()
         };
         let mut w = Rosbag2Writer {

@@ -4,8 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use rbag_bag::{ConvertOptions, Progress};
-use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};
-use rbag_storage::{Compression, CompressionMode, Filter, Format, McapPreset, Rosbag2Options, SqlitePreset, WriteOptions};
+use rbag_storage::{Compression, Filter, Format, WriteOptions};
 use regex::Regex;
 
 use crate::units::{parse_size, parse_time};
@@ -43,28 +42,8 @@ pub struct Args {
     /// Chunk compression: ROS 1 lz4/bz2, MCAP lz4/zstd.
     #[arg(long, value_name = "none|lz4|bz2|zstd", default_value = "none")]
     compression: Compression,
-    /// rosbag2 zstd compression of whole files or of each message (SQLite3), as `ros2 bag record
-    /// --compression-mode`.
-    #[arg(long, value_name = "none|file|message", default_value = "none", value_parser = parse_mode)]
-    compression_mode: CompressionMode,
-    /// Start a new storage file once the current one reaches this size (rosbag2 directories).
-    #[arg(short = 'b', long, value_name = "BYTES", value_parser = parse_size)]
-    max_bag_size: Option<u64>,
-    /// Start a new storage file once the current one spans this many seconds.
-    #[arg(short = 'd', long, value_name = "SECONDS")]
-    max_bag_duration: Option<f64>,
-    /// Keep only the newest N storage files, deleting older ones (circular logging).
-    #[arg(long, value_name = "N")]
-    max_bag_files: Option<usize>,
-    /// rosbag2 storage preset: SQLite3 `resilient`; MCAP `fastwrite`, `zstd_fast`, `zstd_small`.
-    #[arg(long, value_name = "PRESET")]
-    storage_preset_profile: Option<String>,
-    /// Write metadata.yaml (and QoS) as this distro's rosbag2 reads it: humble, iron, jazzy...
-    #[arg(long, value_name = "DISTRO")]
-    ros_distro: Option<String>,
-    /// Write this metadata.yaml version (1-9) instead of the distro's.
-    #[arg(long, value_name = "N")]
-    metadata_version: Option<u32>,
+    #[command(flatten)]
+    rosbag2: super::rosbag2_args::Rosbag2Args,
     /// Encoding of MCAP output: cdr (rosbag2, the default) or ros1 (MCAP's ros1 profile, the
     /// ROS 1 bytes copied as they are). A ROS 1 bag holds ros1 and SQLite3 cdr.
     #[arg(long, value_name = "ros1|cdr")]
@@ -131,7 +110,7 @@ fn read_rules(path: &Path) -> Result<rbag_msg::migrate::Rules> {
 fn targets(args: &Args) -> Result<rbag_bag::transcode::Targets> {
     use rbag_bag::decode::TypeSources;
     use rbag_msg::store::{self, Distro};
-    let distro = args.ros_distro.as_deref().and_then(|d| d.parse::<Distro>().ok()).filter(|d| *d != Distro::Noetic).unwrap_or(Distro::Humble);
+    let distro = args.rosbag2.ros_distro.as_deref().and_then(|d| d.parse::<Distro>().ok()).filter(|d| *d != Distro::Noetic).unwrap_or(Distro::Humble);
     let (migrate_ros1, migrate_ros2) = super::load_msg_dirs(&args.migrate, "--migrate")?;
     let rules = match &args.migrate_rules {
         Some(p) => read_rules(p)?,
@@ -159,43 +138,6 @@ pub fn output_format(out: &Path, storage: Option<&str>) -> Result<Format> {
     })
 }
 
-fn parse_mode(s: &str) -> std::result::Result<CompressionMode, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "none" | "" => Ok(CompressionMode::None),
-        "file" => Ok(CompressionMode::File),
-        "message" => Ok(CompressionMode::Message),
-        other => Err(format!("unknown compression mode {other:?} (none, file, message)")),
-    }
-}
-
-/// The rosbag2 settings the flags ask for.
-fn rosbag2_options(args: &Args, format: Format) -> Result<Rosbag2Options> {
-    let mut o = Rosbag2Options { compression_mode: args.compression_mode, max_file_size: args.max_bag_size, max_files: args.max_bag_files, ..Rosbag2Options::default() };
-    if let Some(d) = args.max_bag_duration {
-        if !(d.is_finite() && d > 0.0) {
-            bail!("--max-bag-duration must be a positive number of seconds");
-        }
-        o.max_file_duration_ns = Some((d * 1e9) as u64);
-    }
-    if let Some(distro) = &args.ros_distro {
-        o.metadata_version = version_for_distro(distro).with_context(|| format!("unknown ROS distro {distro:?} (foxy, galactic, humble, iron, jazzy, kilted, rolling)"))?;
-        o.ros_distro = distro.clone();
-    }
-    if let Some(v) = args.metadata_version {
-        if !(1..=LATEST_VERSION).contains(&v) {
-            bail!("--metadata-version must be 1 to {LATEST_VERSION}");
-        }
-        o.metadata_version = v;
-    }
-    match (args.storage_preset_profile.as_deref(), format) {
-        (None, _) => {}
-        (Some("resilient"), Format::Sqlite3) => o.sqlite_preset = SqlitePreset::Resilient,
-        (Some(p), Format::Mcap) => o.mcap_preset = p.parse::<McapPreset>().map_err(anyhow::Error::msg)?,
-        (Some(p), f) => bail!("storage preset {p:?} does not apply to {} output", f.name()),
-    }
-    Ok(o)
-}
-
 pub fn run(args: Args) -> Result<Outcome> {
     let format = output_format(&args.output, args.storage.as_deref())?;
     if args.output.exists() && !args.force {
@@ -209,8 +151,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             bail!("--chunk-interval must be a positive number of seconds");
         }
     }
-    let rosbag2 = rosbag2_options(&args, format)?;
-    if format == Format::Ros1 && (args.compression_mode != CompressionMode::None || args.max_bag_size.is_some() || args.max_bag_duration.is_some()) {
+    let rosbag2 = args.rosbag2.options(format)?;
+    if format == Format::Ros1 && args.rosbag2.splits_or_compresses() {
         bail!("splitting and --compression-mode apply to rosbag2 output (-s sqlite3 or mcap)");
     }
     if args.force && args.output.is_dir() {

@@ -12,8 +12,13 @@ pub mod play;
 pub mod play_ros1;
 pub mod record;
 pub mod record_ros1;
+#[cfg(feature = "ros2")]
+pub mod record_ros2;
 pub mod reindex;
+pub mod rosbag2_args;
 pub mod ros1;
+#[cfg(feature = "ros2")]
+pub mod ros2;
 pub mod signals;
 
 use std::path::Path;

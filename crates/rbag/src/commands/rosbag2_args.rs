@@ -1,0 +1,78 @@
+//! The rosbag2 output flags `ros2 bag record` and `ros2 bag convert` share: splitting,
+//! rosbag2's zstd compression, storage presets and the metadata version to write.
+
+use anyhow::{bail, Context, Result};
+use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};
+use rbag_storage::{CompressionMode, Format, McapPreset, Rosbag2Options, SqlitePreset};
+
+use crate::units::parse_size;
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Rosbag2Args {
+    /// rosbag2 zstd compression of whole files or of each message, as `ros2 bag record
+    /// --compression-mode`.
+    #[arg(long, value_name = "none|file|message", default_value = "none", value_parser = parse_mode)]
+    pub compression_mode: CompressionMode,
+    /// Start a new storage file once the current one reaches this size (rosbag2 directories).
+    #[arg(short = 'b', long, value_name = "BYTES", value_parser = parse_size)]
+    pub max_bag_size: Option<u64>,
+    /// Start a new storage file once the current one spans this many seconds.
+    #[arg(short = 'd', long, value_name = "SECONDS")]
+    pub max_bag_duration: Option<f64>,
+    /// Keep only the newest N storage files, deleting older ones (circular logging).
+    #[arg(long, value_name = "N")]
+    pub max_bag_files: Option<usize>,
+    /// rosbag2 storage preset: SQLite3 `resilient`; MCAP `fastwrite`, `zstd_fast`, `zstd_small`.
+    #[arg(long, value_name = "PRESET")]
+    pub storage_preset_profile: Option<String>,
+    /// Write metadata.yaml (and QoS) as this distro's rosbag2 reads it: humble, iron, jazzy...
+    #[arg(long, value_name = "DISTRO")]
+    pub ros_distro: Option<String>,
+    /// Write this metadata.yaml version (1-9) instead of the distro's.
+    #[arg(long, value_name = "N")]
+    pub metadata_version: Option<u32>,
+}
+
+fn parse_mode(s: &str) -> std::result::Result<CompressionMode, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "none" | "" => Ok(CompressionMode::None),
+        "file" => Ok(CompressionMode::File),
+        "message" => Ok(CompressionMode::Message),
+        other => Err(format!("unknown compression mode {other:?} (none, file, message)")),
+    }
+}
+
+impl Rosbag2Args {
+    /// Whether the flags ask for something only a rosbag2 directory can do.
+    pub fn splits_or_compresses(&self) -> bool {
+        self.compression_mode != CompressionMode::None || self.max_bag_size.is_some() || self.max_bag_duration.is_some()
+    }
+
+    /// The rosbag2 settings the flags ask for.
+    pub fn options(&self, format: Format) -> Result<Rosbag2Options> {
+        let mut o = Rosbag2Options { compression_mode: self.compression_mode, max_file_size: self.max_bag_size, max_files: self.max_bag_files, ..Rosbag2Options::default() };
+        if let Some(d) = self.max_bag_duration {
+            if !(d.is_finite() && d > 0.0) {
+                bail!("--max-bag-duration must be a positive number of seconds");
+            }
+            o.max_file_duration_ns = Some((d * 1e9) as u64);
+        }
+        if let Some(distro) = &self.ros_distro {
+            o.metadata_version = version_for_distro(distro).with_context(|| format!("unknown ROS distro {distro:?} (foxy, galactic, humble, iron, jazzy, kilted, rolling)"))?;
+            o.ros_distro = distro.clone();
+        }
+        if let Some(v) = self.metadata_version {
+            if !(1..=LATEST_VERSION).contains(&v) {
+                bail!("--metadata-version must be 1 to {LATEST_VERSION}");
+            }
+            o.metadata_version = v;
+        }
+        match (self.storage_preset_profile.as_deref(), format) {
+            (None, _) => {}
+            (Some("resilient"), Format::Sqlite3) => o.sqlite_preset = SqlitePreset::Resilient,
+            (Some(p), Format::Mcap) => o.mcap_preset = p.parse::<McapPreset>().map_err(anyhow::Error::msg)?,
+            (Some(p), f) => bail!("storage preset {p:?} does not apply to {} output", f.name()),
+        }
+        Ok(o)
+    }
+}
