@@ -80,7 +80,7 @@ fn run_ros2(verb: &str, args: Vec<std::ffi::OsString>) -> anyhow::Result<Outcome
     let argv = std::iter::once(std::ffi::OsString::from(format!("rbag {verb} --ros2"))).chain(rest);
     match verb {
         "record" => commands::record_ros2::run(commands::record_ros2::Args::parse_from(argv)),
-        _ => commands::middleware::ros2_not_yet("play"),
+        _ => commands::play_ros2::run(commands::play_ros2::Args::parse_from(argv)),
     }
 }
 

@@ -11,6 +11,7 @@ pub enum Key {
     Char(char),
     Up,
     Down,
+    Right,
 }
 
 /// Restores the terminal's mode on drop.
@@ -64,6 +65,7 @@ pub fn start(keys: Sender<Key>) -> Option<RawMode> {
                 }
                 (2, b'A') => Some(Key::Up),
                 (2, b'B') => Some(Key::Down),
+                (2, b'C') => Some(Key::Right),
                 (2, _) => None,
                 (_, b' ') => Some(Key::Space),
                 (_, c) if c.is_ascii_graphic() => Some(Key::Char(c as char)),

@@ -10,6 +10,8 @@ pub mod master;
 pub mod middleware;
 pub mod play;
 pub mod play_ros1;
+#[cfg(feature = "ros2")]
+pub mod play_ros2;
 pub mod record;
 pub mod record_ros1;
 #[cfg(feature = "ros2")]

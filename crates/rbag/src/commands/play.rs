@@ -20,6 +20,7 @@ use crate::Outcome;
 /// arrows raise and lower the rate. ROS remapping arguments (`/chatter:=/talk`) are accepted
 /// among the bags.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "With --ros2 (or ROS_VERSION=2) the flags are ros2 bag play's: see `rbag play --ros2 --help`.")]
 pub struct Args {
     #[command(flatten)]
     pub middleware: MiddlewareArgs,
