@@ -25,6 +25,8 @@ pub struct McapWriter {
     schemas: HashMap<(String, String, String), u16>,
     bag_metadata: Option<String>,
     bytes: u64,
+    /// Log time of the first message in the open chunk, for `chunk_interval_ns`.
+    chunk_start: Option<u64>,
     poisoned: Option<String>,
 }
 
@@ -38,7 +40,7 @@ impl McapWriter {
         if matches!(options.compression, Compression::Bz2) {
             return Err(Error::Invalid("MCAP chunks are compressed with zstd or lz4, not bz2".into()));
         }
-        Ok(McapWriter { path: path.into(), file: Some(file), inner: None, options: options.clone(), channels: Vec::new(), schemas: HashMap::new(), bag_metadata: None, bytes: 0, poisoned: None })
+        Ok(McapWriter { path: path.into(), file: Some(file), inner: None, options: options.clone(), channels: Vec::new(), schemas: HashMap::new(), bag_metadata: None, bytes: 0, chunk_start: None, poisoned: None })
     }
 
     fn mcap_options(&self, profile: &str) -> mcap::WriteOptions {
@@ -125,6 +127,17 @@ impl StorageWriter for McapWriter {
             return Err(self.fail(e));
         }
         self.bytes += data.len() as u64 + 31;
+        // A recorder's open chunk is what a crash loses: bound it in time too, and hand the
+        // closed chunk to the OS at once.
+        if let Some(interval) = self.options.chunk_interval_ns {
+            let start = *self.chunk_start.get_or_insert(log_time);
+            if log_time.saturating_sub(start) >= interval {
+                self.chunk_start = None;
+                if let Err(e) = w.flush() {
+                    return Err(self.fail(e));
+                }
+            }
+        }
         Ok(())
     }
 

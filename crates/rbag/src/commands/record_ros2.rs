@@ -247,7 +247,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     });
     signals::install();
     let participant = Arc::new(ros2::participant()?);
-    let writer = Rosbag2Writer::create(&out, format, &WriteOptions { rosbag2, ..WriteOptions::default() }).with_context(|| format!("creating {}", out.display()))?;
+    // Chunks close at least every second, so a killed recorder loses at most about a second.
+    let write = WriteOptions { rosbag2, chunk_interval_ns: Some(1_000_000_000), ..WriteOptions::default() };
+    let writer = Rosbag2Writer::create(&out, format, &write).with_context(|| format!("creating {}", out.display()))?;
     let queue = Arc::new(RecordQueue::new((args.max_cache_size > 0).then_some(args.max_cache_size)));
     let writer_thread = {
         let queue = queue.clone();
