@@ -10,6 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use rbag_storage::Connection;
+use rbag_transport::throttle::Throttle;
 use rbag_transport::{ConnKey, Push, RecordQueue, TopicSelection};
 
 use crate::master_client::MasterError;
@@ -58,7 +59,7 @@ pub struct Recording {
     hook: ConnectionHook,
     log: Log,
     links: Arc<Mutex<HashMap<u64, ConnKey>>>,
-    overflow: Arc<Mutex<OverflowWarning>>,
+    overflow: Arc<Mutex<Throttle>>,
     done: Mutex<BTreeSet<String>>,
     /// Every topic this recording has subscribed to.
     subscribed: Mutex<BTreeSet<String>>,
@@ -165,44 +166,5 @@ impl Recording {
                 }
             }
         })
-    }
-}
-
-/// Buffer-overflow warnings at most once per [`OverflowWarning::EVERY`], with the drops
-/// counted in between: at full rate a warning per dropped message would flood the terminal
-/// and cost the recorder time it does not have (rosbag warns every 5 s too).
-#[derive(Default)]
-struct OverflowWarning {
-    last: Option<std::time::Instant>,
-    pending: u64,
-}
-
-impl OverflowWarning {
-    const EVERY: std::time::Duration = std::time::Duration::from_secs(5);
-
-    /// Counts `dropped` messages; returns the count to report when a warning is due.
-    fn add(&mut self, dropped: u64) -> Option<u64> {
-        self.pending += dropped;
-        if self.pending == 0 || self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
-            return None;
-        }
-        self.last = Some(std::time::Instant::now());
-        Some(std::mem::take(&mut self.pending))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::OverflowWarning;
-
-    #[test]
-    fn overflow_warnings_are_rate_limited_and_count_every_drop() {
-        let mut w = OverflowWarning::default();
-        assert_eq!(w.add(0), None);
-        assert_eq!(w.add(2), Some(2));
-        assert_eq!(w.add(3), None);
-        assert_eq!(w.add(4), None);
-        w.last = w.last.map(|t| t - OverflowWarning::EVERY);
-        assert_eq!(w.add(1), Some(8));
     }
 }

@@ -18,6 +18,7 @@ use bytes::Bytes;
 use rbag_storage::rosbag2::qos::{self as qos_text, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::Connection;
+use rbag_transport::throttle::Throttle;
 use rbag_transport::{ConnKey, Push, RecordQueue};
 
 use crate::dds::{DdsError, Endpoint, EndpointEvent, EndpointKind, Endpoints, Participant, RawReader, Sample};
@@ -45,6 +46,8 @@ pub struct Ros2RecordSpec {
     pub topic_types: BTreeSet<String>,
     /// `--exclude-topic-types`.
     pub exclude_topic_types: BTreeSet<String>,
+    /// Samples larger than this are dropped and counted, not recorded.
+    pub max_sample_bytes: usize,
 }
 
 struct Subscribed {
@@ -64,7 +67,8 @@ pub struct Ros2Recording {
     /// Topics refused (several types) or unsubscribable, so they are reported once.
     refused: BTreeSet<String>,
     started: Option<std::time::Instant>,
-    overflow: Arc<std::sync::Mutex<(Option<std::time::Instant>, u64)>>,
+    overflow: Arc<std::sync::Mutex<Throttle>>,
+    oversized: Arc<std::sync::Mutex<Throttle>>,
 }
 
 /// How long `--no-discovery` still takes in topics after start: one round of discovery.
@@ -77,7 +81,7 @@ fn now_ns() -> u64 {
 impl Ros2Recording {
     pub fn new(participant: Arc<Participant>, spec: Ros2RecordSpec, queue: Arc<RecordQueue>, hook: DefinitionHook, log: Log) -> Result<Ros2Recording, DdsError> {
         let endpoints = Endpoints::new(&participant)?;
-        Ok(Ros2Recording { participant, endpoints, spec, queue, hook, log, subscribed: BTreeMap::new(), refused: BTreeSet::new(), started: None, overflow: Default::default() })
+        Ok(Ros2Recording { participant, endpoints, spec, queue, hook, log, subscribed: BTreeMap::new(), refused: BTreeSet::new(), started: None, overflow: Default::default(), oversized: Default::default() })
     }
 
     /// Topics recorded so far (ROS names).
@@ -187,17 +191,19 @@ impl Ros2Recording {
     fn sample_handler(&self, topic: &str, key: ConnKey) -> Box<dyn Fn(Sample) + Send + Sync> {
         let queue = self.queue.clone();
         let log = self.log.clone();
-        let overflow = self.overflow.clone();
+        let (overflow, oversized) = (self.overflow.clone(), self.oversized.clone());
+        let limit = self.spec.max_sample_bytes;
         let topic = topic.to_string();
         Box::new(move |sample: Sample| {
+            if sample.data.len() > limit {
+                if let Some(n) = oversized.lock().unwrap_or_else(|p| p.into_inner()).add(1) {
+                    log(format!("warning: topic {topic}: dropped {n} sample(s) larger than the limit ({} bytes, the latest {} bytes)", limit, sample.data.len()));
+                }
+                return;
+            }
             if let Push::Queued { dropped_oldest } = queue.push(key, now_ns(), Bytes::from(sample.data)) {
-                if dropped_oldest > 0 {
-                    let mut o = overflow.lock().unwrap_or_else(|p| p.into_inner());
-                    o.1 += dropped_oldest;
-                    if o.0.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(5)) {
-                        log(format!("warning: cache full (--max-cache-size); dropped {} message(s), the latest on {topic}", o.1));
-                        *o = (Some(std::time::Instant::now()), 0);
-                    }
+                if let Some(n) = overflow.lock().unwrap_or_else(|p| p.into_inner()).add(dropped_oldest) {
+                    log(format!("warning: cache full (--max-cache-size); dropped {n} message(s), the latest on {topic}"));
                 }
             }
         })

@@ -12,6 +12,7 @@ pub mod disk;
 pub mod queue;
 pub mod record;
 pub mod select;
+pub mod throttle;
 pub mod snapshot;
 pub mod split;
 

@@ -107,6 +107,9 @@ pub struct Args {
     /// Message definitions for types the bundled store lacks ([PKG=]DIR, repeatable).
     #[arg(long = "msg-path", value_name = "[PKG=]DIR")]
     pub msg_paths: Vec<String>,
+    /// Drop (and count) samples larger than this (bytes, units allowed).
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = parse_size)]
+    pub max_sample_size: u64,
     /// Replace an existing output directory.
     #[arg(long)]
     pub force: bool,
@@ -268,6 +271,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         include_unpublished: args.include_unpublished_topics,
         topic_types: args.topic_types.iter().cloned().collect(),
         exclude_topic_types: args.exclude_topic_types.iter().cloned().collect(),
+        max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
     };
     let mut recording = Ros2Recording::new(participant.clone(), spec, queue.clone(), hook, log.clone())?;
     log(format!("Recording to '{}' (domain {}).", out.display(), participant.domain()));
