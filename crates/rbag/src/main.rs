@@ -17,7 +17,8 @@ use clap::{Parser, Subcommand};
 /// .db3/.mcap files), with their compressions and splits. Decodes messages with no ROS installed
 /// (`echo`), converts between ROS 1 and ROS 2 encodings and migrates old definitions (`convert`).
 /// Records live ROS 1 graphs and plays bags back into them (`record`/`play --ros1`, with an
-/// embedded master when none runs; `master` stands in for roscore).
+/// embedded master when none runs; `master` stands in for roscore), and live ROS 2 graphs over
+/// DDS with no ROS 2 installed (`record`/`play --ros2`, and `rbag burst BAG -n N`).
 #[derive(Parser)]
 #[command(name = "rbag", version, propagate_version = true, max_term_width = 100)]
 #[command(after_help = "Exit codes: 0 ok, 1 error (bad input, I/O), 2 usage error, 3 finished but data was dropped.")]
@@ -67,6 +68,8 @@ fn ros2_verb(args: &[std::ffi::OsString]) -> Option<&'static str> {
     let verb = match args.get(1)?.to_str()? {
         "record" => "record",
         "play" => "play",
+        // `ros2 bag burst` has no ROS 1 counterpart.
+        "burst" => return Some("burst"),
         _ => return None,
     };
     let has = |flag: &str| args[2..].iter().take_while(|a| *a != "--").any(|a| a == flag);
@@ -77,9 +80,11 @@ fn ros2_verb(args: &[std::ffi::OsString]) -> Option<&'static str> {
 #[cfg(feature = "ros2")]
 fn run_ros2(verb: &str, args: Vec<std::ffi::OsString>) -> anyhow::Result<Outcome> {
     let rest = args.into_iter().skip(2);
-    let argv = std::iter::once(std::ffi::OsString::from(format!("rbag {verb} --ros2"))).chain(rest);
+    let name = if verb == "burst" { "rbag burst".to_string() } else { format!("rbag {verb} --ros2") };
+    let argv = std::iter::once(std::ffi::OsString::from(name)).chain(rest);
     match verb {
         "record" => commands::record_ros2::run(commands::record_ros2::Args::parse_from(argv)),
+        "burst" => commands::play_ros2::burst(commands::play_ros2::Args::parse_from(argv)),
         _ => commands::play_ros2::run(commands::play_ros2::Args::parse_from(argv)),
     }
 }

@@ -110,6 +110,10 @@ pub struct Args {
     /// acknowledge it.
     #[arg(long, value_name = "MS")]
     pub wait_for_all_acked: Option<u64>,
+    /// `rbag burst`: publish this many messages as fast as possible from the start offset, then
+    /// stop.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub num_messages: Option<u64>,
     /// Messages read ahead of playback (accepted; rbag streams from storage).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub read_ahead_queue_size: usize,
@@ -133,6 +137,8 @@ struct Ros2Sink {
     ack_timeout: Option<Duration>,
     buf: Vec<u8>,
     quiet: bool,
+    /// `burst`: messages left, and where to say it is done.
+    burst: Option<(u64, mpsc::Sender<Control>)>,
 }
 
 fn now_ns() -> i64 {
@@ -151,6 +157,12 @@ impl PlaySink for Ros2Sink {
             }
         };
         out.writer.write(&data, now_ns()).map_err(PlayError::sink)?;
+        if let Some((left, done)) = &mut self.burst {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                let _ = done.send(Control::Quit);
+            }
+        }
         if let Some(t) = self.ack_timeout {
             if let Err(e) = out.writer.wait_for_acks(t) {
                 eprintln!("warning: {e}");
@@ -192,7 +204,8 @@ fn options(args: &Args) -> PlayOptions {
         start_paused: args.start_paused,
         clock_hz: args.clock,
         rate_step: RateStep::Factor,
-        from_start_point: true,
+        from_start_point: args.num_messages.is_none(),
+        immediate: args.num_messages.is_some(),
         ..PlayOptions::default()
     }
 }
@@ -335,6 +348,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         ack_timeout: args.wait_for_all_acked.map(Duration::from_millis),
         buf: Vec::new(),
         quiet: args.quiet,
+        burst: None,
     };
     for (id, bag, conn, rewrite) in planned {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
@@ -353,6 +367,12 @@ pub fn run(args: Args) -> Result<Outcome> {
 
     wait_for_matches(&participant, &writers, args.quiet)?;
     let (controls_tx, controls) = mpsc::channel();
+    if let Some(n) = args.num_messages {
+        if n == 0 {
+            return Ok(Outcome::Ok);
+        }
+        sink.burst = Some((n, controls_tx.clone()));
+    }
     let (keys_tx, keys) = mpsc::channel();
     let _raw = if args.disable_keyboard_controls { None } else { keyboard::start(keys_tx) };
     {
@@ -393,6 +413,15 @@ pub fn run(args: Args) -> Result<Outcome> {
         eprintln!("Done: {} message(s) published{}.", report.published, if report.loops > 0 { format!(", {} loop(s)", report.loops) } else { String::new() });
     }
     Ok(Outcome::Ok)
+}
+
+/// `rbag burst`: `ros2 bag burst`, the first N messages from the start offset as fast as
+/// possible (`-n`, required).
+pub fn burst(args: Args) -> Result<Outcome> {
+    if args.num_messages.is_none() {
+        return Err(UsageError("rbag burst: say how many messages with -n N".into()).into());
+    }
+    run(args)
 }
 
 #[cfg(test)]
