@@ -4,6 +4,7 @@
 
 pub mod decoded;
 pub mod ros1;
+pub mod ros2;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
