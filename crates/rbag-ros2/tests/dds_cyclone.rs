@@ -256,8 +256,8 @@ fn transient_local_raw_writer_serves_a_late_cyclone_reader() {
 
 /// rmw_cyclonedds gives reliable writers an infinite max_blocking_time: a publisher ahead of a
 /// slow reliable reader waits (ros2 bag play slows down), it does not lose samples.
+/// `write_waiting` waits in slices of the writer's blocking time.
 #[test]
-#[ignore = "wrapper bug: dds/qos.rs gives reliable writers max_blocking_time 100 ms (rmw_cyclonedds: infinite), so RawWriter::write fails with Timeout and drops the sample when a reliable reader falls behind"]
 fn raw_writer_waits_for_a_slow_reliable_reader() {
     let Some(py) = available("raw_writer_waits_for_a_slow_reliable_reader") else { return };
     let domain = Domain::new();
@@ -274,7 +274,7 @@ fn raw_writer_waits_for_a_slow_reliable_reader() {
     let w = RawWriter::new(&p, BLOB_TOPIC, BLOB, &reliable_keep_all(), None).expect("raw writer");
     wait_matched(&w, &peer);
     for i in 0..4 {
-        if let Err(e) = w.write(&cdr::blob_msg(i, 1 << 20), now_ns()) {
+        if let Err(e) = w.write_waiting(&cdr::blob_msg(i, 1 << 20), now_ns(), &|| false) {
             panic!("write {i} of 4 to a slow reliable reader failed instead of waiting: {e}");
         }
     }

@@ -32,6 +32,20 @@ pub use writer::RawWriter;
 pub struct DdsError {
     pub what: String,
     pub reason: String,
+    /// Cyclone's return code (0 when the error is rbag's own).
+    pub code: i32,
+}
+
+impl DdsError {
+    pub(crate) fn own(what: String, reason: impl Into<String>) -> DdsError {
+        DdsError { what, reason: reason.into(), code: 0 }
+    }
+
+    /// A reliable write waited its maximum blocking time for slow readers: the sample was not
+    /// taken and can be written again.
+    pub fn timed_out(&self) -> bool {
+        self.code == cyclors::DDS_RETCODE_TIMEOUT as i32
+    }
 }
 
 pub(crate) fn check(rc: i32, what: impl FnOnce() -> String) -> Result<i32, DdsError> {
@@ -40,11 +54,11 @@ pub(crate) fn check(rc: i32, what: impl FnOnce() -> String) -> Result<i32, DdsEr
     }
     // SAFETY: dds_strretcode returns a static C string for any code.
     let reason = unsafe { CStr::from_ptr(dds_strretcode(rc)) }.to_string_lossy().into_owned();
-    Err(DdsError { what: what(), reason })
+    Err(DdsError { what: what(), reason, code: rc })
 }
 
 pub(crate) fn cstring(s: &str, what: &str) -> Result<CString, DdsError> {
-    CString::new(s).map_err(|_| DdsError { what: format!("{what} {s:?}"), reason: "contains a NUL byte".into() })
+    CString::new(s).map_err(|_| DdsError::own(format!("{what} {s:?}"), "contains a NUL byte"))
 }
 
 /// A 16-byte DDS GUID, printed as hex.

@@ -15,6 +15,11 @@ use rbag_storage::rosbag2::qos::{policy, Duration, QosProfile};
 
 const DDS_INFINITY: i64 = i64::MAX;
 
+/// How long one reliable write waits for slow readers before returning a timeout.
+/// rmw_cyclonedds waits forever; rbag waits in slices so Ctrl-C still works
+/// ([`super::RawWriter::write_waiting`]).
+pub const MAX_BLOCKING_NS: i64 = 1_000_000_000;
+
 /// Which side an endpoint is: DDS defaults differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -56,7 +61,7 @@ pub fn profile_to_qos(p: &QosProfile, role: Role, user_data: Option<&str>) -> Qo
         _ => role == Role::Writer,
     };
     q.reliability = Some(if reliable {
-        Reliability { kind: ReliabilityKind::RELIABLE, max_blocking_time: 100_000_000 }
+        Reliability { kind: ReliabilityKind::RELIABLE, max_blocking_time: MAX_BLOCKING_NS }
     } else {
         Reliability { kind: ReliabilityKind::BEST_EFFORT, max_blocking_time: 0 }
     });

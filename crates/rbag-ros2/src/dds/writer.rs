@@ -38,11 +38,23 @@ impl RawWriter {
         Ok(RawWriter { handle, sertype, topic: topic.to_string() })
     }
 
+    /// Sends one serialized sample, waiting for slow reliable readers as a ROS 2 publisher
+    /// does, until `give_up` says to stop (checked every [`super::qos::MAX_BLOCKING_NS`]).
+    pub fn write_waiting(&self, data: &[u8], source_timestamp: i64, give_up: &dyn Fn() -> bool) -> Result<(), DdsError> {
+        loop {
+            match self.write(data, source_timestamp) {
+                Err(e) if e.timed_out() && !give_up() => continue,
+                other => return other,
+            }
+        }
+    }
+
     /// Sends one serialized sample stamped with `source_timestamp` (ns since the epoch); the
-    /// subscriber sees that time, as a rosbag2 player's subscribers see the send time.
+    /// subscriber sees that time, as a rosbag2 player's subscribers see the send time. Fails
+    /// with a timeout ([`DdsError::timed_out`]) when reliable readers are too far behind.
     pub fn write(&self, data: &[u8], source_timestamp: i64) -> Result<(), DdsError> {
         if data.len() < 4 {
-            return Err(DdsError { what: format!("publishing on {}", self.topic), reason: format!("a sample of {} bytes has no encapsulation header", data.len()) });
+            return Err(DdsError::own(format!("publishing on {}", self.topic), format!("a sample of {} bytes has no encapsulation header", data.len())));
         }
         let iov = ddsrt_iovec_t { iov_base: data.as_ptr() as *mut _, iov_len: data.len() as _ };
         // SAFETY: cyclocut copies the bytes into a new serdata; forwardcdr consumes our
@@ -50,7 +62,7 @@ impl RawWriter {
         let rc = unsafe {
             let sd = ddsi_serdata_from_ser_iov(self.sertype, ddsi_serdata_kind_SDK_DATA, 1, &iov, data.len());
             if sd.is_null() {
-                return Err(DdsError { what: format!("publishing on {}", self.topic), reason: "out of memory".into() });
+                return Err(DdsError::own(format!("publishing on {}", self.topic), "out of memory"));
             }
             (*sd).statusinfo = 0;
             (*sd).timestamp.v = source_timestamp;

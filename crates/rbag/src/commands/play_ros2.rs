@@ -156,7 +156,7 @@ impl PlaySink for Ros2Sink {
                 Bytes::copy_from_slice(&self.buf)
             }
         };
-        out.writer.write(&data, now_ns()).map_err(PlayError::sink)?;
+        out.writer.write_waiting(&data, now_ns(), &signals::stop_requested).map_err(PlayError::sink)?;
         if let Some((left, done)) = &mut self.burst {
             *left = left.saturating_sub(1);
             if *left == 0 {
