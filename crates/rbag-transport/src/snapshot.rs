@@ -77,6 +77,14 @@ impl SnapshotBuffer {
         self.bytes
     }
 
+    /// Hands over the buffered messages, oldest first, and empties the buffer (for callers that
+    /// write them into a bag of their own, as `ros2 bag record --snapshot-mode` does).
+    pub fn take(&mut self) -> Vec<(ConnKey, u64, Bytes)> {
+        let out = std::mem::take(&mut self.ring).into();
+        self.clear();
+        out
+    }
+
     /// Forgets every message (connections stay known).
     pub fn clear(&mut self) {
         self.ring.clear();

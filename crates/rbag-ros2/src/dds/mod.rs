@@ -44,7 +44,7 @@ impl DdsError {
     /// A reliable write waited its maximum blocking time for slow readers: the sample was not
     /// taken and can be written again.
     pub fn timed_out(&self) -> bool {
-        self.code == cyclors::DDS_RETCODE_TIMEOUT as i32
+        self.code == cyclors::DDS_RETCODE_TIMEOUT
     }
 }
 

@@ -2,7 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -11,11 +12,12 @@ use rbag_ros2::record::{DefinitionHook, Log, Ros2RecordSpec, Ros2Recording};
 use rbag_ros2::select::Ros2Selection;
 use rbag_storage::rosbag2::{Rosbag2Writer, TYPE_HASH_KEY};
 use rbag_storage::{Connection, Format, StorageWriter, WriteOptions};
+use rbag_transport::snapshot::SnapshotBuffer;
 use rbag_transport::{ConnKey, Popped, Queued, RecordQueue};
 
 use super::middleware::MiddlewareArgs;
 use super::rosbag2_args::Rosbag2Args;
-use super::{ros2, signals};
+use super::{keyboard, ros2, signals};
 use crate::units::parse_size;
 use crate::{Outcome, UsageError};
 
@@ -110,6 +112,16 @@ pub struct Args {
     /// Drop (and count) samples larger than this (bytes, units allowed).
     #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = parse_size)]
     pub max_sample_size: u64,
+    /// Keep the last --max-cache-size bytes in memory and write them into the bag only on a
+    /// trigger: SIGUSR1, or `s` on a terminal (rosbag2's ~/snapshot service).
+    #[arg(long)]
+    pub snapshot_mode: bool,
+    /// Start paused: nothing is written until space is pressed (on a terminal).
+    #[arg(long)]
+    pub start_paused: bool,
+    /// Do not read keys from the terminal.
+    #[arg(long)]
+    pub disable_keyboard_controls: bool,
     /// Replace an existing output directory.
     #[arg(long)]
     pub force: bool,
@@ -193,32 +205,61 @@ fn definition_hook(msg_paths: &[String]) -> Result<DefinitionHook> {
 struct Written {
     messages: BTreeMap<String, u64>,
     drops: BTreeMap<String, u64>,
+    snapshots: u64,
 }
 
-/// Moves queued samples into the bag until the queue closes.
-fn write_loop(mut writer: Box<dyn StorageWriter>, queue: &RecordQueue) -> Result<Written> {
+/// What the main loop tells the writer: `--start-paused` and the keyboard's pause, and
+/// snapshot triggers (`--snapshot-mode`: SIGUSR1 or `s`).
+#[derive(Default)]
+struct Controls {
+    paused: AtomicBool,
+    snapshots: AtomicU64,
+}
+
+/// Moves queued samples into the bag until the queue closes. In snapshot mode they go to a
+/// ring of `snapshot_bytes` instead, written into the bag on each trigger.
+fn write_loop(mut writer: Box<dyn StorageWriter>, queue: &RecordQueue, controls: &Controls, snapshot_bytes: Option<u64>) -> Result<Written> {
     let mut ids: BTreeMap<ConnKey, (u32, String)> = BTreeMap::new();
     let mut messages: BTreeMap<String, u64> = BTreeMap::new();
+    let mut ring = snapshot_bytes.map(|b| SnapshotBuffer::new(None, Some(b)));
+    let mut snapshots = 0;
+    let mut write = |writer: &mut Box<dyn StorageWriter>, ids: &BTreeMap<ConnKey, (u32, String)>, key: ConnKey, t: u64, data: &[u8]| -> Result<()> {
+        if let Some((id, topic)) = ids.get(&key) {
+            writer.write(*id, t, t, data).with_context(|| format!("writing a message on {topic}"))?;
+            *messages.entry(topic.clone()).or_default() += 1;
+        }
+        Ok(())
+    };
     loop {
-        match queue.pop(Duration::from_millis(200)) {
-            Popped::Item(Queued::Connection { key, connection }) => {
-                let id = writer.add_connection(&connection).with_context(|| format!("adding topic {}", connection.topic))?;
-                messages.entry(connection.topic.clone()).or_default();
-                ids.insert(key, (id, connection.topic));
-            }
-            Popped::Item(Queued::Message { key, receive_time_ns, data }) => {
-                if let Some((id, topic)) = ids.get(&key) {
-                    writer.write(*id, receive_time_ns, receive_time_ns, &data).with_context(|| format!("writing a message on {topic}"))?;
-                    *messages.entry(topic.clone()).or_default() += 1;
+        let popped = queue.pop(Duration::from_millis(100));
+        if let Some(r) = ring.as_mut() {
+            let due = controls.snapshots.swap(0, Ordering::SeqCst);
+            if due > 0 {
+                snapshots += due;
+                for (key, t, data) in r.take() {
+                    write(&mut writer, &ids, key, t, &data)?;
                 }
             }
+        }
+        match popped {
+            Popped::Item(Queued::Connection { key, connection }) => {
+                let id = writer.add_connection(&connection).with_context(|| format!("adding topic {}", connection.topic))?;
+                ids.insert(key, (id, connection.topic));
+            }
+            Popped::Item(Queued::Message { key, receive_time_ns, data }) => match ring.as_mut() {
+                Some(r) => {
+                    r.push(key, receive_time_ns, data);
+                }
+                None if controls.paused.load(Ordering::SeqCst) => {}
+                None => write(&mut writer, &ids, key, receive_time_ns, &data)?,
+            },
             Popped::Timeout => {}
             Popped::Closed => break,
         }
     }
     writer.finish().context("closing the bag")?;
     let drops = queue.drops().into_iter().filter_map(|(k, n)| ids.get(&k).map(|(_, t)| (t.clone(), n))).collect();
-    Ok(Written { messages, drops })
+    Ok(Written { messages, drops, snapshots })
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -253,11 +294,21 @@ pub fn run(args: Args) -> Result<Outcome> {
     // Chunks close at least every second, so a killed recorder loses at most about a second.
     let write = WriteOptions { rosbag2, chunk_interval_ns: Some(1_000_000_000), ..WriteOptions::default() };
     let writer = Rosbag2Writer::create(&out, format, &write).with_context(|| format!("creating {}", out.display()))?;
-    let queue = Arc::new(RecordQueue::new((args.max_cache_size > 0).then_some(args.max_cache_size)));
+    // In snapshot mode the cache is the ring, in the writer; the queue in front of it only
+    // smooths bursts.
+    let queue_bytes = if args.snapshot_mode { None } else { (args.max_cache_size > 0).then_some(args.max_cache_size) };
+    let queue = Arc::new(RecordQueue::new(queue_bytes));
+    let controls = Arc::new(Controls::default());
+    controls.paused.store(args.start_paused, Ordering::SeqCst);
+    if args.snapshot_mode && args.max_cache_size == 0 {
+        return Err(UsageError("--snapshot-mode keeps --max-cache-size bytes: it must not be 0".into()).into());
+    }
+    let snapshot_bytes = args.snapshot_mode.then_some(args.max_cache_size);
     let writer_thread = {
         let queue = queue.clone();
+        let controls = controls.clone();
         std::thread::Builder::new().name("bag-writer".into()).spawn(move || {
-            let r = write_loop(Box::new(writer), &queue);
+            let r = write_loop(Box::new(writer), &queue, &controls, snapshot_bytes);
             if r.is_err() {
                 queue.close();
             }
@@ -275,12 +326,30 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let mut recording = Ros2Recording::new(participant.clone(), spec, queue.clone(), hook, log.clone())?;
     log(format!("Recording to '{}' (domain {}).", out.display(), participant.domain()));
+    if args.start_paused {
+        log("Recording is paused: press space to start.".into());
+    }
+    let (keys_tx, keys) = mpsc::channel();
+    let _raw = if args.disable_keyboard_controls { None } else { keyboard::start(keys_tx) };
     let poll = Duration::from_millis(args.polling_interval.max(1));
     let mut next = Instant::now();
     while !signals::stop_requested() && !queue.is_closed() {
         if Instant::now() >= next {
             recording.poll();
             next = Instant::now() + poll;
+        }
+        let snapshot_key = keys.try_iter().fold(false, |snap, k| match k {
+            keyboard::Key::Space => {
+                let paused = !controls.paused.fetch_xor(true, Ordering::SeqCst);
+                log(if paused { "Recording paused.".into() } else { "Recording resumed.".into() });
+                snap
+            }
+            keyboard::Key::Char('s') => true,
+            _ => snap,
+        });
+        if (signals::take_usr1() || snapshot_key) && args.snapshot_mode {
+            controls.snapshots.fetch_add(1, Ordering::SeqCst);
+            log("Snapshot: writing the cache into the bag.".into());
         }
         std::thread::sleep(Duration::from_millis(10).min(poll));
     }
@@ -293,7 +362,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 fn summarise(out: &Path, w: &Written, quiet: bool) -> Result<Outcome> {
     if !quiet {
-        eprintln!("Recording stopped; wrote {}.", out.display());
+        eprintln!("Recording stopped; wrote {}{}.", out.display(), if w.snapshots > 0 { format!(" ({} snapshot(s))", w.snapshots) } else { String::new() });
         for (topic, n) in &w.messages {
             eprintln!("  {topic}: {n} message(s)");
         }
