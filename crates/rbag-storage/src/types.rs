@@ -211,6 +211,9 @@ pub struct Rosbag2Options {
     pub ros_distro: String,
     /// metadata.yaml's `custom_data` (`ros2 bag record --custom-data`).
     pub custom_data: std::collections::BTreeMap<String, String>,
+    /// Write the last messages of transient-local topics again at the head of each new file,
+    /// so every split file holds its latched state (`--repeat-transient-local`).
+    pub repeat_transient_local: bool,
 }
 
 impl Default for Rosbag2Options {
@@ -225,6 +228,7 @@ impl Default for Rosbag2Options {
             metadata_version: 9,
             ros_distro: "rolling".into(),
             custom_data: Default::default(),
+            repeat_transient_local: false,
         }
     }
 }

@@ -249,6 +249,48 @@ backend_suite!(mcap_dir, rbag_storage::Format::Mcap, "");
 backend_suite!(sqlite3_file, rbag_storage::Format::Sqlite3, "db3");
 backend_suite!(sqlite3_dir, rbag_storage::Format::Sqlite3, "");
 
+/// `repeat_transient_local`: every split file starts with the last messages (up to the QoS
+/// depth) of each transient-local topic, so each file alone holds the latched state.
+pub fn repeat_transient_local(format: Format) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r");
+    let mut opts = WriteOptions { chunk_size: 500, ..WriteOptions::default() };
+    opts.rosbag2.max_file_duration_ns = Some(100_000_000);
+    opts.rosbag2.repeat_transient_local = true;
+    let mut w = rbag_storage::create(&path, format, &opts).unwrap();
+    let mut latched = conn(format, "/map", "/pub1");
+    let tl = QOS.replace("durability: 2", "durability: 1").replace("depth: 10", "depth: 2");
+    latched.metadata.insert("offered_qos_profiles".into(), tl);
+    let map = w.add_connection(&latched).unwrap();
+    let chatter = w.add_connection(&conn(format, "/chatter", "/pub1")).unwrap();
+    let t0 = 1_000_000_000_000u64;
+    for i in 0..3u64 {
+        w.write(map, t0 + i, t0 + i, format!("map {i}").as_bytes()).unwrap();
+    }
+    for i in 0..50u64 {
+        w.write(chatter, t0 + 10 + i * 10_000_000, t0, format!("c {i}").as_bytes()).unwrap();
+    }
+    w.finish().unwrap();
+    let meta = rbag_storage::rosbag2::metadata::BagMetadata::read(&path.join("metadata.yaml")).unwrap();
+    assert!(meta.files.len() >= 4, "{:?}", meta.files);
+    for (k, f) in meta.files.iter().enumerate() {
+        let r = rbag_storage::open(&path.join(&f.path)).unwrap();
+        let maps: Vec<Vec<u8>> = r.messages(&Filter { topics: vec!["/map".into()], ..Filter::default() }).unwrap().map(|m| m.unwrap().data.to_vec()).collect();
+        let want: Vec<Vec<u8>> = if k == 0 { vec![b"map 0".to_vec(), b"map 1".to_vec(), b"map 2".to_vec()] } else { vec![b"map 1".to_vec(), b"map 2".to_vec()] };
+        assert_eq!(maps, want, "file {k}");
+    }
+}
+
+#[test]
+fn repeat_transient_local_mcap() {
+    repeat_transient_local(Format::Mcap)
+}
+
+#[test]
+fn repeat_transient_local_sqlite3() {
+    repeat_transient_local(Format::Sqlite3)
+}
+
 #[test]
 fn split_mcap() {
     split(Format::Mcap)

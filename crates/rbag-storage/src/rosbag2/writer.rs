@@ -3,7 +3,7 @@
 //! rewritten at every split so a crash leaves a readable bag. With `max_files` the oldest
 //! file is deleted (circular logging). A single `.db3`/`.mcap` output gets no directory.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use super::metadata::{BagMetadata, FileInfo, TopicInfo};
@@ -28,6 +28,10 @@ pub struct Rosbag2Writer {
     /// when a file is deleted.
     file_counts: Vec<Vec<u64>>,
     next_index: usize,
+    /// `repeat_transient_local`: the last messages (up to the QoS depth) of each
+    /// transient-local connection, by connection slot, written again at the head of each new
+    /// file.
+    latched: BTreeMap<usize, (usize, VecDeque<(u64, u64, Vec<u8>)>)>,
     poisoned: Option<String>,
 }
 
@@ -85,6 +89,7 @@ impl Rosbag2Writer {
             meta,
             file_counts: Vec::new(),
             next_index: 0,
+            latched: BTreeMap::new(),
             poisoned: None,
         };
         w.open_next()?;
@@ -238,6 +243,13 @@ impl StorageWriter for Rosbag2Writer {
         };
         let id = self.poison(r)?;
         self.file_ids.push(id);
+        if self.options.rosbag2.repeat_transient_local {
+            let profiles = c.metadata.get(QOS_KEY).and_then(|q| qos::parse(q).ok()).unwrap_or_default();
+            if !profiles.is_empty() && profiles.iter().all(|p| p.durability == qos::policy::TRANSIENT_LOCAL) {
+                let depth = profiles.iter().map(|p| p.depth as usize).max().unwrap_or(1).max(1);
+                self.latched.insert(self.connections.len(), (depth, VecDeque::new()));
+            }
+        }
         self.connections.push(c);
         Ok(self.connections.len() as u32)
     }
@@ -251,7 +263,30 @@ impl StorageWriter for Rosbag2Writer {
         if self.should_split(log_time) {
             let r = self.close_current().and_then(|_| self.open_next());
             self.poison(r)?;
+            let repeats: Vec<(usize, u64, u64, Vec<u8>)> =
+                self.latched.iter().flat_map(|(slot, (_, msgs))| msgs.iter().map(move |(t, p, d)| (*slot, *t, *p, d.clone()))).collect();
+            for (slot, t, p, d) in repeats {
+                self.write_here(slot, t, p, &d)?;
+            }
         }
+        if let Some((depth, msgs)) = self.latched.get_mut(&slot) {
+            if msgs.len() == *depth {
+                msgs.pop_front();
+            }
+            msgs.push_back((log_time, publish_time, data.to_vec()));
+        }
+        self.write_here(slot, log_time, publish_time, data)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.check()?;
+        self.close_current()
+    }
+}
+
+impl Rosbag2Writer {
+    /// Writes one message into the current file (no split check).
+    fn write_here(&mut self, slot: usize, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()> {
         let packed;
         let payload = if self.options.rosbag2.compression_mode == CompressionMode::Message {
             packed = zstd::bulk::compress(data, 1).map_err(|e| Error::Invalid(format!("zstd: {e}")))?;
@@ -284,10 +319,6 @@ impl StorageWriter for Rosbag2Writer {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<()> {
-        self.check()?;
-        self.close_current()
-    }
 }
 
 impl Drop for Rosbag2Writer {

@@ -116,6 +116,10 @@ pub struct Args {
     /// trigger: SIGUSR1, or `s` on a terminal (rosbag2's ~/snapshot service).
     #[arg(long)]
     pub snapshot_mode: bool,
+    /// Write the last messages of transient-local topics (up to their QoS depth) again at the
+    /// start of each split file.
+    #[arg(long)]
+    pub repeat_transient_local: bool,
     /// Start paused: nothing is written until space is pressed (on a terminal).
     #[arg(long)]
     pub start_paused: bool,
@@ -281,6 +285,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let mut rosbag2 = args.rosbag2.options(format)?;
     rosbag2.custom_data = custom_data(&args)?;
+    rosbag2.repeat_transient_local = args.repeat_transient_local;
     let hook = definition_hook(&args.msg_paths)?;
     let out = output_dir(&args)?;
     let quiet = args.quiet;
