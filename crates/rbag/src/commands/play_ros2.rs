@@ -117,6 +117,10 @@ pub struct Args {
     /// Messages read ahead of playback (accepted; rbag streams from storage).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub read_ahead_queue_size: usize,
+    /// Print a JSON line of playback statistics on stderr at the end: messages, and how late
+    /// each was sent against its schedule (p50/p99/max ns), with the wall time playing started.
+    #[arg(long)]
+    pub stats: bool,
     #[command(flatten)]
     pub types: super::TypeArgs,
     /// Print only errors and the final summary.
@@ -403,12 +407,20 @@ pub fn run(args: Args) -> Result<Outcome> {
         })?;
     }
     std::thread::sleep(Duration::from_nanos(args.delay));
+    let started_ns = now_ns();
     let report = player.run(&mut source, &mut sink, &SystemClock::new(), &controls);
     // Reliable subscribers get everything before the writers go away.
     for (_, w) in writers.values() {
         let _ = w.wait_for_acks(Duration::from_secs(2));
     }
     let report = report?;
+    if args.stats {
+        let l = &report.lateness;
+        eprintln!(
+            "{{\"published\":{},\"started_wall_ns\":{started_ns},\"lateness_count\":{},\"lateness_p50_ns\":{},\"lateness_p99_ns\":{},\"lateness_max_ns\":{}}}",
+            report.published, l.count, l.p50_ns, l.p99_ns, l.max_ns
+        );
+    }
     if !args.quiet {
         eprintln!("Done: {} message(s) published{}.", report.published, if report.loops > 0 { format!(", {} loop(s)", report.loops) } else { String::new() });
     }
