@@ -1,0 +1,163 @@
+//! `rbag record --ros2` modes that hold messages back: `--snapshot-mode` (written only on a
+//! trigger) and `--start-paused` (nothing written until space on a terminal). Real Cyclone DDS
+//! publishers on loopback, each test on its own DDS domain.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rbag_testkit::ros2::{available, loopback_uri, CyclonePeer, Domain};
+
+const LONG: Duration = Duration::from_secs(20);
+
+struct Rec {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Rec {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn wait_log(&self, needle: &str) {
+        let start = Instant::now();
+        while !self.log().contains(needle) {
+            assert!(start.elapsed() < LONG, "no {needle:?} from rbag:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill").args([&format!("-{sig}"), &self.child.id().to_string()]).status().is_ok_and(|s| s.success());
+        assert!(ok, "kill -{sig}");
+    }
+
+    fn stop(mut self) -> String {
+        self.signal("INT");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let log = self.log();
+                assert!(status.success(), "rbag exited {status}:\n{log}");
+                assert!(!log.contains("panicked at"), "{log}");
+                return log;
+            }
+            assert!(start.elapsed() < LONG, "rbag did not stop:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Rec {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rbag_cmd(program: &str, domain: &Domain) -> Command {
+    let mut c = Command::new(program);
+    c.env("CYCLONEDDS_URI", loopback_uri()).env("ROS_DOMAIN_ID", domain.id().to_string()).env_remove("ROS_LOCALHOST_ONLY");
+    c
+}
+
+fn record(domain: &Domain, dir: &Path, args: &[&str]) -> Rec {
+    let log = dir.join("rbag.log");
+    let mut c = rbag_cmd(env!("CARGO_BIN_EXE_rbag"), domain);
+    c.args(["record", "--ros2"]).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap());
+    Rec { child: c.spawn().unwrap(), log }
+}
+
+fn count(bag: &Path, topic: &str) -> u64 {
+    let out = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["info", "--json"]).arg(bag).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["topics"].as_array().unwrap().iter().find(|t| t["name"] == topic).map_or(0, |t| t["message_count"].as_u64().unwrap())
+}
+
+/// Publishes `hello 0` … `hello <n-1>` once a reader (rbag) matched.
+fn publish(py: &Path, domain: &Domain, n: usize) -> CyclonePeer {
+    let mut p = CyclonePeer::spawn(py, domain, "pub", &["--topic", "rt/chatter", "--type", "string", "--count", &n.to_string(), "--rate", "200", "--linger", "0.5", "--no-hex"]);
+    p.expect_line("DONE", LONG);
+    p.wait_exit(LONG);
+    p
+}
+
+#[test]
+fn snapshot_mode_writes_the_cache_only_when_triggered() {
+    let test = "snapshot_mode_writes_the_cache_only_when_triggered";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("snap");
+    let rec = record(&domain, tmp.path(), &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "1MiB"]);
+    rec.wait_log("Recording to");
+    publish(&py, &domain, 30);
+    rec.signal("USR1");
+    rec.wait_log("Snapshot");
+    // Published after the snapshot and never triggered: not in the bag.
+    publish(&py, &domain, 30);
+    let log = rec.stop();
+    assert!(log.contains("1 snapshot(s)"), "{log}");
+    assert_eq!(count(&bag, "/chatter"), 30, "{log}");
+}
+
+#[test]
+fn snapshot_cache_keeps_only_the_newest_bytes() {
+    let test = "snapshot_cache_keeps_only_the_newest_bytes";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("snap");
+    // `hello 10` … `hello 39` are 17 bytes, 20 with Cyclone's padding: 200 bytes of cache keep
+    // the last 10.
+    let rec = record(&domain, tmp.path(), &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "200"]);
+    rec.wait_log("Recording to");
+    publish(&py, &domain, 40);
+    rec.signal("USR1");
+    rec.wait_log("Snapshot");
+    let log = rec.stop();
+    assert_eq!(count(&bag, "/chatter"), 10, "{log}");
+    let out = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["echo"]).arg(&bag).arg("/chatter").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("hello 30") && text.contains("hello 39") && !text.contains("hello 29'"), "{text}");
+}
+
+#[test]
+fn start_paused_records_nothing_until_space_on_a_terminal() {
+    let test = "start_paused_records_nothing_until_space_on_a_terminal";
+    let Some(py) = available(test) else { return };
+    if !Path::new("/usr/bin/script").exists() {
+        rbag_testkit::skip(test, "util-linux's script (a terminal for the keys) is not installed");
+        return;
+    }
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("paused");
+    // script(1) runs rbag on a pseudo-terminal and forwards what we write to it as keys.
+    let log = tmp.path().join("rbag.log");
+    let inner = format!("{} record --ros2 -a --start-paused -o {}", env!("CARGO_BIN_EXE_rbag"), bag.display());
+    let mut c = rbag_cmd("/usr/bin/script", &domain);
+    c.args(["-qfec", &inner, "/dev/null"]).stdin(Stdio::piped()).stdout(std::fs::File::create(&log).unwrap()).stderr(Stdio::null());
+    let mut rec = Rec { child: c.spawn().unwrap(), log };
+    let mut keys = rec.child.stdin.take().unwrap();
+    rec.wait_log("press space");
+    publish(&py, &domain, 20);
+    keys.write_all(b" ").unwrap();
+    keys.flush().unwrap();
+    rec.wait_log("Recording resumed");
+    publish(&py, &domain, 25);
+    // Stop rbag itself (script forwards no signal): find it by its output directory.
+    let pid = Command::new("pgrep").args(["-f", &format!("record --ros2 -a --start-paused -o {}", bag.display())]).output().unwrap();
+    let pid = String::from_utf8_lossy(&pid.stdout).lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string).expect("rbag's pid");
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let start = Instant::now();
+    while rec.child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < LONG, "rbag did not stop:\n{}", rec.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!rec.log().contains("panicked at"), "{}", rec.log());
+    assert_eq!(count(&bag, "/chatter"), 25, "only what was published after resuming:\n{}", rec.log());
+}
