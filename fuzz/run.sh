@@ -5,7 +5,7 @@
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode, ros1_decode, xmlrpc_parse or tcpros_header}
+target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode, ros1_decode, xmlrpc_parse, tcpros_header or ros2_names_qos}
 secs=${2:-600}
 shift 2 || true
 bags=${RBAG_BAGS:-$(pwd)/../../shared/corpus/ros1}
@@ -45,6 +45,17 @@ elif [ "$target" = xmlrpc_parse ]; then
     done
     maxlen=16384
     dict=xmlrpc.dict
+elif [ "$target" = ros2_names_qos ]; then
+    # Offered QoS of the corpus's rosbag2 bags, and names and user data as discovery sees them.
+    for m in "$ros2"/*/*/metadata.yaml; do
+        [ -f "$m" ] && cp -f "$m" corpus/ros2_names_qos/real-"$(basename "$(dirname "$m")")"-"$(basename "$(dirname "$(dirname "$m")")")".yaml
+    done
+    printf 'rt/chatter' > corpus/ros2_names_qos/topic
+    printf 'std_msgs::msg::dds_::String_' > corpus/ros2_names_qos/type
+    printf 'typehash=RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18;' > corpus/ros2_names_qos/userdata
+    printf '/chatter:\n  reliability: best_effort\n  durability: transient_local\n  deadline:\n    sec: 1\n    nsec: 0\n' > corpus/ros2_names_qos/overrides.yaml
+    maxlen=16384
+    dict=metadata.dict
 elif [ "$target" = tcpros_header ]; then
     # Connection headers and first frames: the bags' connection records hold the same fields.
     maxlen=16384

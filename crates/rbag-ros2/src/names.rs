@@ -102,9 +102,24 @@ pub fn service_event_topic(name: &str) -> String {
     format!("{}{SERVICE_EVENT_SUFFIX}", absolute(name).trim_end_matches('/'))
 }
 
+/// Reads rmw's `typehash=…;` entry out of an endpoint's user data (`key=value;` pairs that
+/// rmw_cyclonedds and rmw_fastrtps put there from Iron on).
+pub fn type_hash_from_user_data(user_data: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(user_data).ok()?;
+    text.split(';').find_map(|kv| kv.trim().strip_prefix("typehash=")).filter(|h| !h.is_empty()).map(str::to_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_hash_comes_from_rmw_user_data() {
+        assert_eq!(type_hash_from_user_data(b"typehash=RIHS01_abc;").as_deref(), Some("RIHS01_abc"));
+        assert_eq!(type_hash_from_user_data(b"enclave=/;typehash=RIHS01_x;").as_deref(), Some("RIHS01_x"));
+        assert_eq!(type_hash_from_user_data(b"typehash=;"), None);
+        assert_eq!(type_hash_from_user_data(b"\xff"), None);
+    }
 
     #[test]
     fn topics_and_services_map_both_ways() {

@@ -14,6 +14,7 @@ use rbag_storage::rosbag2::qos::QosProfile;
 
 use super::qos::{from_native_qos, Role};
 use super::{check, DdsError, Guid, Participant};
+use crate::names::type_hash_from_user_data;
 
 /// A writer or a reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,12 +57,6 @@ pub struct Endpoints {
 
 // SAFETY: only integer handles.
 unsafe impl Send for Endpoints {}
-
-/// Reads rmw's `typehash=…;` entry out of endpoint user data (`key=value;` pairs).
-pub fn type_hash_from_user_data(user_data: &[u8]) -> Option<String> {
-    let text = std::str::from_utf8(user_data).ok()?;
-    text.split(';').find_map(|kv| kv.trim().strip_prefix("typehash=")).filter(|h| !h.is_empty()).map(str::to_string)
-}
 
 impl Endpoints {
     pub fn new(participant: &Participant) -> Result<Endpoints, DdsError> {
@@ -156,18 +151,5 @@ impl Drop for Endpoints {
             // SAFETY: deleting twice only returns an error.
             unsafe { cyclors::dds_delete(r) };
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::type_hash_from_user_data;
-
-    #[test]
-    fn type_hash_comes_from_rmw_user_data() {
-        assert_eq!(type_hash_from_user_data(b"typehash=RIHS01_abc;").as_deref(), Some("RIHS01_abc"));
-        assert_eq!(type_hash_from_user_data(b"enclave=/;typehash=RIHS01_x;").as_deref(), Some("RIHS01_x"));
-        assert_eq!(type_hash_from_user_data(b"typehash=;"), None);
-        assert_eq!(type_hash_from_user_data(b"\xff"), None);
     }
 }

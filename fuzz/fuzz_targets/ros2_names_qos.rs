@@ -1,0 +1,34 @@
+//! What a ROS 2 peer or a user file hands rbag-ros2 as text: DDS topic and type names and
+//! endpoint user data from discovery, and QoS overrides / offered-QoS YAML. Whatever parses
+//! must map back consistently; nothing may panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rbag_ros2::names::{topic_from_dds, topic_to_dds, type_from_dds, type_hash_from_user_data, type_to_dds, RosTopic};
+use rbag_ros2::qos::{adapt_offer_to_recorded_offers, adapt_request_to_offers, Overrides};
+
+fuzz_target!(|data: &[u8]| {
+    let _ = type_hash_from_user_data(data);
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Some(RosTopic::Topic(t)) = topic_from_dds(text) {
+        assert_eq!(topic_to_dds(&t), text, "rt/ names map back");
+    }
+    if let Some(ros) = type_from_dds(text) {
+        assert_eq!(type_to_dds(&ros).as_deref(), Some(text), "dds_ type names map back");
+    }
+    if let Some(dds) = type_to_dds(text) {
+        let _ = type_from_dds(&dds);
+    }
+    if let Ok(o) = Overrides::parse(text) {
+        std::hint::black_box(o.is_empty());
+    }
+    if let Ok(profiles) = rbag_storage::rosbag2::qos::parse(text) {
+        let _ = adapt_request_to_offers("/t", &profiles);
+        let _ = adapt_offer_to_recorded_offers("/t", &profiles);
+        for v in [5, 8, 9] {
+            let again = rbag_storage::rosbag2::qos::to_text(&profiles, v);
+            let back = rbag_storage::rosbag2::qos::parse(&again).expect("our own QoS text parses");
+            assert_eq!(back.len(), profiles.len());
+        }
+    }
+});
