@@ -73,3 +73,23 @@ kill -INT "$rec"
 wait "$rec"
 trap - EXIT
 step "$rbag" info "$out/recorded.bag"
+
+# Live ROS 2 with no ROS 2 installed: rbag record joins DDS domain 97 on this host only
+# (ROS_LOCALHOST_ONLY=1: loopback, unicast discovery), rbag play publishes the rosbag2 sample
+# into it over DDS (Cyclone DDS, as rmw_cyclonedds), and SIGINT writes metadata.yaml. The same
+# commands record and feed real ROS 2 nodes on that domain.
+export ROS_LOCALHOST_ONLY=1 ROS_DOMAIN_ID="${RBAG_DEMO_DOMAIN:-97}"
+unset CYCLONEDDS_URI
+rm -rf "$out/ros2_recorded"
+printf '\n\033[1m$ %s &\033[0m\n' "$rbag record --ros2 -a -o $out/ros2_recorded"
+"$rbag" record --ros2 -a -o "$out/ros2_recorded" &
+rec=$!
+trap 'kill -INT $rec 2>/dev/null || true' EXIT
+sleep 1
+step "$rbag" play --ros2 "$out/ros2_sample" -r 5 --topics /chatter /point
+sleep 1
+printf '\n$ kill -INT %s   # Ctrl-C on the recorder\n' "$rec"
+kill -INT "$rec"
+wait "$rec"
+trap - EXIT
+step "$rbag" info "$out/ros2_recorded"
