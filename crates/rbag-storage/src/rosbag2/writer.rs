@@ -13,6 +13,9 @@ use crate::rosbag2::SqliteWriter;
 use crate::{CompressionMode, Connection, Error, Format, Result, StorageWriter, WriteOptions};
 
 /// A rosbag2 bag being written.
+/// A message kept for repeating: log time, publish time, bytes.
+type Kept = (u64, u64, Vec<u8>);
+
 pub struct Rosbag2Writer {
     /// The bag directory; `None` when writing one storage file.
     dir: Option<PathBuf>,
@@ -31,7 +34,7 @@ pub struct Rosbag2Writer {
     /// `repeat_transient_local`: the last messages (up to the QoS depth) of each
     /// transient-local connection, by connection slot, written again at the head of each new
     /// file.
-    latched: BTreeMap<usize, (usize, VecDeque<(u64, u64, Vec<u8>)>)>,
+    latched: BTreeMap<usize, (usize, VecDeque<Kept>)>,
     poisoned: Option<String>,
 }
 
