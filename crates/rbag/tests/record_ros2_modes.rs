@@ -161,3 +161,109 @@ fn start_paused_records_nothing_until_space_on_a_terminal() {
     assert!(!rec.log().contains("panicked at"), "{}", rec.log());
     assert_eq!(count(&bag, "/chatter"), 25, "only what was published after resuming:\n{}", rec.log());
 }
+
+/// Runs `rbag record --ros2 ARGS` to completion (it must fail fast) and returns its exit code
+/// and stderr.
+fn record_fails(domain: &Domain, args: &[&str]) -> (i32, String) {
+    let out = rbag_cmd(env!("CARGO_BIN_EXE_rbag"), domain).args(["record", "--ros2"]).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked at"), "{err}");
+    (out.status.code().unwrap_or(-1), err)
+}
+
+#[test]
+fn no_discovery_takes_only_the_topics_present_at_start() {
+    let test = "no_discovery_takes_only_the_topics_present_at_start";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("nd");
+    // /early publishes (and waits for a reader) before rbag starts; /late only after 3 s.
+    let early = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/early", "--type", "string", "--count", "5", "--rate", "2", "--no-hex", "--match-timeout", "30"]);
+    early.expect_line("READY", LONG);
+    let rec = record(&domain, tmp.path(), &["-a", "--no-discovery", "-p", "50", "-o", bag.to_str().unwrap()]);
+    rec.wait_log("Subscribed to topic '/early'");
+    std::thread::sleep(Duration::from_secs(2));
+    let mut late = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/late", "--type", "string", "--count", "5", "--rate", "50", "--no-wait", "--start-delay", "1", "--no-hex"]);
+    late.expect_line("DONE", LONG);
+    late.wait_exit(LONG);
+    early.expect_line("DONE", LONG);
+    let log = rec.stop();
+    assert!(!log.contains("'/late'"), "--no-discovery subscribed to a topic that appeared later:\n{log}");
+    assert_eq!(count(&bag, "/early"), 5, "{log}");
+    assert_eq!(count(&bag, "/late"), 0, "{log}");
+}
+
+#[test]
+fn include_unpublished_topics_records_a_topic_with_only_subscribers() {
+    let test = "include_unpublished_topics_records_a_topic_with_only_subscribers";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = CyclonePeer::spawn(&py, &domain, "sub", &["--topic", "rt/wanted", "--type", "imu", "--count", "1", "--timeout", "30", "--no-hex"]);
+    sub.expect_line("READY", LONG);
+    for (flag, subscribed) in [(None, false), (Some("--include-unpublished-topics"), true)] {
+        let bag = tmp.path().join(format!("u{subscribed}"));
+        let mut args = vec!["-a", "-o", bag.to_str().unwrap()];
+        args.extend(flag);
+        let rec = record(&domain, tmp.path(), &args);
+        rec.wait_log("Recording to");
+        std::thread::sleep(Duration::from_secs(2));
+        let log = rec.stop();
+        assert_eq!(log.contains("Subscribed to topic '/wanted' (sensor_msgs/msg/Imu)"), subscribed, "{flag:?}:\n{log}");
+        let meta = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
+        assert_eq!(meta.contains("name: /wanted"), subscribed, "{flag:?}:\n{meta}");
+    }
+}
+
+#[test]
+fn a_full_cache_drops_counts_and_exits_3() {
+    let test = "a_full_cache_drops_counts_and_exits_3";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("drops");
+    // Every 2 KiB sample alone is over a 1000-byte cache: each one is dropped and counted.
+    let rec = record(&domain, tmp.path(), &["--topics", "/blob", "-o", bag.to_str().unwrap(), "--max-cache-size", "1000"]);
+    rec.wait_log("Recording to");
+    let mut p = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/blob", "--type", "blob", "--size", "2048", "--count", "10", "--rate", "100", "--no-hex"]);
+    p.expect_line("DONE", LONG);
+    p.wait_exit(LONG);
+    let mut rec = rec;
+    rec.signal("INT");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = rec.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < LONG, "rbag did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let log = rec.log();
+    assert_eq!(status.code(), Some(3), "{log}");
+    assert!(log.contains("/blob: 10 message(s) dropped"), "{log}");
+    assert!(log.contains("warning: cache full"), "{log}");
+    assert_eq!(count(&bag, "/blob"), 0);
+}
+
+#[test]
+fn usage_errors_exit_2_before_joining_the_graph() {
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    let out = out.to_str().unwrap();
+    for (args, says) in [
+        (vec!["-o", out], "name topics"),
+        (vec!["-a", "-o", out, "-f", "json"], "serialization format"),
+        (vec!["-a", "-o", out, "-s", "rosbag"], "unknown storage"),
+        (vec!["-a", "-o", out, "--compression-format", "lz4"], "zstd"),
+        (vec!["-a", "-o", out, "-e", "("], "regular expression"),
+        (vec!["-a", "-o", out, "--custom-data", "novalue"], "KEY=VALUE"),
+        (vec!["-a", "-o", out, "--snapshot-mode", "--max-cache-size", "0"], "must not be 0"),
+    ] {
+        let (code, err) = record_fails(&domain, &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!Path::new(out).exists(), "nothing was created");
+}

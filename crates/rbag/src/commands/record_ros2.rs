@@ -279,6 +279,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     if let Some(f) = args.compression_format.as_deref().filter(|f| *f != "zstd") {
         return Err(UsageError(format!("compression format {f:?}: rosbag2 compresses with zstd")).into());
     }
+    if args.snapshot_mode && args.max_cache_size == 0 {
+        return Err(UsageError("--snapshot-mode keeps --max-cache-size bytes: it must not be 0".into()).into());
+    }
     let overrides = match &args.qos_profile_overrides_path {
         Some(p) => Overrides::load(p)?,
         None => Overrides::default(),
@@ -305,9 +308,6 @@ pub fn run(args: Args) -> Result<Outcome> {
     let queue = Arc::new(RecordQueue::new(queue_bytes));
     let controls = Arc::new(Controls::default());
     controls.paused.store(args.start_paused, Ordering::SeqCst);
-    if args.snapshot_mode && args.max_cache_size == 0 {
-        return Err(UsageError("--snapshot-mode keeps --max-cache-size bytes: it must not be 0".into()).into());
-    }
     let snapshot_bytes = args.snapshot_mode.then_some(args.max_cache_size);
     let writer_thread = {
         let queue = queue.clone();
