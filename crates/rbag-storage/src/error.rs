@@ -21,7 +21,7 @@ pub enum Error {
     #[error("{path}: output exists (use --force to overwrite)")]
     OutputExists { path: PathBuf },
 
-    #[error("offset {offset}: file ends inside {what}: needs {needed} bytes, {available} left")]
+    #[error("offset {offset}: file ends inside {what}{}", if *needed == u64::MAX { format!(" ({available} bytes left)") } else { format!(": needs {needed} bytes, {available} left") })]
     Truncated { offset: u64, what: &'static str, needed: u64, available: u64 },
 
     #[error("file is truncated: the bag header puts the index at offset {index_pos}, but the file has {file_len} bytes (`rbag reindex` recovers its complete chunks)")]

@@ -243,4 +243,6 @@ pub struct ReindexReport {
     pub bytes_dropped: u64,
     /// Message records that were started but torn.
     pub messages_dropped: u64,
+    /// Files that were repaired, and how.
+    pub repairs: Vec<String>,
 }

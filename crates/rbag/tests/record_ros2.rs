@@ -1043,7 +1043,6 @@ fn sigkill_resilient_sqlite_recording_is_reindexed() {
 /// The same, asking what the resilient preset is for: the samples received seconds before the
 /// kill survive, and rosbags reads the reindexed bag.
 #[test]
-#[ignore = "rbag bug: the SQLite3 writer keeps up to 10 000 messages / 16 MiB in memory before it commits (sqlite.rs COMMIT_MESSAGES), even with --storage-preset-profile resilient, so SIGKILL loses the whole of a short recording; and the WAL is left unmerged, so rosbags (which opens immutable) finds no tables"]
 fn sigkill_resilient_sqlite_recording_keeps_what_it_received() {
     const T: &str = "sigkill_resilient_sqlite_recording_keeps_what_it_received";
     let Some(py) = setup(T) else { return };
@@ -1062,7 +1061,6 @@ fn sigkill_resilient_sqlite_recording_keeps_what_it_received() {
 /// MCAP chunks close at least every second, so a SIGKILL should lose about a second: samples
 /// that arrived several seconds before the kill, with nothing after them, must survive.
 #[test]
-#[ignore = "rbag bug: the MCAP writer closes a chunk only when a later message is written (mcap/writer.rs checks chunk_interval_ns in write()), not on a timer, so after a burst followed by silence the burst stays in the open chunk and SIGKILL loses it however long ago it arrived"]
 fn sigkill_after_a_quiet_spell_keeps_what_came_before() {
     const T: &str = "sigkill_after_a_quiet_spell_keeps_what_came_before";
     let Some(py) = setup(T) else { return };

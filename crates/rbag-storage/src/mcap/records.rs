@@ -68,6 +68,10 @@ impl Iterator for Walk<'_> {
         let len = u64_at(rest, 1);
         if len > (rest.len() - 9) as u64 {
             self.pos = self.buf.len();
+            // The mcap writer puts all ones in a chunk's length until the chunk is complete.
+            if len == u64::MAX {
+                return Some(Err(fail(len, "an MCAP chunk its writer never finished (its length is still unset)")));
+            }
             return Some(Err(fail(len.saturating_add(9), "an MCAP record")));
         }
         let start = self.pos + 9;

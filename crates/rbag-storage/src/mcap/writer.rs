@@ -141,6 +141,16 @@ impl StorageWriter for McapWriter {
         Ok(())
     }
 
+    fn checkpoint(&mut self) -> Result<()> {
+        self.check()?;
+        let Some(w) = self.inner.as_mut() else { return Ok(()) };
+        self.chunk_start = None;
+        if let Err(e) = w.flush() {
+            return Err(self.fail(e));
+        }
+        Ok(())
+    }
+
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.check()?;
         self.writer("ros2")?;

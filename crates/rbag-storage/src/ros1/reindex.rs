@@ -64,6 +64,7 @@ pub fn reindex_with_limits(input: &Path, output: &Path, backup: Option<&Path>, l
         chunks_written: chunks,
         bytes_dropped: scan.torn_bytes,
         messages_dropped: scan.torn_messages + dropped_unknown,
+        repairs: Vec::new(),
     })
 }
 

@@ -27,7 +27,52 @@ pub fn detect_dir(dir: &Path) -> Result<Format> {
     }
 }
 
-/// Writes `<dir>/metadata.yaml` from what the storage files hold.
+/// Makes one storage file whole again after its writer was killed, so that every reader (not
+/// only rbag's, which copes) opens it: an MCAP file without its summary is rewritten from the
+/// complete messages it holds, and an SQLite3 file's write-ahead log is folded into it.
+/// Returns what it did.
+fn repair_file(path: &Path) -> Result<Option<String>> {
+    let name = path.display();
+    if path.extension().is_some_and(|e| e == "db3") {
+        let wal = super::sqlite::sibling(path, "-wal");
+        if !wal.exists() {
+            return Ok(None);
+        }
+        let db = rusqlite::Connection::open(path).map_err(|e| Error::Invalid(format!("{name}: {e}")))?;
+        db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).map_err(|e| Error::Invalid(format!("{name}: folding in the write-ahead log: {e}")))?;
+        drop(db);
+        return Ok(Some(format!("{name}: folded its write-ahead log into the file")));
+    }
+    if !path.extension().is_some_and(|e| e == "mcap") {
+        return Ok(None);
+    }
+    let reader = crate::open(path)?;
+    if reader.warnings().is_empty() {
+        return Ok(None);
+    }
+    let tmp = path.with_extension("mcap.repair");
+    let _ = std::fs::remove_file(&tmp);
+    let mut writer: Box<dyn crate::StorageWriter> = Box::new(crate::mcap::McapWriter::create(&tmp, &crate::WriteOptions::default())?);
+    let mut ids = BTreeMap::new();
+    for c in reader.connections() {
+        ids.insert(c.id, writer.add_connection(c)?);
+    }
+    let mut n = 0u64;
+    for m in reader.messages(&crate::Filter::default())? {
+        let m = m?;
+        if let Some(&id) = ids.get(&m.connection) {
+            writer.write(id, m.log_time, m.publish_time, &m.data)?;
+            n += 1;
+        }
+    }
+    writer.finish()?;
+    drop(reader);
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+    Ok(Some(format!("{name}: rewrote it with an index from its {n} complete message(s)")))
+}
+
+/// Writes `<dir>/metadata.yaml` from what the storage files hold, after repairing files a
+/// killed recorder left without their index ([`repair_file`]).
 pub fn reindex(dir: &Path) -> Result<ReindexReport> {
     let names = storage_files(dir)?;
     if names.iter().any(|n| n.ends_with(".zstd")) {
@@ -37,8 +82,10 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut start = None::<u64>;
     let mut end = None::<u64>;
+    let mut repairs = Vec::new();
     for name in &names {
         let path = dir.join(name);
+        repairs.extend(repair_file(&path)?);
         let reader = Rosbag2Reader::open(&path)?;
         let info = reader.info()?;
         meta.storage_identifier = info.format.into();
@@ -73,5 +120,5 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
         meta.duration_ns = e - s;
     }
     meta.write(dir)?;
-    Ok(ReindexReport { output: dir.join(FILE_NAME), messages_kept: meta.message_count, ..ReindexReport::default() })
+    Ok(ReindexReport { output: dir.join(FILE_NAME), messages_kept: meta.message_count, repairs, ..ReindexReport::default() })
 }

@@ -465,7 +465,7 @@ fn push_ids(sql: &mut String, ids: &[u32]) {
 }
 
 /// `path` with `suffix` appended to its file name (`x.db3` → `x.db3-wal`).
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(suffix);
     PathBuf::from(s)
@@ -964,6 +964,11 @@ impl StorageWriter for SqliteWriter {
     fn write(&mut self, conn: u32, log_time: u64, _publish_time: u64, data: &[u8]) -> Result<()> {
         self.check()?;
         self.insert_message(conn, log_time, data).map_err(|e| e.in_file(&self.path))
+    }
+
+    fn checkpoint(&mut self) -> Result<()> {
+        self.check()?;
+        self.flush().map_err(|e| e.in_file(&self.path))
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {

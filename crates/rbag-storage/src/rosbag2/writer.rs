@@ -281,6 +281,15 @@ impl StorageWriter for Rosbag2Writer {
         self.write_here(slot, log_time, publish_time, data)
     }
 
+    fn checkpoint(&mut self) -> Result<()> {
+        self.check()?;
+        let r = match self.current.as_mut() {
+            Some(f) => f.checkpoint(),
+            None => Ok(()),
+        };
+        self.poison(r)
+    }
+
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.check()?;
         self.close_current()

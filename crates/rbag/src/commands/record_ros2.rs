@@ -212,6 +212,10 @@ struct Written {
     snapshots: u64,
 }
 
+/// How often the writer hands what it wrote to the OS (closes the MCAP chunk, commits the
+/// SQLite batch).
+const CHECKPOINT: Duration = Duration::from_secs(1);
+
 /// What the main loop tells the writer: `--start-paused` and the keyboard's pause, and
 /// snapshot triggers (`--snapshot-mode`: SIGUSR1 or `s`).
 #[derive(Default)]
@@ -234,14 +238,23 @@ fn write_loop(mut writer: Box<dyn StorageWriter>, queue: &RecordQueue, controls:
         }
         Ok(())
     };
+    // Everything received more than CHECKPOINT ago is in the OS's hands, even after a quiet
+    // spell: a crash then costs at most that much.
+    let mut last_checkpoint = Instant::now();
+    let mut dirty = false;
     loop {
         let popped = queue.pop(Duration::from_millis(100));
+        if dirty && last_checkpoint.elapsed() >= CHECKPOINT {
+            writer.checkpoint().context("handing the recording to the OS")?;
+            (last_checkpoint, dirty) = (Instant::now(), false);
+        }
         if let Some(r) = ring.as_mut() {
             let due = controls.snapshots.swap(0, Ordering::SeqCst);
             if due > 0 {
                 snapshots += due;
                 for (key, t, data) in r.take() {
                     write(&mut writer, &ids, key, t, &data)?;
+                    dirty = true;
                 }
             }
         }
@@ -255,7 +268,10 @@ fn write_loop(mut writer: Box<dyn StorageWriter>, queue: &RecordQueue, controls:
                     r.push(key, receive_time_ns, data);
                 }
                 None if controls.paused.load(Ordering::SeqCst) => {}
-                None => write(&mut writer, &ids, key, receive_time_ns, &data)?,
+                None => {
+                    write(&mut writer, &ids, key, receive_time_ns, &data)?;
+                    dirty = true;
+                }
             },
             Popped::Timeout => {}
             Popped::Closed => break,
@@ -299,8 +315,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     });
     signals::install();
     let participant = Arc::new(ros2::participant()?);
-    // Chunks close at least every second, so a killed recorder loses at most about a second.
-    let write = WriteOptions { rosbag2, chunk_interval_ns: Some(1_000_000_000), ..WriteOptions::default() };
+    // The writer checkpoints every second (CHECKPOINT), so a killed recorder loses about that.
+    let write = WriteOptions { rosbag2, ..WriteOptions::default() };
     let writer = Rosbag2Writer::create(&out, format, &write).with_context(|| format!("creating {}", out.display()))?;
     // In snapshot mode the cache is the ring, in the writer; the queue in front of it only
     // smooths bursts.

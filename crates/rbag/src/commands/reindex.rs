@@ -36,6 +36,9 @@ pub fn run(args: Args) -> Result<Outcome> {
                 bail!("a rosbag2 directory is reindexed in place (its metadata.yaml is rewritten); drop -o");
             }
             let report = rbag_storage::reindex(input, input, None).with_context(|| format!("cannot reindex {}", input.display()))?;
+            for r in &report.repairs {
+                eprintln!("repaired {r}");
+            }
             eprintln!("{}: wrote {} for {} messages", input.display(), report.output.display(), report.messages_kept);
             continue;
         }
