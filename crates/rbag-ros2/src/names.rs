@@ -64,7 +64,7 @@ pub fn type_to_dds(ros: &str) -> Option<String> {
         [pkg, name] => (*pkg, "msg", *name),
         _ => return None,
     };
-    if [pkg, kind, name].iter().any(|p| p.is_empty() || p.contains(':')) {
+    if ![pkg, kind, name].iter().all(|p| is_identifier(p)) {
         return None;
     }
     Some(format!("{pkg}::{kind}::dds_::{name}_"))
@@ -75,12 +75,18 @@ pub fn type_to_dds(ros: &str) -> Option<String> {
 pub fn type_from_dds(dds: &str) -> Option<String> {
     let parts: Vec<&str> = dds.split("::").collect();
     match parts.as_slice() {
-        [pkg, kind, "dds_", name] if !pkg.is_empty() && !kind.is_empty() && name.len() > 1 => {
+        [pkg, kind, "dds_", name] => {
             let name = name.strip_suffix('_')?;
-            Some(format!("{pkg}/{kind}/{name}"))
+            [pkg, kind, name].iter().all(|p| is_identifier(p)).then(|| format!("{pkg}/{kind}/{name}"))
         }
         _ => None,
     }
+}
+
+/// A package, interface kind or type name: letters, digits and `_` (what rosidl accepts, and
+/// what keeps the two name forms each other's inverse).
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Whether a ROS name is hidden: one of its tokens starts with `_`.
@@ -146,6 +152,10 @@ mod tests {
         assert_eq!(type_from_dds("MyType"), None);
         assert_eq!(type_from_dds("a::msg::dds_::T"), None);
         assert_eq!(type_from_dds("a::msg::dds_::_"), None);
+        // Found by fuzzing (ros2_names_qos): a stray ':' made a ROS name with no way back.
+        assert_eq!(type_from_dds("stdd_msgs::msg::dds_:::dds_C:String_"), None);
+        assert_eq!(type_to_dds("a/msg/B:C"), None);
+        assert_eq!(type_to_dds("a b/msg/C"), None);
     }
 
     #[test]
