@@ -86,7 +86,9 @@ printf '\n\033[1m$ %s &\033[0m\n' "$rbag record --ros2 -a -o $out/ros2_recorded"
 rec=$!
 trap 'kill -INT $rec 2>/dev/null || true' EXIT
 sleep 1
-step "$rbag" play --ros2 "$out/ros2_sample" -r 5 --topics /chatter /point
+# -d 1: give the recorder a second to discover the new publishers and subscribe (ros2 bag
+# play --delay), or their first messages go out before anyone listens.
+step "$rbag" play --ros2 "$out/ros2_sample" -r 5 -d 1 --topics /chatter /point
 sleep 1
 printf '\n$ kill -INT %s   # Ctrl-C on the recorder\n' "$rec"
 kill -INT "$rec"
