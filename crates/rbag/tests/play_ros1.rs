@@ -857,9 +857,6 @@ fn errors_have_clear_messages_and_exit_codes() {
     assert!(common::stderr(&o).contains("--topics") && common::stderr(&o).contains("bags first"), "{}", common::stderr(&o));
     let o = run(&["--ros1", "/chatter:=/talk"], None);
     assert_eq!(o.status.code(), Some(2), "a remapping is not a bag: {}", common::stderr(&o));
-    // --ros2 is not built yet: a clear error, not a crash.
-    let o = run(&["--ros2", bag.to_str().unwrap()], None);
-    common::assert_clear_error(&o, &["--ros2", "not built"]);
     // Neither --ros1/--ros2 nor ROS_VERSION: a usage error naming the flags.
     let o = run(&[bag.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));

@@ -43,7 +43,7 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
         drop(db);
         return Ok(Some(format!("{name}: folded its write-ahead log into the file")));
     }
-    if !path.extension().is_some_and(|e| e == "mcap") {
+    if path.extension().is_none_or(|e| e != "mcap") {
         return Ok(None);
     }
     let reader = crate::open(path)?;

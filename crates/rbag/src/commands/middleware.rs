@@ -47,7 +47,8 @@ pub fn split_remaps(args: &[String]) -> (Vec<String>, Vec<String>) {
     args.iter().cloned().partition(|a| a.contains(":="))
 }
 
-/// Fails when ROS 2 is asked for: the ROS 2 transport is not built yet.
-pub fn ros2_not_yet(verb: &str) -> Result<crate::Outcome> {
-    anyhow::bail!("rbag {verb} --ros2: ROS 2 live recording and playback are not built yet (use --ros1)")
+/// `main` routes `--ros2` (and `ROS_VERSION=2`) to the ROS 2 parsers before clap sees the
+/// ROS 1 flags, so a ROS 1 verb that still finds ROS 2 chosen says so instead of guessing.
+pub fn ros2_elsewhere(verb: &str) -> Result<crate::Outcome> {
+    anyhow::bail!("rbag {verb}: ROS 2 takes ros2 bag's flags; run `rbag {verb} --ros2 --help`")
 }

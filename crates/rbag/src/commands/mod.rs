@@ -9,6 +9,7 @@ pub mod list;
 pub mod master;
 pub mod middleware;
 pub mod play;
+pub mod play_plan;
 pub mod play_ros1;
 #[cfg(feature = "ros2")]
 pub mod play_ros2;

@@ -95,6 +95,6 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     match args.middleware.choose("play")? {
         Middleware::Ros1 => super::play_ros1::run(args),
-        Middleware::Ros2 => super::middleware::ros2_not_yet("play"),
+        Middleware::Ros2 => super::middleware::ros2_elsewhere("play"),
     }
 }

@@ -10,48 +10,35 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
-use bytes::Bytes;
-use rbag_bag::decode::{first_message, Decoders};
-use rbag_bag::transcode::{self, ConnectionPlan, Rewrite, Targets};
-use rbag_msg::store::{self, Distro};
+use anyhow::Result;
+use rbag_bag::transcode::Rewrite;
 use rbag_ros1::tcpros::{Limits, Publication, TopicPublisher};
 use rbag_storage::{Connection, Message};
 use rbag_transport::clock::SystemClock;
 use rbag_transport::play::{BagSource, Control, PlayError, PlayOptions, PlaySink, PlayState, Player, RateStep};
 
 use super::play::Args;
+use super::play_plan::{keys_to_controls, plan_all, Converter, Planned};
 use super::{keyboard, middleware, ros1, signals};
 use crate::{Outcome, UsageError};
 
 /// How one bag connection is published.
 struct Out {
     publisher: Arc<TopicPublisher>,
-    /// `None`: the bytes are ROS 1 already.
     rewrite: Option<Box<Rewrite>>,
 }
 
 struct Ros1Sink {
     outs: BTreeMap<u32, Out>,
-    decoders: Vec<Decoders>,
-    /// Bag index of each global connection id, for its decoder.
-    bag_of: BTreeMap<u32, usize>,
+    converter: Converter,
     clock: Option<Arc<TopicPublisher>>,
-    buf: Vec<u8>,
     quiet: bool,
 }
 
 impl PlaySink for Ros1Sink {
     fn publish(&mut self, msg: &Message) -> Result<(), PlayError> {
         let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
-        let data = match &out.rewrite {
-            None => msg.data.clone(),
-            Some(rw) => {
-                let bag = self.bag_of.get(&msg.connection).copied().unwrap_or(0);
-                rw.apply(&mut self.decoders[bag], msg.log_time, &msg.data, &mut self.buf).map_err(PlayError::sink)?;
-                Bytes::copy_from_slice(&self.buf)
-            }
-        };
+        let data = self.converter.bytes(out.rewrite.as_deref(), msg)?;
         out.publisher.publish(data);
         Ok(())
     }
@@ -102,29 +89,6 @@ fn output_topic(topic: &str, remaps: &BTreeMap<String, String>, prefix: Option<&
     }
 }
 
-/// The ROS 1 connection to publish for `c`, and the rewrite it needs; `None` to leave it out.
-fn plan(source: &BagSource, c: &Connection, decoders: &mut Decoders, targets: &Targets) -> Result<Option<(Connection, Option<Box<Rewrite>>)>> {
-    if c.encoding == "ros1" {
-        let mut conn = c.clone();
-        if let Some(w) = ros1::complete_connection(&mut conn) {
-            eprintln!("warning: topic {}: {w}", c.topic);
-        }
-        return Ok(Some((conn, None)));
-    }
-    let (bag, own) = source.origin(c.id).context("connection without a bag")?;
-    let reader = &source.readers()[bag];
-    let own_conn = reader.connection(own).cloned().unwrap_or_else(|| c.clone());
-    let first = first_message(reader.as_ref(), &own_conn)?;
-    match transcode::plan(c, "ros1", first.as_deref(), decoders, targets).map_err(anyhow::Error::msg)? {
-        ConnectionPlan::Copy => Ok(Some((c.clone(), None))),
-        ConnectionPlan::Rewrite(rw) => Ok(Some((rw.target.clone(), Some(rw)))),
-        ConnectionPlan::Skip(why) => {
-            eprintln!("warning: topic {} is not played: {why}", c.topic);
-            Ok(None)
-        }
-    }
-}
-
 pub fn run(args: Args) -> Result<Outcome> {
     let (remap_args, bags) = middleware::split_remaps(&args.inputs);
     let mut paths: Vec<PathBuf> = bags.iter().map(PathBuf::from).collect();
@@ -142,19 +106,11 @@ pub fn run(args: Args) -> Result<Outcome> {
     let topics = (!args.topics.is_empty()).then(|| args.topics.clone());
     let mut source = BagSource::new(readers, topics)?;
 
-    let standard = rbag_bag::decode::TypeSources::new(store::registry(Distro::Noetic).clone(), super::store_ros2(Distro::Humble));
-    let targets = Targets { standard, ..Targets::default() };
-    let mut decoders = Vec::new();
-    for r in source.readers() {
-        decoders.push(Decoders::new(args.types.sources(&r.info()?.properties)?));
-    }
-    let mut planned = Vec::new();
-    for c in source.connections().to_vec() {
-        let bag = source.origin(c.id).map(|o| o.0).unwrap_or(0);
-        if let Some((conn, rw)) = plan(&source, &c, &mut decoders[bag], &targets)? {
-            planned.push((c.id, bag, conn, rw));
+    let (converter, planned) = plan_all(&source, &args.types, "ros1", |conn| {
+        if let Some(w) = ros1::complete_connection(conn) {
+            eprintln!("warning: topic {}: {w}", conn.topic);
         }
-    }
+    })?;
 
     // Bad options are refused before rbag joins the graph (or starts a master).
     let pause_connections = source
@@ -170,8 +126,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let node = graph.node.clone();
     let remaps = node.config().remaps.clone();
     let mut publishers: BTreeMap<String, (String, Arc<TopicPublisher>)> = BTreeMap::new();
-    let mut sink = Ros1Sink { outs: BTreeMap::new(), decoders, bag_of: BTreeMap::new(), clock: None, buf: Vec::new(), quiet: args.quiet };
-    for (id, bag, conn, rewrite) in planned {
+    let mut sink = Ros1Sink { outs: BTreeMap::new(), converter, clock: None, quiet: args.quiet };
+    for Planned { id, conn, rewrite } in planned {
         let topic = output_topic(&conn.topic, &remaps, args.prefix.as_deref());
         let publisher = match publishers.get(&topic) {
             Some((ty, p)) if *ty == conn.message_type => p.clone(),
@@ -194,7 +150,6 @@ pub fn run(args: Args) -> Result<Outcome> {
                 p
             }
         };
-        sink.bag_of.insert(id, bag);
         sink.outs.insert(id, Out { publisher, rewrite });
     }
     if args.clock {
@@ -209,26 +164,14 @@ pub fn run(args: Args) -> Result<Outcome> {
         })?);
     }
     let (controls_tx, controls) = mpsc::channel();
-    let (keys_tx, keys) = mpsc::channel();
-    let _raw = keyboard::start(keys_tx);
-    {
-        let tx = controls_tx.clone();
-        std::thread::Builder::new().name("keys".into()).spawn(move || {
-            for k in keys {
-                let c = match k {
-                    keyboard::Key::Space => Control::TogglePause,
-                    keyboard::Key::Char('s') => Control::Step,
-                    keyboard::Key::Char('t') => Control::TogglePauseTopics,
-                    keyboard::Key::Up | keyboard::Key::Char('+') => Control::FasterRate,
-                    keyboard::Key::Down | keyboard::Key::Char('-') => Control::SlowerRate,
-                    _ => continue,
-                };
-                if tx.send(c).is_err() {
-                    break;
-                }
-            }
-        })?;
-    }
+    let _raw = keys_to_controls(controls_tx.clone(), true, |k| match k {
+        keyboard::Key::Space => Some(Control::TogglePause),
+        keyboard::Key::Char('s') => Some(Control::Step),
+        keyboard::Key::Char('t') => Some(Control::TogglePauseTopics),
+        keyboard::Key::Up | keyboard::Key::Char('+') => Some(Control::FasterRate),
+        keyboard::Key::Down | keyboard::Key::Char('-') => Some(Control::SlowerRate),
+        _ => None,
+    })?;
     {
         let tx = controls_tx.clone();
         let node = node.clone();

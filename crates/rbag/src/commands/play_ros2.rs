@@ -13,10 +13,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use bytes::Bytes;
-use rbag_bag::decode::{first_message, Decoders};
-use rbag_bag::transcode::{self, ConnectionPlan, Rewrite, Targets};
-use rbag_msg::store::{self, Distro};
+use rbag_bag::transcode::Rewrite;
 use rbag_ros2::dds::RawWriter;
 use rbag_ros2::names::{topic_to_dds, type_to_dds};
 use rbag_ros2::qos::{adapt_offer_to_recorded_offers, Overrides};
@@ -28,6 +25,7 @@ use rbag_transport::play::{BagSource, Control, PlayError, PlayOptions, PlaySink,
 use regex::Regex;
 
 use super::middleware::MiddlewareArgs;
+use super::play_plan::{keys_to_controls, plan_all, Converter, Planned};
 use super::{keyboard, ros2, signals};
 use crate::units::parse_duration;
 use crate::{Outcome, UsageError};
@@ -135,11 +133,9 @@ struct Out {
 
 struct Ros2Sink {
     outs: BTreeMap<u32, Out>,
-    decoders: Vec<Decoders>,
-    bag_of: BTreeMap<u32, usize>,
+    converter: Converter,
     clock: Option<RawWriter>,
     ack_timeout: Option<Duration>,
-    buf: Vec<u8>,
     quiet: bool,
     /// `burst`: messages left, and where to say it is done.
     burst: Option<(u64, mpsc::Sender<Control>)>,
@@ -152,14 +148,7 @@ fn now_ns() -> i64 {
 impl PlaySink for Ros2Sink {
     fn publish(&mut self, msg: &Message) -> Result<(), PlayError> {
         let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
-        let data: Bytes = match &out.rewrite {
-            None => msg.data.clone(),
-            Some(rw) => {
-                let bag = self.bag_of.get(&msg.connection).copied().unwrap_or(0);
-                rw.apply(&mut self.decoders[bag], msg.log_time, &msg.data, &mut self.buf).map_err(PlayError::sink)?;
-                Bytes::copy_from_slice(&self.buf)
-            }
-        };
+        let data = self.converter.bytes(out.rewrite.as_deref(), msg)?;
         out.writer.write_waiting(&data, now_ns(), &signals::stop_requested).map_err(PlayError::sink)?;
         if let Some((left, done)) = &mut self.burst {
             *left = left.saturating_sub(1);
@@ -231,25 +220,6 @@ fn filter(args: &Args) -> Filter {
     Filter { topics, regex: args.regex.clone(), exclude_topics, exclude_regex: args.exclude_regex.clone(), ..Filter::default() }
 }
 
-/// The CDR connection to publish for `c`, and the rewrite it needs; `None` to leave it out.
-fn plan(source: &BagSource, c: &Connection, decoders: &mut Decoders, targets: &Targets) -> Result<Option<(Connection, Option<Box<Rewrite>>)>> {
-    if c.encoding == "cdr" {
-        return Ok(Some((c.clone(), None)));
-    }
-    let (bag, own) = source.origin(c.id).context("connection without a bag")?;
-    let reader = &source.readers()[bag];
-    let own_conn = reader.connection(own).cloned().unwrap_or_else(|| c.clone());
-    let first = first_message(reader.as_ref(), &own_conn)?;
-    match transcode::plan(c, "cdr", first.as_deref(), decoders, targets).map_err(anyhow::Error::msg)? {
-        ConnectionPlan::Copy => Ok(Some((c.clone(), None))),
-        ConnectionPlan::Rewrite(rw) => Ok(Some((rw.target.clone(), Some(rw)))),
-        ConnectionPlan::Skip(why) => {
-            eprintln!("warning: topic {} is not played: {why}", c.topic);
-            Ok(None)
-        }
-    }
-}
-
 /// The QoS to offer on a topic: the override, else what its recorded publishers agreed on.
 fn offer(topic: &str, conns: &[&Connection], overrides: &Overrides) -> QosProfile {
     if let Some(p) = overrides.get(topic) {
@@ -313,25 +283,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     let readers = paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?;
     let mut source = BagSource::with_filter(readers, filter(&args))?;
 
-    let standard = rbag_bag::decode::TypeSources::new(store::registry(Distro::Noetic).clone(), super::store_ros2(Distro::Humble));
-    let targets = Targets { standard, ..Targets::default() };
-    let mut decoders = Vec::new();
-    for r in source.readers() {
-        decoders.push(Decoders::new(args.types.sources(&r.info()?.properties)?));
-    }
-    let mut planned = Vec::new();
-    for c in source.connections().to_vec() {
-        let bag = source.origin(c.id).map(|o| o.0).unwrap_or(0);
-        if let Some((conn, rw)) = plan(&source, &c, &mut decoders[bag], &targets)? {
-            planned.push((c.id, bag, conn, rw));
-        }
-    }
+    let (converter, planned) = plan_all(&source, &args.types, "cdr", |_| {})?;
     let mut player = Player::new(options(&args)).map_err(|e| UsageError(format!("rbag play --ros2: {e}")))?;
 
     signals::install();
     let participant = ros2::participant()?;
     let mut by_topic: BTreeMap<String, Vec<&Connection>> = BTreeMap::new();
-    for (_, _, conn, _) in &planned {
+    for Planned { conn, .. } in &planned {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
         by_topic.entry(topic).or_default().push(conn);
     }
@@ -346,22 +304,19 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     let mut sink = Ros2Sink {
         outs: BTreeMap::new(),
-        decoders,
-        bag_of: BTreeMap::new(),
+        converter,
         clock: None,
         ack_timeout: args.wait_for_all_acked.map(Duration::from_millis),
-        buf: Vec::new(),
         quiet: args.quiet,
         burst: None,
     };
-    for (id, bag, conn, rewrite) in planned {
+    for Planned { id, conn, rewrite } in planned {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
         let Some((ty, writer)) = writers.get(&topic) else { continue };
         if *ty != conn.message_type {
             eprintln!("warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out", conn.id, conn.message_type);
             continue;
         }
-        sink.bag_of.insert(id, bag);
         sink.outs.insert(id, Out { writer: writer.clone(), rewrite });
     }
     if args.clock.is_some() {
@@ -377,25 +332,13 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
         sink.burst = Some((n, controls_tx.clone()));
     }
-    let (keys_tx, keys) = mpsc::channel();
-    let _raw = if args.disable_keyboard_controls { None } else { keyboard::start(keys_tx) };
-    {
-        let tx = controls_tx.clone();
-        std::thread::Builder::new().name("keys".into()).spawn(move || {
-            for k in keys {
-                let c = match k {
-                    keyboard::Key::Space => Control::TogglePause,
-                    keyboard::Key::Right | keyboard::Key::Char('s') => Control::Step,
-                    keyboard::Key::Up => Control::FasterRate,
-                    keyboard::Key::Down => Control::SlowerRate,
-                    _ => continue,
-                };
-                if tx.send(c).is_err() {
-                    break;
-                }
-            }
-        })?;
-    }
+    let _raw = keys_to_controls(controls_tx.clone(), !args.disable_keyboard_controls, |k| match k {
+        keyboard::Key::Space => Some(Control::TogglePause),
+        keyboard::Key::Right | keyboard::Key::Char('s') => Some(Control::Step),
+        keyboard::Key::Up => Some(Control::FasterRate),
+        keyboard::Key::Down => Some(Control::SlowerRate),
+        _ => None,
+    })?;
     {
         let tx = controls_tx.clone();
         std::thread::Builder::new().name("stop-watch".into()).spawn(move || loop {

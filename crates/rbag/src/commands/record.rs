@@ -134,6 +134,6 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     match args.middleware.choose("record")? {
         Middleware::Ros1 => super::record_ros1::run(args),
-        Middleware::Ros2 => super::middleware::ros2_not_yet("record"),
+        Middleware::Ros2 => super::middleware::ros2_elsewhere("record"),
     }
 }
