@@ -54,6 +54,9 @@ pub struct PlayReport {
     /// Whether a [`Control::Quit`] ended the run (rather than the end of the bag).
     pub quit: bool,
     pub lateness: LatenessStats,
+    /// Clock time at which the schedule was first anchored: the moment the first played bag
+    /// time maps to, from which every due time follows (`--stats` reports it as wall time).
+    pub anchored_at: Option<u64>,
 }
 
 /// Plays sources with fixed options.

@@ -58,6 +58,9 @@ struct State {
     drops: BTreeMap<ConnKey, u64>,
     /// Drops not yet handed out by [`RecordQueue::take_drops`].
     fresh_drops: BTreeMap<ConnKey, u64>,
+    /// The consumer is blocked in [`RecordQueue::pop`]: only then does a push wake it (a
+    /// futex call per message was most of a busy recorder's overhead).
+    waiting: bool,
 }
 
 /// A multi-producer, single-consumer queue bounded in payload bytes, dropping the oldest.
@@ -117,7 +120,9 @@ impl RecordQueue {
                 }
             }
         }
-        self.ready.notify_one();
+        if s.waiting {
+            self.ready.notify_one();
+        }
         Push::Queued { dropped_oldest: dropped }
     }
 
@@ -126,7 +131,9 @@ impl RecordQueue {
     pub fn pop(&self, timeout: Duration) -> Popped {
         let mut s = self.lock();
         if s.items.is_empty() && !s.closed && !timeout.is_zero() {
+            s.waiting = true;
             s = self.ready.wait_timeout_while(s, timeout, |s| s.items.is_empty() && !s.closed).unwrap_or_else(|p| p.into_inner()).0;
+            s.waiting = false;
         }
         match s.items.pop_front() {
             Some(item) => {

@@ -90,7 +90,9 @@ impl<'a> Run<'a> {
                 if anchor {
                     anchor = false;
                     let at = if self.opts.from_start_point { from } else { m.log_time };
-                    self.sched.jump(self.clock.now(), at);
+                    let now = self.clock.now();
+                    self.sched.jump(now, at);
+                    self.report.anchored_at.get_or_insert(now);
                     self.cursor = at;
                 }
                 match self.advance(Some(&m))? {

@@ -198,8 +198,10 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     std::thread::sleep(Duration::from_nanos(args.delay));
 
-    let started_ns = rbag_ros1::node::now_ns();
-    let report = player.run(&mut source, &mut sink, &SystemClock::new(), &controls);
+    // The clock counts from its creation: wall time there plus the anchor's clock time is when
+    // the first message was due.
+    let (wall0, clock) = (rbag_ros1::node::now_ns(), SystemClock::new());
+    let report = player.run(&mut source, &mut sink, &clock, &controls);
     // Let queued messages reach subscribers before the links close.
     for (_, p) in publishers.values() {
         let deadline = std::time::Instant::now() + Duration::from_secs(2);
@@ -212,6 +214,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let dropped: u64 = publishers.values().map(|(_, p)| p.dropped()).sum();
     if args.stats {
         let l = &report.lateness;
+        let started_ns = wall0 + report.anchored_at.unwrap_or(0);
         eprintln!(
             "{{\"published\":{},\"dropped\":{dropped},\"started_wall_ns\":{started_ns},\"lateness_count\":{},\"lateness_p50_ns\":{},\"lateness_p99_ns\":{},\"lateness_max_ns\":{}}}",
             report.published, l.count, l.p50_ns, l.p99_ns, l.max_ns

@@ -350,8 +350,10 @@ pub fn run(args: Args) -> Result<Outcome> {
         })?;
     }
     std::thread::sleep(Duration::from_nanos(args.delay));
-    let started_ns = now_ns();
-    let report = player.run(&mut source, &mut sink, &SystemClock::new(), &controls);
+    // The clock counts from its creation: wall time there plus the anchor's clock time is when
+    // the first message was due.
+    let (wall0, clock) = (now_ns() as u64, SystemClock::new());
+    let report = player.run(&mut source, &mut sink, &clock, &controls);
     // Reliable subscribers get everything before the writers go away.
     for (_, w) in writers.values() {
         let _ = w.wait_for_acks(Duration::from_secs(2));
@@ -359,6 +361,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let report = report?;
     if args.stats {
         let l = &report.lateness;
+        let started_ns = wall0 + report.anchored_at.unwrap_or(0);
         eprintln!(
             "{{\"published\":{},\"started_wall_ns\":{started_ns},\"lateness_count\":{},\"lateness_p50_ns\":{},\"lateness_p99_ns\":{},\"lateness_max_ns\":{}}}",
             report.published, l.count, l.p50_ns, l.p99_ns, l.max_ns
