@@ -5,11 +5,11 @@ installed.
 Run it with CYCLONEDDS_URI pointing at crates/rbag-testkit/cyclonedds-loopback.xml (the testkit's
 CyclonePeer does) so nothing leaves the loopback interface.
 
-    cyclone_peer.py pub --domain D --topic rt/chatter --type string|imu|blob|unknown
+    cyclone_peer.py pub --domain D --topic rt/chatter --type string|imu|blob|unknown|clock|log|image|tf
                         [--count N] [--rate HZ] [--reliable|--best-effort]
                         [--transient-local] [--depth K] [--start-delay S] [--linger S]
                         [--size BYTES] [--no-wait] [--match-timeout S] [--no-hex]
-    cyclone_peer.py sub --domain D --topic rt/chatter --type string|imu|blob|unknown
+    cyclone_peer.py sub --domain D --topic rt/chatter --type string|imu|blob|unknown|clock|log|image|tf
                         [--count N] [--timeout S] [--reliable|--best-effort]
                         [--transient-local] [--depth K] [--no-hex]
 
@@ -19,6 +19,12 @@ Types (ROS 2 name -> DDS name):
     blob     sensor_msgs/msg/CompressedImage  sensor_msgs::msg::dds_::CompressedImage_
              header.frame_id "blob", format "raw", data = --size bytes: i as u32 LE, then k % 251
     unknown  (no ROS definition)         rbag_test::msg::dds_::Mystery_      {int32 a = i; string b = "mystery <i>"}
+    clock    rosgraph_msgs/msg/Clock     rosgraph_msgs::msg::dds_::Clock_    clock = {sec: i, nanosec: 0}
+    log      rcl_interfaces/msg/Log      rcl_interfaces::msg::dds_::Log_     level 20, name "peer", msg "log <i>"
+    image    sensor_msgs/msg/Image       sensor_msgs::msg::dds_::Image_      2x2 rgb8, data bytes 12*i + k
+    tf       tf2_msgs/msg/TFMessage      tf2_msgs::msg::dds_::TFMessage_     one transform "map" -> "tf_<i>"
+RECEIVED json is the sample's fields; for blob and image the data is summarised as data_len,
+data_sha256 (and data_head for blob).
 
 Output, one line each, flushed:
     pub: READY, MATCHED <n> (unless --no-wait), PUBLISHED <i> <hex of the serialized sample, with
@@ -26,6 +32,8 @@ Output, one line each, flushed:
          NO_MATCH and exit 3 when no reader matched within --match-timeout.
     sub: READY, MATCHED <n> once a writer matched, then per sample RECEIVED <json of the fields> and RECEIVED_HEX <hex of the sample
          serialized again>, then DONE <count>; exit 0 when --count samples arrived, else 2.
+         A sample without data (an instance disposed or left without writers, as Cyclone
+         reports when a writer is deleted) prints NOT_DATA <instance state> and is not counted.
     --no-hex prints `-` instead of the hex (for big or many samples).
 QoS: reliable by default; history keep-all unless --depth K (keep-last K). A transient-local
 writer also gets durability_service history keep-last K (Cyclone serves late joiners from it,
@@ -41,6 +49,7 @@ from dataclasses import dataclass
 from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
+from cyclonedds.internal import InvalidSample
 import cyclonedds.idl.types as types
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
@@ -104,7 +113,61 @@ class Mystery_(IdlStruct, typename="rbag_test::msg::dds_::Mystery_"):
     b: str
 
 
-TYPES = {"string": String_, "imu": Imu_, "blob": CompressedImage_, "unknown": Mystery_}
+@dataclass
+class Clock_(IdlStruct, typename="rosgraph_msgs::msg::dds_::Clock_"):
+    clock: Time_
+
+
+@dataclass
+class Log_(IdlStruct, typename="rcl_interfaces::msg::dds_::Log_"):
+    stamp: Time_
+    level: types.uint8
+    name: str
+    msg: str
+    file: str
+    function: str
+    line: types.uint32
+
+
+@dataclass
+class Image_(IdlStruct, typename="sensor_msgs::msg::dds_::Image_"):
+    header: Header_
+    height: types.uint32
+    width: types.uint32
+    encoding: str
+    is_bigendian: types.uint8
+    step: types.uint32
+    data: types.sequence[types.uint8]
+
+
+@dataclass
+class Transform_(IdlStruct, typename="geometry_msgs::msg::dds_::Transform_"):
+    translation: Vector3_
+    rotation: Quaternion_
+
+
+@dataclass
+class TransformStamped_(IdlStruct, typename="geometry_msgs::msg::dds_::TransformStamped_"):
+    header: Header_
+    child_frame_id: str
+    transform: Transform_
+
+
+@dataclass
+class TFMessage_(IdlStruct, typename="tf2_msgs::msg::dds_::TFMessage_"):
+    transforms: types.sequence[TransformStamped_]
+
+
+TYPES = {
+    "string": String_,
+    "imu": Imu_,
+    "blob": CompressedImage_,
+    "unknown": Mystery_,
+    "clock": Clock_,
+    "log": Log_,
+    "image": Image_,
+    "tf": TFMessage_,
+}
 
 
 def blob_bytes(i, size):
@@ -129,6 +192,19 @@ def make_sample(kind, i, size):
             linear_acceleration=Vector3_(x=0.0, y=0.0, z=9.81 + f),
             linear_acceleration_covariance=[-1.0 if k == 0 else 0.0 for k in range(9)],
         )
+    if kind == "clock":
+        return Clock_(clock=Time_(sec=i, nanosec=0))
+    if kind == "log":
+        return Log_(stamp=Time_(sec=1700000000 + i, nanosec=0), level=20, name="peer", msg=f"log {i}", file="cyclone_peer.py", function="run_pub", line=i)
+    if kind == "image":
+        return Image_(header=Header_(stamp=Time_(sec=i, nanosec=0), frame_id="camera"), height=2, width=2, encoding="rgb8", is_bigendian=0, step=6, data=bytes((12 * i + k) % 256 for k in range(12)))
+    if kind == "tf":
+        t = TransformStamped_(
+            header=Header_(stamp=Time_(sec=i, nanosec=0), frame_id="map"),
+            child_frame_id=f"tf_{i}",
+            transform=Transform_(translation=Vector3_(x=float(i), y=0.0, z=0.0), rotation=Quaternion_(x=0.0, y=0.0, z=0.0, w=1.0)),
+        )
+        return TFMessage_(transforms=[t])
     if kind == "blob":
         return CompressedImage_(header=Header_(stamp=Time_(sec=i, nanosec=0), frame_id="blob"), format="raw", data=blob_bytes(i, size))
     return Mystery_(a=i, b=f"mystery {i}")
@@ -140,6 +216,14 @@ def summary(kind, sample):
 
         d = bytes(sample.data)
         return {"header": dataclasses.asdict(sample.header), "format": sample.format, "data_len": len(d), "data_head": d[:8].hex(), "data_sha256": hashlib.sha256(d).hexdigest()}
+    if kind == "image":
+        import hashlib
+
+        out = dataclasses.asdict(sample)
+        d = bytes(out.pop("data"))
+        out["data_len"] = len(d)
+        out["data_sha256"] = hashlib.sha256(d).hexdigest()
+        return out
     return dataclasses.asdict(sample)
 
 
@@ -227,6 +311,11 @@ def run_sub(args):
                 matched = True
                 say(f"MATCHED {n}")
         for s in r.take(N=1 if args.take_delay > 0 else 64):
+            if isinstance(s, InvalidSample):
+                # An instance state change (a writer disposed or left), not data: a ROS 2
+                # subscription never sees these.
+                say(f"NOT_DATA {int(s.sample_info.instance_state)}")
+                continue
             say(f"RECEIVED {json.dumps(summary(kind, s))}")
             say(f"RECEIVED_HEX {hexof(args, s)}")
             got += 1
