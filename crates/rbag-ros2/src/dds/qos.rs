@@ -9,7 +9,9 @@
 //!   1, automatic liveliness, infinite durations; best effort for readers, reliable for
 //!   writers).
 
-use cyclors::qos::{Deadline, Durability, DurabilityKind, DurabilityService, History, HistoryKind, Lifespan, Liveliness, LivelinessKind, Qos, Reliability, ReliabilityKind};
+use cyclors::qos::{
+    Deadline, Durability, DurabilityKind, DurabilityService, History, HistoryKind, Lifespan, Liveliness, LivelinessKind, Qos, Reliability, ReliabilityKind, WriterDataLifecycle,
+};
 use cyclors::{dds_delete_qos, dds_qos_t};
 use rbag_storage::rosbag2::qos::{policy, Duration, QosProfile};
 
@@ -89,6 +91,10 @@ pub fn profile_to_qos(p: &QosProfile, role: Role, user_data: Option<&str>) -> Qo
     }
     if let Some(u) = user_data {
         q.user_data = Some(u.as_bytes().to_vec());
+    }
+    if role == Role::Writer {
+        // A publisher that leaves says "no writers", not "disposed", as rmw_cyclonedds does.
+        q.writer_data_lifecycle = Some(WriterDataLifecycle { autodispose_unregistered_instances: false });
     }
     q
 }

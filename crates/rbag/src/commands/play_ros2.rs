@@ -235,15 +235,19 @@ fn offer(topic: &str, conns: &[&Connection], overrides: &Overrides) -> QosProfil
 
 /// Lets discovery match the subscribers already in the graph before the first message goes
 /// out: a volatile subscriber matched a few milliseconds late would miss the bag's first
-/// messages (`ros2 bag play` has that race). Waits at most [`MATCH_WAIT`].
+/// messages (`ros2 bag play` has that race). Waits until every reader discovery knows on our
+/// topics is matched and no new one appeared for [`SETTLE`] (at least [`FIRST_ROUND`] after
+/// start), at most [`MATCH_WAIT`]. A subscriber that does not answer discovery at all in that
+/// time (a stopped process) is not waited for: `-d` gives it longer.
 fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &BTreeMap<String, (String, Arc<RawWriter>)>, quiet: bool) -> Result<()> {
     use rbag_ros2::dds::{EndpointKind, Endpoints};
     let mut endpoints = Endpoints::new(participant)?;
-    let deadline = std::time::Instant::now() + MATCH_WAIT;
-    // One round of participant discovery first, so remote readers are known.
-    std::thread::sleep(Duration::from_millis(100));
+    let start = std::time::Instant::now();
+    let mut last_change = start;
     loop {
-        endpoints.poll();
+        if !endpoints.poll().is_empty() {
+            last_change = std::time::Instant::now();
+        }
         let missing: Vec<&str> = writers
             .iter()
             .filter(|(topic, (_, w))| {
@@ -253,11 +257,12 @@ fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &BTreeMa
             })
             .map(|(t, _)| t.as_str())
             .collect();
-        if missing.is_empty() {
+        let settled = start.elapsed() >= FIRST_ROUND && last_change.elapsed() >= SETTLE;
+        if missing.is_empty() && settled {
             return Ok(());
         }
-        if std::time::Instant::now() >= deadline || signals::stop_requested() {
-            if !quiet {
+        if start.elapsed() >= MATCH_WAIT || signals::stop_requested() {
+            if !quiet && !missing.is_empty() {
                 eprintln!("warning: not every subscriber on {} matched within {} s (incompatible QoS?); playing anyway", missing.join(", "), MATCH_WAIT.as_secs());
             }
             return Ok(());
@@ -266,6 +271,10 @@ fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &BTreeMa
     }
 }
 
+/// The first round of discovery: participants already running answer within it.
+const FIRST_ROUND: Duration = Duration::from_millis(250);
+/// Discovery is taken as settled once nothing new appeared for this long.
+const SETTLE: Duration = Duration::from_millis(100);
 /// How long [`wait_for_matches`] waits.
 const MATCH_WAIT: Duration = Duration::from_secs(2);
 
