@@ -267,3 +267,42 @@ fn usage_errors_exit_2_before_joining_the_graph() {
     }
     assert!(!Path::new(out).exists(), "nothing was created");
 }
+
+/// Services are recorded through their `/_service_event` topics: `--all-services`,
+/// `--services` and `--exclude-services` choose them, `--all-topics` does not take them.
+#[test]
+fn service_flags_choose_service_event_topics() {
+    let test = "service_flags_choose_service_event_topics";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    // Event topics of two services and one plain topic (the payload type does not matter to
+    // the selection).
+    let mut peers: Vec<CyclonePeer> = ["rt/add/_service_event", "rt/sub/_service_event", "rt/chatter"]
+        .iter()
+        .map(|t| CyclonePeer::spawn(&py, &domain, "pub", &["--topic", t, "--type", "string", "--count", "1", "--no-wait", "--linger", "60", "--no-hex"]))
+        .collect();
+    for p in &peers {
+        p.expect_line("DONE", LONG);
+    }
+    for (args, want) in [
+        (vec!["--all-services"], vec!["/add/_service_event", "/sub/_service_event"]),
+        (vec!["--all-topics"], vec!["/chatter"]),
+        (vec!["--services", "/add"], vec!["/add/_service_event"]),
+        (vec!["-a", "--exclude-services", "sub"], vec!["/add/_service_event", "/chatter"]),
+    ] {
+        let bag = tmp.path().join(format!("b{}", args.join("_").replace('/', "")));
+        let mut full = args.clone();
+        full.extend(["-o", bag.to_str().unwrap()]);
+        let rec = record(&domain, tmp.path(), &full);
+        rec.wait_log("Recording to");
+        std::thread::sleep(Duration::from_millis(1500));
+        let log = rec.stop();
+        let mut got: Vec<String> = log.lines().filter_map(|l| l.strip_prefix("Subscribed to topic '")).filter_map(|l| l.split('\'').next()).map(str::to_string).collect();
+        got.sort();
+        assert_eq!(got, want, "{args:?}:\n{log}");
+    }
+    for p in &mut peers {
+        p.kill();
+    }
+}
