@@ -22,7 +22,7 @@ use rbag_transport::throttle::Throttle;
 use rbag_transport::{ConnKey, Push, RecordQueue};
 
 use crate::dds::{DdsError, Endpoint, EndpointEvent, EndpointKind, Endpoints, Participant, RawReader, Sample};
-use crate::names::{topic_from_dds, type_from_dds, type_to_dds, RosTopic};
+use crate::names::{topic_from_dds, type_from_dds, RosTopic};
 use crate::qos::{adapt_request_to_offers, Overrides};
 use crate::select::Ros2Selection;
 
@@ -50,9 +50,9 @@ pub struct Ros2RecordSpec {
     pub max_sample_bytes: usize,
 }
 
+/// A topic's subscription; dropping it unsubscribes.
 struct Subscribed {
     _reader: RawReader,
-    type_name: String,
 }
 
 /// A live recording; call [`Ros2Recording::poll`] every polling interval.
@@ -82,11 +82,6 @@ impl Ros2Recording {
     pub fn new(participant: Arc<Participant>, spec: Ros2RecordSpec, queue: Arc<RecordQueue>, hook: DefinitionHook, log: Log) -> Result<Ros2Recording, DdsError> {
         let endpoints = Endpoints::new(&participant)?;
         Ok(Ros2Recording { participant, endpoints, spec, queue, hook, log, subscribed: BTreeMap::new(), refused: BTreeSet::new(), started: None, overflow: Default::default(), oversized: Default::default() })
-    }
-
-    /// Topics recorded so far (ROS names).
-    pub fn topics(&self) -> impl Iterator<Item = &str> {
-        self.subscribed.keys().map(String::as_str)
     }
 
     /// Takes in discovery news and subscribes to new selected topics; returns the topics
@@ -184,7 +179,7 @@ impl Ros2Recording {
             }
         };
         (self.log)(format!("Subscribed to topic '{topic}' ({ros_type})"));
-        self.subscribed.insert(topic.to_string(), Subscribed { _reader: reader, type_name });
+        self.subscribed.insert(topic.to_string(), Subscribed { _reader: reader });
         Some(topic.to_string())
     }
 
@@ -208,14 +203,4 @@ impl Ros2Recording {
             }
         })
     }
-
-    /// The DDS type of a recorded topic.
-    pub fn type_of(&self, topic: &str) -> Option<&str> {
-        self.subscribed.get(topic).map(|s| s.type_name.as_str())
-    }
-}
-
-/// The DDS type name rbag would publish a ROS type as (for tests and play).
-pub fn dds_type(ros_type: &str) -> String {
-    type_to_dds(ros_type).unwrap_or_else(|| ros_type.to_string())
 }
