@@ -306,3 +306,47 @@ fn service_flags_choose_service_event_topics() {
         p.kill();
     }
 }
+
+/// A type rbag does not know is recorded raw; its definition can be given when reading
+/// (`echo --msg-path`) or when recording (`record --msg-path`, then stored in the bag).
+#[test]
+fn unknown_types_decode_once_their_definition_is_given() {
+    let test = "unknown_types_decode_once_their_definition_is_given";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let defs = tmp.path().join("defs");
+    std::fs::create_dir_all(&defs).unwrap();
+    std::fs::write(defs.join("Mystery.msg"), "int32 a\nstring b\n").unwrap();
+    let msg_path = format!("rbag_test={}", defs.display());
+    let echo = |bag: &Path, extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_rbag")).arg("echo").arg(bag).arg("/mystery").args(extra).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for (k, with_defs) in [false, true].into_iter().enumerate() {
+        let bag = tmp.path().join(format!("m{k}"));
+        let mut args = vec!["--topics", "/mystery", "-o", bag.to_str().unwrap()];
+        if with_defs {
+            args.extend(["--msg-path", msg_path.as_str()]);
+        }
+        let rec = record(&domain, tmp.path(), &args);
+        rec.wait_log("Recording to");
+        let mut p = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/mystery", "--type", "unknown", "--count", "3", "--rate", "50", "--no-hex"]);
+        p.expect_line("DONE", LONG);
+        p.wait_exit(LONG);
+        let log = rec.stop();
+        assert_eq!(log.contains("unknown to rbag"), !with_defs, "{log}");
+        assert_eq!(count(&bag, "/mystery"), 3, "{log}");
+        let (code, out, err) = echo(&bag, &[]);
+        if with_defs {
+            assert_eq!(code, Some(0), "{err}");
+            assert!(out.contains("b: 'mystery 2'") || out.contains("b: mystery 2"), "the stored definition decodes it:\n{out}");
+        } else {
+            assert_ne!(code, Some(0), "no definition, no decoding: {out}");
+            assert!(!err.contains("panicked at") && err.contains("rbag_test/msg/Mystery"), "{err}");
+            let (code, out, err) = echo(&bag, &["--msg-path", &msg_path]);
+            assert_eq!(code, Some(0), "{err}");
+            assert!(out.contains("a: 2") && out.contains("mystery 2"), "--msg-path decodes it later:\n{out}");
+        }
+    }
+}
