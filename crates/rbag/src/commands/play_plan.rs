@@ -10,7 +10,7 @@ use rbag_bag::decode::{first_message, Decoders};
 use rbag_bag::transcode::{self, ConnectionPlan, Rewrite, Targets};
 use rbag_msg::store::{self, Distro};
 use rbag_storage::{Connection, Message};
-use rbag_transport::play::{BagSource, Control, PlayError};
+use rbag_transport::play::{BagSource, Control, PlayError, PlayReport};
 
 use super::{keyboard, TypeArgs};
 
@@ -103,4 +103,23 @@ pub fn keys_to_controls(controls: Sender<Control>, enabled: bool, map: fn(keyboa
         }
     })?;
     Ok(raw)
+}
+
+/// What both players print at the end: the `--stats` JSON line (with `dropped` when the
+/// middleware counts drops) and, unless quiet, the summary. `wall0` is the wall time at which
+/// the player's clock started counting.
+pub fn report(report: &PlayReport, wall0: u64, dropped: Option<u64>, stats: bool, quiet: bool) {
+    if stats {
+        let l = &report.lateness;
+        let started_ns = wall0 + report.anchored_at.unwrap_or(0);
+        let dropped = dropped.map(|d| format!("\"dropped\":{d},")).unwrap_or_default();
+        eprintln!(
+            "{{\"published\":{},{dropped}\"started_wall_ns\":{started_ns},\"lateness_count\":{},\"lateness_p50_ns\":{},\"lateness_p99_ns\":{},\"lateness_max_ns\":{}}}",
+            report.published, l.count, l.p50_ns, l.p99_ns, l.max_ns
+        );
+    }
+    if !quiet {
+        let loops = if report.loops > 0 { format!(", {} loop(s)", report.loops) } else { String::new() };
+        eprintln!("Done: {} message(s) published{loops}.", report.published);
+    }
 }

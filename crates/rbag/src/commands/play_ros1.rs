@@ -212,17 +212,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     graph.leave();
     let report = report?;
     let dropped: u64 = publishers.values().map(|(_, p)| p.dropped()).sum();
-    if args.stats {
-        let l = &report.lateness;
-        let started_ns = wall0 + report.anchored_at.unwrap_or(0);
-        eprintln!(
-            "{{\"published\":{},\"dropped\":{dropped},\"started_wall_ns\":{started_ns},\"lateness_count\":{},\"lateness_p50_ns\":{},\"lateness_p99_ns\":{},\"lateness_max_ns\":{}}}",
-            report.published, l.count, l.p50_ns, l.p99_ns, l.max_ns
-        );
-    }
-    if !args.quiet {
-        eprintln!("Done: {} message(s) published{}.", report.published, if report.loops > 0 { format!(", {} loop(s)", report.loops) } else { String::new() });
-    }
+    super::play_plan::report(&report, wall0, Some(dropped), args.stats, args.quiet);
     if dropped > 0 {
         eprintln!("warning: {dropped} message(s) dropped from full subscriber queues (--queue {})", args.queue);
         return Ok(Outcome::Dropped);
