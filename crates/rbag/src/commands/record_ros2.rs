@@ -155,13 +155,16 @@ fn selection(args: &Args) -> Result<Ros2Selection> {
     Ok(sel)
 }
 
-/// rosbag2's default name: `rosbag2_YYYY_MM_DD-HH_MM_SS` in local time.
+/// rosbag2's default name: `rosbag2_YYYY_MM_DD-HH_MM_SS` in local time (rosbag's stamp,
+/// punctuated as rosbag2 does).
 fn default_output() -> PathBuf {
-    // SAFETY: localtime_r with valid pointers.
-    let now = unsafe { libc::time(std::ptr::null_mut()) };
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    unsafe { libc::localtime_r(&now, &mut tm) };
-    PathBuf::from(format!("rosbag2_{:04}_{:02}_{:02}-{:02}_{:02}_{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec))
+    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let stamp = rbag_transport::split::local_stamp(wall);
+    let p: Vec<&str> = stamp.split('-').collect();
+    match p.as_slice() {
+        [y, mo, d, h, mi, s] => PathBuf::from(format!("rosbag2_{y}_{mo}_{d}-{h}_{mi}_{s}")),
+        _ => PathBuf::from(format!("rosbag2_{stamp}")),
+    }
 }
 
 fn output_dir(args: &Args) -> Result<PathBuf> {
