@@ -52,7 +52,9 @@ pub struct Ros2RecordSpec {
 
 /// A topic's subscription; dropping it unsubscribes.
 struct Subscribed {
-    _reader: RawReader,
+    reader: RawReader,
+    /// Samples over the reader's hard limit reported so far.
+    oversized: u64,
 }
 
 /// A live recording; call [`Ros2Recording::poll`] every polling interval.
@@ -95,6 +97,14 @@ impl Ros2Recording {
                         (self.log)(format!("publisher {} on {t} left", ep.guid));
                     }
                 }
+            }
+        }
+        // Samples over the reader's hard limit never reach the handler: say so here.
+        for (topic, sub) in &mut self.subscribed {
+            let n = sub.reader.oversized();
+            if n > sub.oversized {
+                (self.log)(format!("warning: topic {topic}: dropped {} sample(s) larger than {} bytes", n - sub.oversized, crate::dds::MAX_SAMPLE_BYTES));
+                sub.oversized = n;
             }
         }
         let mut new = Vec::new();
@@ -179,7 +189,7 @@ impl Ros2Recording {
             }
         };
         (self.log)(format!("Subscribed to topic '{topic}' ({ros_type})"));
-        self.subscribed.insert(topic.to_string(), Subscribed { _reader: reader });
+        self.subscribed.insert(topic.to_string(), Subscribed { reader, oversized: 0 });
         Some(topic.to_string())
     }
 

@@ -23,7 +23,7 @@ use cyclors::{dds_create_participant, dds_delete, dds_entity_t, dds_get_guid, dd
 
 pub use discovery::{Endpoint, EndpointEvent, EndpointKind, Endpoints};
 pub use qos::{from_native_qos, profile_to_qos, qos_to_profile, to_native_qos, NativeQos, Role};
-pub use reader::{RawReader, Sample, SampleCallback};
+pub use reader::{RawReader, Sample, SampleCallback, MAX_SAMPLE_BYTES};
 pub use writer::RawWriter;
 
 /// A DDS call failed; says which call, on what, and Cyclone's reason.
