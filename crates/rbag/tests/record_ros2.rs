@@ -229,6 +229,7 @@ struct AckedPub {
     err: PathBuf,
 }
 
+#[allow(clippy::too_many_arguments)] // one per flag of ros2_acked_pub.py
 fn acked_pub(py: &Path, domain: &Domain, dir: &Path, topic: &str, ty: &str, count: usize, depth: usize, readers: usize) -> AckedPub {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let k = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
