@@ -350,3 +350,34 @@ fn unknown_types_decode_once_their_definition_is_given() {
         }
     }
 }
+
+/// `ROS_LOCALHOST_ONLY=1` (Humble) and `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` (Jazzy) keep
+/// rbag on loopback with no `CYCLONEDDS_URI`: it still finds a publisher on this host.
+#[test]
+fn localhost_only_finds_publishers_on_this_host_without_a_cyclone_config() {
+    let test = "localhost_only_finds_publishers_on_this_host_without_a_cyclone_config";
+    let Some(py) = available(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for (k, (var, value)) in [("ROS_LOCALHOST_ONLY", "1"), ("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")].into_iter().enumerate() {
+        let domain = Domain::new();
+        let bag = tmp.path().join(format!("l{k}"));
+        let log = tmp.path().join(format!("l{k}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_rbag"))
+            .args(["record", "--ros2", "--topics", "/chatter", "-o", bag.to_str().unwrap()])
+            .env_remove("CYCLONEDDS_URI")
+            .env_remove("ROS_LOCALHOST_ONLY")
+            .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+            .env(var, value)
+            .env("ROS_DOMAIN_ID", domain.id().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let rec = Rec { child, log };
+        rec.wait_log("Recording to");
+        publish(&py, &domain, 10);
+        let out = rec.stop();
+        assert_eq!(count(&bag, "/chatter"), 10, "{var}={value}:\n{out}");
+    }
+}
