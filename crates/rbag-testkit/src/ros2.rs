@@ -106,6 +106,21 @@ impl Default for Domain {
     }
 }
 
+/// Waits up to `timeout` for `child` to exit, remembering its status in `status` (a child is
+/// reaped once); `None` if it still runs.
+pub fn wait_child(child: &mut Child, status: &mut Option<ExitStatus>, timeout: Duration) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if status.is_none() {
+            *status = child.try_wait().ok().flatten();
+        }
+        if status.is_some() || start.elapsed() > timeout {
+            return *status;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// One run of `cyclone_peer.py`; killed on drop. Its stdout and stderr go to files in a temp
 /// directory (kept with `RBAG_KEEP_TEST_DIRS`).
 pub struct CyclonePeer {
@@ -172,16 +187,7 @@ impl CyclonePeer {
 
     /// Waits up to `timeout` for the peer to exit; `None` if it still runs.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        let start = Instant::now();
-        loop {
-            if self.status.is_none() {
-                self.status = self.child.try_wait().ok().flatten();
-            }
-            if self.status.is_some() || start.elapsed() > timeout {
-                return self.status;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_child(&mut self.child, &mut self.status, timeout)
     }
 
     /// Kills the peer now and reaps it.

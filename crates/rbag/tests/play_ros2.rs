@@ -242,16 +242,7 @@ struct Proc {
 
 impl Proc {
     fn wait(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        let start = Instant::now();
-        loop {
-            if self.status.is_none() {
-                self.status = self.child.try_wait().ok().flatten();
-            }
-            if self.status.is_some() || start.elapsed() > timeout {
-                return self.status;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        rbag_testkit::ros2::wait_child(&mut self.child, &mut self.status, timeout)
     }
 
     fn running(&mut self) -> bool {
