@@ -3,8 +3,9 @@
 //! `main` only parses arguments and maps the outcome to an exit code; each verb lives in its own
 //! file under `commands/`.
 
-mod commands;
+#[macro_use]
 mod output;
+mod commands;
 mod units;
 
 use std::process::ExitCode;

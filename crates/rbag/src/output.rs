@@ -2,6 +2,15 @@
 
 use std::io::IsTerminal;
 
+/// `eprintln!` that never panics: a status line must not kill a recording (or lose its bag)
+/// because the terminal went away (a closed pty gives EIO, a closed pipe EPIPE).
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Whether an error is a closed stdout (`rbag ... | head`), which ends the run quietly.
@@ -19,7 +28,7 @@ pub fn error(e: &anyhow::Error) {
             msg.push_str(&format!("\n  caused by: {cause}"));
         }
     }
-    eprintln!("{msg}");
+    note!("{msg}");
 }
 
 /// A progress bar on stderr, drawn only when stderr is a terminal.
@@ -41,7 +50,7 @@ pub fn progress_bar(total: u64, what: &str) -> ProgressBar {
 pub fn report_peak_rss() {
     if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
         if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
-            eprintln!("rbag: peak RSS {}", line.trim_start_matches("VmHWM:").trim());
+            note!("rbag: peak RSS {}", line.trim_start_matches("VmHWM:").trim());
         }
     }
 }

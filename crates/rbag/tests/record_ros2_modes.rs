@@ -34,8 +34,13 @@ impl Rec {
         assert!(ok, "kill -{sig}");
     }
 
-    fn stop(mut self) -> String {
+    fn stop(self) -> String {
         self.signal("INT");
+        self.stop_on_its_own()
+    }
+
+    /// Waits for rbag (or the process wrapping it) to exit by itself, successfully.
+    fn stop_on_its_own(mut self) -> String {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -138,7 +143,9 @@ fn start_paused_records_nothing_until_space_on_a_terminal() {
     let bag = tmp.path().join("paused");
     // script(1) runs rbag on a pseudo-terminal and forwards what we write to it as keys.
     let log = tmp.path().join("rbag.log");
-    let inner = format!("{} record --ros2 -a --start-paused -o {}", env!("CARGO_BIN_EXE_rbag"), bag.display());
+    // `exec`: rbag is script's own child, so it can be told apart from script (whose command
+    // line holds the same words) and signalled itself.
+    let inner = format!("exec {} record --ros2 -a --start-paused -o {}", env!("CARGO_BIN_EXE_rbag"), bag.display());
     let mut c = rbag_cmd("/usr/bin/script", &domain);
     c.args(["-qfec", &inner, "/dev/null"]).stdin(Stdio::piped()).stdout(std::fs::File::create(&log).unwrap()).stderr(Stdio::null());
     let mut rec = Rec { child: c.spawn().unwrap(), log };
@@ -149,17 +156,43 @@ fn start_paused_records_nothing_until_space_on_a_terminal() {
     keys.flush().unwrap();
     rec.wait_log("Recording resumed");
     publish(&py, &domain, 25);
-    // Stop rbag itself (script forwards no signal): find it by its output directory.
-    let pid = Command::new("pgrep").args(["-f", &format!("record --ros2 -a --start-paused -o {}", bag.display())]).output().unwrap();
+    // Stop rbag itself, as a user's Ctrl-C would: script would answer a signal by closing the
+    // terminal under rbag.
+    let pid = Command::new("pgrep").args(["-P", &rec.child.id().to_string()]).output().unwrap();
     let pid = String::from_utf8_lossy(&pid.stdout).lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string).expect("rbag's pid");
     assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let log = rec.stop_on_its_own();
+    assert!(log.contains("Recording stopped"), "{log}");
+    assert_eq!(count(&bag, "/chatter"), 25, "only what was published after resuming:\n{log}");
+}
+
+#[test]
+fn a_vanished_terminal_stops_the_recording_with_a_valid_bag() {
+    let test = "a_vanished_terminal_stops_the_recording_with_a_valid_bag";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("hup");
+    // stderr is a pipe nobody reads any more: every status line fails with EPIPE, as it fails
+    // with EIO on a closed terminal. Neither may cost the recording.
+    let mut c = rbag_cmd(env!("CARGO_BIN_EXE_rbag"), &domain);
+    c.args(["record", "--ros2", "-a", "-o", bag.to_str().unwrap()]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    drop(child.stderr.take());
+    publish(&py, &domain, 15);
+    // The terminal's hangup ends the recording like Ctrl-C, with the bag closed and indexed.
+    assert!(Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap().success());
     let start = Instant::now();
-    while rec.child.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < LONG, "rbag did not stop:\n{}", rec.log());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < LONG, "rbag did not stop on SIGHUP");
         std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!rec.log().contains("panicked at"), "{}", rec.log());
-    assert_eq!(count(&bag, "/chatter"), 25, "only what was published after resuming:\n{}", rec.log());
+    };
+    assert!(status.success(), "rbag exited {status}");
+    assert!(bag.join("metadata.yaml").exists());
+    assert_eq!(count(&bag, "/chatter"), 15);
 }
 
 /// Runs `rbag record --ros2 ARGS` to completion (it must fail fast) and returns its exit code

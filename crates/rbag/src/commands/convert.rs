@@ -204,9 +204,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         .with_context(|| format!("cannot convert into {} (what was written so far stays; `rbag reindex` recovers it)", args.output.display()))?;
     bar.finish_and_clear();
     let rewritten = if report.messages_rewritten > 0 { format!(" ({} re-encoded)", report.messages_rewritten) } else { String::new() };
-    eprintln!("wrote {} messages{rewritten} on {} connections to {}", report.messages_written, report.connections_written, report.output.display());
+    note!("wrote {} messages{rewritten} on {} connections to {}", report.messages_written, report.connections_written, report.output.display());
     for s in &report.skipped {
-        eprintln!("skipped {} messages on {}: {}", s.messages, s.topic, s.reason);
+        note!("skipped {} messages on {}: {}", s.messages, s.topic, s.reason);
     }
     Ok(if report.skipped.is_empty() { Outcome::Ok } else { Outcome::Dropped })
 }

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             }
             Err(e) if explicit => return Err(anyhow::anyhow!("{e}")).with_context(|| format!("cannot decode {}", args.path.display())),
             Err(e) => {
-                eprintln!("warning: skipping {e}");
+                note!("warning: skipping {e}");
                 skipped.push(c.topic.clone());
             }
         }
@@ -120,7 +120,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             let Some(c) = by_id.get(&m.connection).filter(|_| schemas.contains_key(&m.connection)) else { continue };
             let (schema, value) = decoders.decode(c, m.log_time, &m.data).with_context(|| format!("cannot decode {}", args.path.display()))?;
             for w in decoders.take_warnings() {
-                eprintln!("warning: {}: {w}", args.path.display());
+                note!("warning: {}: {w}", args.path.display());
             }
             let path = selections.get(&c.topic).and_then(|p| p.as_deref());
             style.write(&mut out, c, m.log_time, &schema, &value, path)?;

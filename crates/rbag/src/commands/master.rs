@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         _ => anyhow::Error::new(e).context(format!("cannot start a ROS master on port {}", args.port)),
     })?;
     signals::install();
-    eprintln!("rbag master: {} (ROS_MASTER_URI)", master.uri());
+    note!("rbag master: {} (ROS_MASTER_URI)", master.uri());
     while !signals::stop_requested() && !master.shutdown_requested() {
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -33,7 +33,7 @@ use anyhow::Result;
 pub fn open(path: &Path) -> Result<Box<dyn rbag_storage::StorageReader>> {
     let reader = rbag_storage::open(path)?;
     for w in reader.warnings() {
-        eprintln!("warning: {}: {w}", path.display());
+        note!("warning: {}: {w}", path.display());
     }
     Ok(reader)
 }

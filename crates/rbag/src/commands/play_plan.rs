@@ -79,7 +79,7 @@ fn plan_one(source: &BagSource, c: &Connection, decoders: &mut Decoders, targets
         ConnectionPlan::Copy => Ok(Some((c.clone(), None))),
         ConnectionPlan::Rewrite(rw) => Ok(Some((rw.target.clone(), Some(rw)))),
         ConnectionPlan::Skip(why) => {
-            eprintln!("warning: topic {} is not played: {why}", c.topic);
+            note!("warning: topic {} is not played: {why}", c.topic);
             Ok(None)
         }
     }
@@ -113,13 +113,13 @@ pub fn report(report: &PlayReport, wall0: u64, dropped: Option<u64>, stats: bool
         let l = &report.lateness;
         let started_ns = wall0 + report.anchored_at.unwrap_or(0);
         let dropped = dropped.map(|d| format!("\"dropped\":{d},")).unwrap_or_default();
-        eprintln!(
+        note!(
             "{{\"published\":{},{dropped}\"started_wall_ns\":{started_ns},\"lateness_count\":{},\"lateness_p50_ns\":{},\"lateness_p99_ns\":{},\"lateness_max_ns\":{}}}",
             report.published, l.count, l.p50_ns, l.p99_ns, l.max_ns
         );
     }
     if !quiet {
         let loops = if report.loops > 0 { format!(", {} loop(s)", report.loops) } else { String::new() };
-        eprintln!("Done: {} message(s) published{loops}.", report.published);
+        note!("Done: {} message(s) published{loops}.", report.published);
     }
 }

@@ -58,7 +58,7 @@ impl PlaySink for Ros1Sink {
         if !self.quiet {
             let t = s.bag_time_ns as f64 / 1e9;
             let what = if s.paused { "PAUSED " } else { "RUNNING" };
-            eprintln!("[{what}] bag time {t:.6}  rate {:.3}", s.rate);
+            note!("[{what}] bag time {t:.6}  rate {:.3}", s.rate);
         }
     }
 }
@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 
     let (converter, planned) = plan_all(&source, &args.types, "ros1", |conn| {
         if let Some(w) = ros1::complete_connection(conn) {
-            eprintln!("warning: topic {}: {w}", conn.topic);
+            note!("warning: topic {}: {w}", conn.topic);
         }
     })?;
 
@@ -132,7 +132,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         let publisher = match publishers.get(&topic) {
             Some((ty, p)) if *ty == conn.message_type => p.clone(),
             Some((ty, _)) => {
-                eprintln!("warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out", conn.id, conn.message_type);
+                note!("warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out", conn.id, conn.message_type);
                 continue;
             }
             None => {
@@ -186,7 +186,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     if args.wait_for_subscribers {
         for (topic, (_, p)) in &publishers {
             if !args.quiet {
-                eprintln!("Waiting for a subscriber on {topic}...");
+                note!("Waiting for a subscriber on {topic}...");
             }
             while !p.wait_for_subscribers(1, Duration::from_millis(100)) {
                 if signals::stop_requested() {
@@ -214,7 +214,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let dropped: u64 = publishers.values().map(|(_, p)| p.dropped()).sum();
     super::play_plan::report(&report, wall0, Some(dropped), args.stats, args.quiet);
     if dropped > 0 {
-        eprintln!("warning: {dropped} message(s) dropped from full subscriber queues (--queue {})", args.queue);
+        note!("warning: {dropped} message(s) dropped from full subscriber queues (--queue {})", args.queue);
         return Ok(Outcome::Dropped);
     }
     Ok(Outcome::Ok)

@@ -158,7 +158,7 @@ impl PlaySink for Ros2Sink {
         }
         if let Some(t) = self.ack_timeout {
             if let Err(e) = out.writer.wait_for_acks(t) {
-                eprintln!("warning: {e}");
+                note!("warning: {e}");
             }
         }
         Ok(())
@@ -174,7 +174,7 @@ impl PlaySink for Ros2Sink {
     fn state(&mut self, s: &PlayState) {
         if !self.quiet {
             let what = if s.paused { "Paused " } else { "Running" };
-            eprintln!("[{what}] bag time {:.6}  rate {:.3}", s.bag_time_ns as f64 / 1e9, s.rate);
+            note!("[{what}] bag time {:.6}  rate {:.3}", s.bag_time_ns as f64 / 1e9, s.rate);
         }
     }
 }
@@ -228,7 +228,7 @@ fn offer(topic: &str, conns: &[&Connection], overrides: &Overrides) -> QosProfil
     let recorded: Vec<QosProfile> = conns.iter().filter_map(|c| c.metadata.get(QOS_KEY)).filter_map(|t| qos_text::parse(t).ok()).flatten().collect();
     let (p, warning) = adapt_offer_to_recorded_offers(topic, &recorded);
     if let Some(w) = warning {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     p
 }
@@ -263,7 +263,7 @@ fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &BTreeMa
         }
         if start.elapsed() >= MATCH_WAIT || signals::stop_requested() {
             if !quiet && !missing.is_empty() {
-                eprintln!("warning: not every subscriber on {} matched within {} s (incompatible QoS?); playing anyway", missing.join(", "), MATCH_WAIT.as_secs());
+                note!("warning: not every subscriber on {} matched within {} s (incompatible QoS?); playing anyway", missing.join(", "), MATCH_WAIT.as_secs());
             }
             return Ok(());
         }
@@ -323,7 +323,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
         let Some((ty, writer)) = writers.get(&topic) else { continue };
         if *ty != conn.message_type {
-            eprintln!("warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out", conn.id, conn.message_type);
+            note!("warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out", conn.id, conn.message_type);
             continue;
         }
         sink.outs.insert(id, Out { writer: writer.clone(), rewrite });

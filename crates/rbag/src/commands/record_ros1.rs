@@ -216,7 +216,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let quiet = args.quiet;
     let log: Log = Arc::new(move |m: String| {
         if !quiet || m.starts_with("error") {
-            eprintln!("{m}");
+            note!("{m}");
         }
     });
     signals::install();
@@ -324,7 +324,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 fn summarise(report: &RecordReport, quiet: bool) -> Result<Outcome> {
     if !quiet {
         for (topic, n) in &report.messages {
-            eprintln!("  {topic}: {n} message(s)");
+            note!("  {topic}: {n} message(s)");
         }
     }
     if let Some(StopReason::LowDiskSpace { .. }) = &report.stopped {
@@ -332,12 +332,12 @@ fn summarise(report: &RecordReport, quiet: bool) -> Result<Outcome> {
     }
     if let Some(s) = &report.stopped {
         if !quiet {
-            eprintln!("Recording stopped: {s}.");
+            note!("Recording stopped: {s}.");
         }
     }
     if report.total_drops() > 0 {
         for (topic, n) in &report.drops {
-            eprintln!("warning: {topic}: {n} message(s) dropped (record buffer full); counted on /rbag/dropped in the bag");
+            note!("warning: {topic}: {n} message(s) dropped (record buffer full); counted on /rbag/dropped in the bag");
         }
         return Ok(Outcome::Dropped);
     }

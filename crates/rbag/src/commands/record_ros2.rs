@@ -313,7 +313,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let quiet = args.quiet;
     let log: Log = Arc::new(move |m: String| {
         if !quiet || m.starts_with("error") || m.starts_with("warning") {
-            eprintln!("{m}");
+            note!("{m}");
         }
     });
     signals::install();
@@ -386,16 +386,16 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 fn summarise(out: &Path, w: &Written, quiet: bool) -> Result<Outcome> {
     if !quiet {
-        eprintln!("Recording stopped; wrote {}{}.", out.display(), if w.snapshots > 0 { format!(" ({} snapshot(s))", w.snapshots) } else { String::new() });
+        note!("Recording stopped; wrote {}{}.", out.display(), if w.snapshots > 0 { format!(" ({} snapshot(s))", w.snapshots) } else { String::new() });
         for (topic, n) in &w.messages {
-            eprintln!("  {topic}: {n} message(s)");
+            note!("  {topic}: {n} message(s)");
         }
     }
     if w.drops.is_empty() {
         return Ok(Outcome::Ok);
     }
     for (topic, n) in &w.drops {
-        eprintln!("warning: {topic}: {n} message(s) dropped (--max-cache-size full)");
+        note!("warning: {topic}: {n} message(s) dropped (--max-cache-size full)");
     }
     Ok(Outcome::Dropped)
 }

@@ -37,9 +37,9 @@ pub fn run(args: Args) -> Result<Outcome> {
             }
             let report = rbag_storage::reindex(input, input, None).with_context(|| format!("cannot reindex {}", input.display()))?;
             for r in &report.repairs {
-                eprintln!("repaired {r}");
+                note!("repaired {r}");
             }
-            eprintln!("{}: wrote {} for {} messages", input.display(), report.output.display(), report.messages_kept);
+            note!("{}: wrote {} for {} messages", input.display(), report.output.display(), report.messages_kept);
             continue;
         }
         let (output, backup) = match &args.output {
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
         let report = rbag_storage::reindex(input, &output, backup.as_deref())
             .with_context(|| format!("cannot reindex {} (it is left unchanged)", input.display()))?;
-        eprintln!(
+        note!(
             "{} -> {}: kept {} messages in {} chunks; dropped {} bytes and {} messages of torn tail{}",
             input.display(),
             report.output.display(),

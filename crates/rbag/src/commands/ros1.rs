@@ -56,7 +56,7 @@ pub fn join(default_name: &str, remap_args: &[String], limits: Limits, quiet: bo
             }
             let master = Master::start(addr).with_context(|| format!("starting an embedded ROS master at {addr}"))?;
             if !quiet {
-                eprintln!("rbag: no ROS master at {}; started an embedded master there (it stops when rbag exits)", config.master_uri);
+                note!("rbag: no ROS master at {}; started an embedded master there (it stops when rbag exits)", config.master_uri);
             }
             Some(master)
         }

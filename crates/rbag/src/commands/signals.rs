@@ -1,4 +1,4 @@
-//! SIGINT, SIGTERM and SIGUSR1 for the live verbs: a handler only sets a flag (the only
+//! SIGINT, SIGTERM, SIGHUP and SIGUSR1 for the live verbs: a handler only sets a flag (the only
 //! async-signal-safe thing to do), and the verb's loop polls the flags.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,9 +15,10 @@ extern "C" fn on_signal(sig: libc::c_int) {
 }
 
 /// Installs the handlers. A second SIGINT still stops the process at the next poll, it does not
-/// kill it mid-write: the bag is always closed.
+/// kill it mid-write: the bag is always closed. SIGHUP (the terminal or ssh session went away)
+/// stops too, where its default action would leave the bag unindexed.
 pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGUSR1] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1] {
         // SAFETY: `on_signal` only stores to atomics, which is async-signal-safe; the
         // sigaction struct is zeroed and then filled as sigaction(2) requires.
         unsafe {
@@ -30,7 +31,7 @@ pub fn install() {
     }
 }
 
-/// Whether SIGINT or SIGTERM arrived.
+/// Whether SIGINT, SIGTERM or SIGHUP arrived.
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }
