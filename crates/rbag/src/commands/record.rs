@@ -25,7 +25,7 @@ fn size_kb(s: &str) -> Result<u64, String> {
 /// none answers, and saying so), subscribes to the selected topics and stores every message's
 /// bytes as they arrive, with the publisher's connection header: nothing is deserialized.
 /// Topics that appear later are picked up (`-a`, `-e`, `--node`). While recording, the bag is
-/// `NAME.bag.active`; Ctrl-C (SIGINT) or SIGTERM closes it into a valid, indexed `NAME.bag`.
+/// `NAME.bag.active`; Ctrl-C (SIGINT), SIGTERM or SIGHUP closes it into a valid, indexed `NAME.bag`.
 /// After a crash, `rbag reindex` repairs the `.active` file, losing at most the open chunk.
 ///
 /// Sizes take units (`2GiB`); plain numbers are MB for --size/--buffsize/--min-space and KB for
