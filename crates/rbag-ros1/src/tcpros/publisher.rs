@@ -279,9 +279,11 @@ fn write_loop(stream: TcpStream, sub: &SubConn) {
                 }
                 q = lock(&sub.queue);
                 q.writing = false;
+                q.waiting = true;
                 while !q.closed && q.msgs.is_empty() {
                     q = sub.ready.wait(q).unwrap_or_else(|e| e.into_inner());
                 }
+                q.waiting = false;
             }
         };
         if write_frame(&mut w, &msg).is_err() {
@@ -307,6 +309,9 @@ struct SubQueue {
     closed: bool,
     /// The writer holds messages not yet handed to the socket (taken, or in its buffer).
     writing: bool,
+    /// The writer sleeps on `ready`: only then does `publish` pay for a wake-up (a futex
+    /// syscall per message would cap `--immediate`).
+    waiting: bool,
 }
 
 impl SubConn {
@@ -369,8 +374,11 @@ impl TopicPublisher {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
             q.msgs.push_back(msg.clone());
+            let wake = q.waiting;
             drop(q);
-            sub.ready.notify_one();
+            if wake {
+                sub.ready.notify_one();
+            }
         }
         if self.publication.latching {
             st.latched = Some(msg);
@@ -439,7 +447,7 @@ impl TopicPublisher {
             caller_id,
             peer,
             stream,
-            queue: Mutex::new(SubQueue { msgs, closed: false, writing: false }),
+            queue: Mutex::new(SubQueue { msgs, closed: false, writing: false, waiting: false }),
             ready: Condvar::new(),
             dropped: AtomicU64::new(0),
         });
