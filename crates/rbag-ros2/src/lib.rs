@@ -10,4 +10,6 @@ pub mod qos;
 pub mod record;
 pub mod select;
 #[cfg(feature = "dds")]
+pub mod service;
+#[cfg(feature = "dds")]
 pub mod dds;

@@ -13,6 +13,14 @@ CyclonePeer does) so nothing leaves the loopback interface.
                         [--count N] [--timeout S] [--reliable|--best-effort]
                         [--transient-local] [--depth K] [--no-hex]
 
+    cyclone_peer.py call --domain D --service /rosbag2_player/set_rate --srv SetRate [--value V]
+                        [--timeout S]
+
+`call` is `ros2 service call` as rmw_cyclonedds does it: request on rq/<service>Request with
+the 16-byte request header (client id, sequence number) before the fields, the answer taken
+from rr/<service>Reply by that header. --srv is one of rosbag2_interfaces' services below;
+--value is SetRate's rate or Seek's time in seconds.
+
 Types (ROS 2 name -> DDS name):
     string   std_msgs/msg/String         std_msgs::msg::dds_::String_        data = "hello <i>"
     imu      sensor_msgs/msg/Imu         sensor_msgs::msg::dds_::Imu_        values derived from i
@@ -30,6 +38,8 @@ Output, one line each, flushed:
     pub: READY, MATCHED <n> (unless --no-wait), PUBLISHED <i> <hex of the serialized sample, with
          its 4-byte encapsulation header>, DONE, then it lingers and exits 0.
          NO_MATCH and exit 3 when no reader matched within --match-timeout.
+    call: RESPONSE <json of the response fields>, exit 0; NO_SERVICE (exit 3) when the service
+         was not found within --timeout, NO_RESPONSE (exit 4) when no answer came.
     sub: READY, MATCHED <n> once a writer matched, then per sample RECEIVED <json of the fields> and RECEIVED_HEX <hex of the sample
          serialized again>, then DONE <count>; exit 0 when --count samples arrived, else 2.
          A sample without data (an instance disposed or left without writers, as Cyclone
@@ -324,9 +334,81 @@ def run_sub(args):
     return 0 if got >= args.count else 2
 
 
+# rosbag2_interfaces services: request fields, response fields. A message without fields
+# has rosidl's `uint8 structure_needs_at_least_one_member`.
+EMPTY = [("structure_needs_at_least_one_member", types.uint8)]
+SERVICES = {
+    "Pause": (EMPTY, EMPTY),
+    "Resume": (EMPTY, EMPTY),
+    "TogglePaused": (EMPTY, EMPTY),
+    "IsPaused": (EMPTY, [("paused", bool)]),
+    "GetRate": (EMPTY, [("rate", types.float64)]),
+    "SetRate": ([("rate", types.float64)], [("success", bool)]),
+    "PlayNext": (EMPTY, [("success", bool)]),
+    "Seek": ([("time", Time_)], [("success", bool)]),
+    "Snapshot": (EMPTY, [("success", bool)]),
+}
+
+
+def srv_struct(srv, kind, fields):
+    """An IdlStruct for rosbag2_interfaces::srv::dds_::<srv>_<kind>_ with rmw_cyclonedds'
+    request header (uint64 client id, int64 sequence number) before the fields."""
+    ann = {"client_id": types.uint64, "seq": types.int64}
+    ann.update(dict(fields))
+    import types as pytypes
+
+    cls = pytypes.new_class(f"{srv}_{kind}_", (IdlStruct,), {"typename": f"rosbag2_interfaces::srv::dds_::{srv}_{kind}_"}, lambda ns: ns.update({"__annotations__": ann}))
+    return dataclass(cls)
+
+
+def run_call(args):
+    import random
+
+    req_fields, resp_fields = SERVICES[args.srv]
+    Req, Resp = srv_struct(args.srv, "Request", req_fields), srv_struct(args.srv, "Response", resp_fields)
+    dp = DomainParticipant(args.domain)
+    q = Qos(Policy.Reliability.Reliable(duration(seconds=10)), Policy.Durability.Volatile, Policy.History.KeepLast(10))
+    reader = DataReader(dp, Topic(dp, f"rr{args.service}Reply", Resp), qos=q)
+    writer = DataWriter(dp, Topic(dp, f"rq{args.service}Request", Req), qos=q)
+    end = time.monotonic() + args.timeout
+    while time.monotonic() < end and (writer.get_publication_matched_status().current_count == 0 or reader.get_subscription_matched_status().current_count == 0):
+        time.sleep(0.01)
+    if time.monotonic() >= end:
+        say("NO_SERVICE")
+        return 3
+    fields = {}
+    if args.srv == "SetRate":
+        fields["rate"] = float(args.value)
+    elif args.srv == "Seek":
+        from decimal import Decimal
+
+        ns = int(Decimal(args.value) * 1_000_000_000)
+        fields["time"] = Time_(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+    else:
+        fields["structure_needs_at_least_one_member"] = 0
+    client_id = random.getrandbits(63)
+    writer.write(Req(client_id=client_id, seq=1, **fields))
+    while time.monotonic() < end:
+        for s in reader.take(N=16):
+            if isinstance(s, InvalidSample) or s.client_id != client_id or s.seq != 1:
+                continue
+            out = {k: getattr(s, k) for k, _ in resp_fields if k != "structure_needs_at_least_one_member"}
+            say(f"RESPONSE {json.dumps(out)}")
+            return 0
+        time.sleep(0.005)
+    say("NO_RESPONSE")
+    return 4
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("call")
+    c.add_argument("--domain", type=int, required=True)
+    c.add_argument("--service", required=True)
+    c.add_argument("--srv", choices=sorted(SERVICES), required=True)
+    c.add_argument("--value", default="0", help="decimal: SetRate's rate, Seek's time in seconds")
+    c.add_argument("--timeout", type=float, default=20.0)
     for name in ("pub", "sub"):
         p = sub.add_parser(name)
         p.add_argument("--domain", type=int, required=True)
@@ -351,7 +433,7 @@ def main():
             p.add_argument("--max-samples", type=int, default=0, help="reader resource limit (0: unlimited)")
             p.add_argument("--take-delay", type=float, default=0.0, help="take one sample per this many seconds (a slow reader)")
     args = ap.parse_args()
-    return run_pub(args) if args.cmd == "pub" else run_sub(args)
+    return {"pub": run_pub, "sub": run_sub, "call": run_call}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -237,6 +237,17 @@ impl CyclonePeer {
     }
 }
 
+/// `ros2 service call SERVICE rosbag2_interfaces/srv/SRV` as an rmw_cyclonedds client makes
+/// it (the peer's `call`), with `value` as SetRate's rate or Seek's time in decimal seconds
+/// (exact to the ns); the response's fields.
+pub fn call_service(python: &Path, domain: &Domain, service: &str, srv: &str, value: &str) -> serde_json::Value {
+    let mut peer = CyclonePeer::spawn(python, domain, "call", &["--service", service, "--srv", srv, "--value", value]);
+    let line = peer.expect_line("RESPONSE", Duration::from_secs(30));
+    peer.wait_exit(Duration::from_secs(5));
+    let json = line.trim_start_matches("RESPONSE ");
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("bad RESPONSE json {json:?}: {e}"))
+}
+
 impl Drop for CyclonePeer {
     fn drop(&mut self) {
         self.kill();

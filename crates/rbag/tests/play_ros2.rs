@@ -23,7 +23,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use rbag_storage::{Connection, Filter, Format};
-use rbag_testkit::ros2::{available, cdr, loopback_uri, same_payload, CyclonePeer, Domain};
+use rbag_testkit::ros2::{available, call_service, cdr, loopback_uri, same_payload, CyclonePeer, Domain};
 use rbag_testkit::{corpus, oracle_python};
 use serde_json::Value;
 
@@ -733,6 +733,54 @@ fn start_paused_publishes_nothing_and_quits_on_sigint() {
     assert_eq!(code, Some(0), "rbag play -p after SIGINT:\n{log}");
     assert!(!log.contains("panicked at"), "{log}");
     assert_eq!(settle(&mut sub, 0).len(), 0, "published on the way out:\n{}", sub.output());
+}
+
+#[test]
+fn control_services_drive_playback_as_ros2_service_call_does() {
+    let test = "control_services_drive_playback_as_ros2_service_call_does";
+    let Some(dir) = corpus(test, "ros2") else { return };
+    let Some(g) = Graph::new(test) else { return };
+    let bag = dir.join("mcap/talker");
+    let (first, _) = talker_times(&bag);
+    let mut sub = g.sub("rt/topic", "string", ANY, &["--no-hex"]);
+    // Only /topic, so that each play_next is one message the subscriber sees.
+    let mut play = g.spawn("play", &["play", "--ros2", "--disable-keyboard-controls", bag.to_str().unwrap(), "-p", "--topics", "/topic"]);
+    sub.expect_line("MATCHED", LONG);
+    let call = |name: &str, srv: &str, value: &str| call_service(&g.py, &g.domain, &format!("/rosbag2_player/{name}"), srv, value);
+    assert_eq!(call("is_paused", "IsPaused", "0.0")["paused"], true);
+    assert_eq!(call("get_rate", "GetRate", "0.0")["rate"], 1.0);
+    // Paused: play_next publishes exactly one message, twice.
+    for n in 1..=2 {
+        assert_eq!(call("play_next", "PlayNext", "0.0")["success"], true);
+        let got = settle_running(&sub, n);
+        assert_eq!(strings(&got), hello(0..n), "{}", tail(&sub.output()));
+    }
+    // Seek outside the bag fails; inside, to the start, succeeds and replays from there.
+    assert_eq!(call("seek", "Seek", "1.0")["success"], false);
+    assert_eq!(call("seek", "Seek", &format!("{}.{:09}", first / 1_000_000_000, first % 1_000_000_000))["success"], true);
+    assert_eq!(call("set_rate", "SetRate", "-1.0")["success"], false);
+    assert_eq!(call("set_rate", "SetRate", "4.0")["success"], true);
+    assert_eq!(call("get_rate", "GetRate", "0.0")["rate"], 4.0);
+    call("toggle_paused", "TogglePaused", "0.0");
+    assert_eq!(call("is_paused", "IsPaused", "0.0")["paused"], false);
+    // Not paused: play_next refuses, as in rosbag2. Playback runs to the end.
+    assert_eq!(call("play_next", "PlayNext", "0.0")["success"], false);
+    let (code, log) = play.finish();
+    assert_eq!(code, Some(0), "{log}");
+    let got = strings(&settle(&mut sub, 12));
+    let mut want = hello(0..2);
+    want.extend(hello(0..10));
+    assert_eq!(got, want, "two steps, then the whole bag from the seek to its start:\n{log}");
+}
+
+/// What `peer` received once at least `n` samples came, leaving it running.
+fn settle_running(peer: &CyclonePeer, n: usize) -> Vec<Value> {
+    let start = Instant::now();
+    while peer.received().len() < n && start.elapsed() < LONG {
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    peer.received()
 }
 
 #[test]

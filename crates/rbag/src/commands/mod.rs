@@ -1,6 +1,8 @@
 //! One module per verb. Each has an `Args` (clap) and a `run` returning an [`crate::Outcome`].
 
 pub mod completions;
+#[cfg(feature = "ros2")]
+pub mod control_services;
 pub mod convert;
 pub mod echo;
 pub mod info;

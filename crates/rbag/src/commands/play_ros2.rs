@@ -17,15 +17,17 @@ use rbag_bag::transcode::Rewrite;
 use rbag_ros2::dds::RawWriter;
 use rbag_ros2::names::{topic_to_dds, type_to_dds};
 use rbag_ros2::qos::{adapt_offer_to_recorded_offers, Overrides};
+use rbag_ros2::record::Log;
 use rbag_storage::rosbag2::qos::{self as qos_text, policy, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::{Connection, Filter, Message};
 use rbag_transport::clock::SystemClock;
-use rbag_transport::play::{BagSource, Control, PlayError, PlayOptions, PlaySink, PlayState, Player, RateStep};
+use rbag_transport::play::{BagSource, Control, PlayError, PlayOptions, PlaySink, PlaySource, PlayState, Player, RateStep};
 use regex::Regex;
 
 use super::middleware::MiddlewareArgs;
 use super::play_plan::{keys_to_controls, plan_all, Converter, Planned};
+use super::control_services::{self, PlayerView};
 use super::{keyboard, ros2, signals};
 use crate::units::parse_duration;
 use crate::{Outcome, UsageError};
@@ -139,6 +141,8 @@ struct Ros2Sink {
     quiet: bool,
     /// `burst`: messages left, and where to say it is done.
     burst: Option<(u64, mpsc::Sender<Control>)>,
+    /// What the control services report.
+    view: PlayerView,
 }
 
 fn now_ns() -> i64 {
@@ -172,6 +176,7 @@ impl PlaySink for Ros2Sink {
     }
 
     fn state(&mut self, s: &PlayState) {
+        self.view.update(s);
         if !self.quiet {
             let what = if s.paused { "Paused " } else { "Running" };
             note!("[{what}] bag time {:.6}  rate {:.3}", s.bag_time_ns as f64 / 1e9, s.rate);
@@ -318,6 +323,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         ack_timeout: args.wait_for_all_acked.map(Duration::from_millis),
         quiet: args.quiet,
         burst: None,
+        view: PlayerView::new(args.start_paused, args.rate),
     };
     for Planned { id, conn, rewrite } in planned {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
@@ -341,6 +347,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
         sink.burst = Some((n, controls_tx.clone()));
     }
+    let log: Log = Arc::new(|m: String| note!("{m}"));
+    let _services = control_services::player(&participant, &controls_tx, &sink.view, source.time_range(), &log)?;
     let _raw = keys_to_controls(controls_tx.clone(), !args.disable_keyboard_controls, |k| match k {
         keyboard::Key::Space => Some(Control::TogglePause),
         keyboard::Key::Right | keyboard::Key::Char('s') => Some(Control::Step),

@@ -17,7 +17,7 @@ use rbag_transport::{ConnKey, Popped, Queued, RecordQueue};
 
 use super::middleware::MiddlewareArgs;
 use super::rosbag2_args::Rosbag2Args;
-use super::{keyboard, ros2, signals};
+use super::{control_services, keyboard, ros2, signals};
 use crate::units::parse_size;
 use crate::{Outcome, UsageError};
 
@@ -222,9 +222,9 @@ const CHECKPOINT: Duration = Duration::from_secs(1);
 /// What the main loop tells the writer: `--start-paused` and the keyboard's pause, and
 /// snapshot triggers (`--snapshot-mode`: SIGUSR1 or `s`).
 #[derive(Default)]
-struct Controls {
-    paused: AtomicBool,
-    snapshots: AtomicU64,
+pub(super) struct Controls {
+    pub(super) paused: AtomicBool,
+    pub(super) snapshots: AtomicU64,
 }
 
 /// Moves queued samples into the bag until the queue closes. In snapshot mode they go to a
@@ -349,6 +349,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
     };
     let mut recording = Ros2Recording::new(participant.clone(), spec, queue.clone(), hook, log.clone())?;
+    let services = control_services::recorder(&participant, &controls, args.snapshot_mode, &log)?;
     log(format!("Recording to '{}' (domain {}).", out.display(), participant.domain()));
     if args.start_paused {
         log("Recording is paused: press space to start.".into());
@@ -377,6 +378,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
         std::thread::sleep(Duration::from_millis(10).min(poll));
     }
+    drop(services);
     drop(recording);
     queue.close();
     let written = writer_thread.join().map_err(|_| anyhow::anyhow!("the bag writer thread panicked"))??;

@@ -1,0 +1,173 @@
+//! ROS 2 services as rmw_cyclonedds carries them, so `ros2 service call` on a Cyclone-based
+//! ROS 2 system reaches rbag.
+//!
+//! A service `/a/b` of type `pkg/srv/S` is a reader on `rq/a/bRequest`
+//! (`pkg::srv::dds_::S_Request_`) and a writer on `rr/a/bReply` (`pkg::srv::dds_::S_Response_`).
+//! rmw_cyclonedds puts a 16-byte request header in the payload, after the encapsulation
+//! header and before the request's fields: the client's id (8 bytes) and a sequence number (8
+//! bytes). The reply carries the same 16 bytes, which is how a client finds its answer among
+//! everyone's. (Fast DDS puts the request identity in RTPS inline QoS instead; rmw_fastrtps
+//! clients are not served.) The header is 16 bytes, so the fields after it keep the alignment
+//! they would have at the start of the stream.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use rbag_storage::rosbag2::qos::{policy, QosProfile};
+
+use crate::dds::{DdsError, Participant, RawReader, RawWriter};
+use crate::names::{service_to_dds, type_to_dds};
+use crate::record::Log;
+
+/// Bytes before a request's fields: encapsulation (4) and rmw_cyclonedds' header (16).
+const PREFIX: usize = 4 + 16;
+
+/// A request too large for any control service is not read.
+const MAX_REQUEST_BYTES: usize = 64 << 10;
+
+/// How long a reply waits for the client's reply reader to be matched (discovery is not
+/// symmetric: the request can arrive before the replier knows the client's reader).
+const REPLY_MATCH_WAIT: Duration = Duration::from_secs(2);
+
+/// Answers one request: its fields (little-endian CDR) → the response's fields.
+pub type Handler = Box<dyn FnMut(&Fields) -> Vec<u8> + Send>;
+
+/// A request's fields, read as rosidl lays them out in CDR.
+pub struct Fields<'a>(&'a [u8]);
+
+impl Fields<'_> {
+    /// The first field as `float64` (`SetRate.rate`).
+    pub fn f64(&self) -> Option<f64> {
+        Some(f64::from_le_bytes(self.0.get(..8)?.try_into().ok()?))
+    }
+
+    /// The first field as `uint64` (`Burst.num_messages`).
+    pub fn u64(&self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.0.get(..8)?.try_into().ok()?))
+    }
+
+    /// The first field as `builtin_interfaces/Time`, in ns (`Seek.time`); `None` before 1970.
+    pub fn time_ns(&self) -> Option<u64> {
+        let sec = i32::from_le_bytes(self.0.get(..4)?.try_into().ok()?);
+        let nanosec = u32::from_le_bytes(self.0.get(4..8)?.try_into().ok()?);
+        u64::try_from(sec).ok().map(|s| s * 1_000_000_000 + u64::from(nanosec))
+    }
+}
+
+/// Response fields in CDR, for the shapes rosbag2's services have.
+pub mod reply {
+    /// A response with no fields: rosidl gives it one `uint8 structure_needs_at_least_one_member`.
+    pub fn empty() -> Vec<u8> {
+        vec![0]
+    }
+
+    pub fn bool(b: bool) -> Vec<u8> {
+        vec![u8::from(b)]
+    }
+
+    pub fn f64(v: f64) -> Vec<u8> {
+        v.to_le_bytes().to_vec()
+    }
+
+    pub fn u64(v: u64) -> Vec<u8> {
+        v.to_le_bytes().to_vec()
+    }
+}
+
+/// One service being served; dropping it stops serving.
+pub struct ServiceServer {
+    _reader: Arc<RawReader>,
+}
+
+impl ServiceServer {
+    /// Serves `service` (a ROS name) of type `srv_type` (`pkg/srv/S`) with `handler`, called on
+    /// a thread of its own, one request at a time.
+    pub fn new(participant: &Participant, service: &str, srv_type: &str, mut handler: Handler, log: Log) -> Result<ServiceServer, DdsError> {
+        let (rq, rr) = service_to_dds(service);
+        let base = type_to_dds(srv_type).ok_or_else(|| DdsError::own(format!("serving {service}"), format!("type {srv_type:?} is not pkg/srv/Type")))?;
+        let base = base.strip_suffix('_').unwrap_or(&base);
+        // rmw's services default: reliable, volatile, keep last 10.
+        let qos = QosProfile { history: policy::KEEP_LAST, depth: 10, reliability: policy::RELIABLE, durability: policy::VOLATILE, ..QosProfile::default() };
+        let writer = RawWriter::new(participant, &rr, &format!("{base}_Response_"), &qos, None)?;
+        let (tx, rx) = mpsc::channel::<Vec<u8>>();
+        let tx = std::sync::Mutex::new(tx);
+        let reader = Arc::new(RawReader::new(
+            participant,
+            &rq,
+            &format!("{base}_Request_"),
+            &qos,
+            Box::new(move |s| {
+                let _ = tx.lock().map(|tx| tx.send(s.data));
+            }),
+        )?);
+        let weak: Weak<RawReader> = Arc::downgrade(&reader);
+        let name = service.to_string();
+        std::thread::Builder::new()
+            .name("service".into())
+            .spawn(move || {
+                // Ends when the reader (and with it the sender) is dropped.
+                for data in rx {
+                    let Some(header) = request_header(&data) else {
+                        log(format!("warning: service {name}: ignored a request of {} bytes (not a little-endian CDR request with rmw_cyclonedds' header)", data.len()));
+                        continue;
+                    };
+                    let fields = handler(&Fields(&data[PREFIX..]));
+                    let mut out = Vec::with_capacity(PREFIX + fields.len() + 3);
+                    out.extend_from_slice(&[0, 1, 0, 0]);
+                    out.extend_from_slice(header);
+                    out.extend_from_slice(&fields);
+                    // Cyclone pads payloads to a multiple of 4.
+                    out.resize(out.len().div_ceil(4) * 4, 0);
+                    let clients = weak.upgrade().map_or(0, |r| r.matched());
+                    let start = Instant::now();
+                    while writer.matched() < clients && start.elapsed() < REPLY_MATCH_WAIT {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
+                    if let Err(e) = writer.write(&out, now) {
+                        log(format!("warning: service {name}: reply not sent: {e}"));
+                    }
+                }
+            })
+            .map_err(|e| DdsError::own(format!("serving {service}"), e.to_string()))?;
+        Ok(ServiceServer { _reader: reader })
+    }
+}
+
+/// The 16-byte rmw_cyclonedds header of a request, when the request is little-endian CDR
+/// (encapsulation 0x0001) and of a plausible size.
+fn request_header(data: &[u8]) -> Option<&[u8]> {
+    if data.len() < PREFIX || data.len() > MAX_REQUEST_BYTES || data[..2] != [0, 1] {
+        return None;
+    }
+    data.get(4..PREFIX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_need_the_encapsulation_and_the_header() {
+        let mut req = vec![0, 1, 0, 0];
+        req.extend_from_slice(&[7; 16]);
+        assert_eq!(request_header(&req), Some(&[7u8; 16][..]));
+        assert_eq!(request_header(&req[..19]), None);
+        req[1] = 0; // big-endian
+        assert_eq!(request_header(&req), None);
+        assert_eq!(request_header(&vec![0, 1, 0, 0].into_iter().chain(std::iter::repeat_n(0, MAX_REQUEST_BYTES)).collect::<Vec<u8>>()), None);
+    }
+
+    #[test]
+    fn fields_read_rosidl_layouts_and_refuse_short_input() {
+        assert_eq!(Fields(&2.5f64.to_le_bytes()).f64(), Some(2.5));
+        assert_eq!(Fields(&9u64.to_le_bytes()).u64(), Some(9));
+        let t: Vec<u8> = 3i32.to_le_bytes().into_iter().chain(7u32.to_le_bytes()).collect();
+        assert_eq!(Fields(&t).time_ns(), Some(3_000_000_007));
+        let before_1970: Vec<u8> = (-1i32).to_le_bytes().into_iter().chain(0u32.to_le_bytes()).collect();
+        assert_eq!(Fields(&before_1970).time_ns(), None);
+        assert_eq!(Fields(&[1, 2, 3]).f64(), None);
+        assert_eq!(Fields(&[]).u64(), None);
+    }
+}

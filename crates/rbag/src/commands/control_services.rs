@@ -1,0 +1,134 @@
+//! rosbag2's control services for `play --ros2` and `record --ros2`: `/rosbag2_player/pause`,
+//! `/rosbag2_recorder/snapshot` and the rest, with rosbag2_interfaces' types, so scripts that
+//! drive `ros2 bag` with `ros2 service call` drive rbag too. They act through the same controls
+//! as the keyboard. Carried as rmw_cyclonedds carries services (see `rbag_ros2::service`).
+
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Mutex};
+
+use anyhow::Result;
+use rbag_ros2::dds::Participant;
+use rbag_ros2::record::Log;
+use rbag_ros2::service::{reply, Fields, Handler, ServiceServer};
+use rbag_transport::play::{Control, PlayState};
+
+use super::record_ros2::Controls;
+
+/// The player's node name in rosbag2; its services are `/rosbag2_player/<name>`.
+const PLAYER: &str = "/rosbag2_player";
+/// The recorder's node name in rosbag2.
+const RECORDER: &str = "/rosbag2_recorder";
+
+/// The player's state as the services report it: paused, and the rate. The sink updates it
+/// on every change the player reports; a service that changes it updates it at once, so a
+/// `pause` followed by `is_paused` answers `true` even before the player has acted.
+#[derive(Clone)]
+pub(super) struct PlayerView(Arc<Mutex<(bool, f64)>>);
+
+impl PlayerView {
+    pub fn new(paused: bool, rate: f64) -> PlayerView {
+        PlayerView(Arc::new(Mutex::new((paused, rate))))
+    }
+
+    pub fn update(&self, s: &PlayState) {
+        self.set(|v| *v = (s.paused, s.rate));
+    }
+
+    fn get(&self) -> (bool, f64) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set(&self, f: impl FnOnce(&mut (bool, f64))) {
+        f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+}
+
+fn serve(participant: &Participant, node: &str, services: Vec<(&str, &str, Handler)>, log: &Log) -> Result<Vec<ServiceServer>> {
+    services
+        .into_iter()
+        .map(|(name, ty, handler)| Ok(ServiceServer::new(participant, &format!("{node}/{name}"), &format!("rosbag2_interfaces/srv/{ty}"), handler, log.clone())?))
+        .collect()
+}
+
+/// Serves the player's services. `range` is the played bag time range (`seek` outside it
+/// fails, as in rosbag2).
+pub(super) fn player(participant: &Participant, controls: &mpsc::Sender<Control>, view: &PlayerView, range: Option<(u64, u64)>, log: &Log) -> Result<Vec<ServiceServer>> {
+    // Each handler gets its own sender and view.
+    let send = |make: fn(&Fields) -> Option<Control>, answer: fn(bool, &PlayerView) -> Vec<u8>| -> Handler {
+        let (tx, view) = (controls.clone(), view.clone());
+        Box::new(move |f: &Fields| {
+            let control = make(f);
+            let sent = control.is_some_and(|c| {
+                apply(&view, &c);
+                tx.send(c).is_ok()
+            });
+            answer(sent, &view)
+        })
+    };
+    let (v1, v2) = (view.clone(), view.clone());
+    let services: Vec<(&str, &str, Handler)> = vec![
+        ("pause", "Pause", send(|_| Some(Control::Pause), |_, _| reply::empty())),
+        ("resume", "Resume", send(|_| Some(Control::Resume), |_, _| reply::empty())),
+        ("toggle_paused", "TogglePaused", send(|_| Some(Control::TogglePause), |_, _| reply::empty())),
+        ("is_paused", "IsPaused", Box::new(move |_: &Fields| reply::bool(v1.get().0))),
+        ("get_rate", "GetRate", Box::new(move |_: &Fields| reply::f64(v2.get().1))),
+        ("set_rate", "SetRate", send(|f| f.f64().filter(|r| r.is_finite() && *r > 0.0).map(Control::SetRate), |sent, _| reply::bool(sent))),
+        // rosbag2 plays the next message only while paused, and says whether it did.
+        ("play_next", "PlayNext", {
+            let (tx, view) = (controls.clone(), view.clone());
+            Box::new(move |_: &Fields| reply::bool(view.get().0 && tx.send(Control::Step).is_ok()))
+        }),
+        ("seek", "Seek", {
+            let tx = controls.clone();
+            Box::new(move |f: &Fields| {
+                let inside = |t: u64| range.is_some_and(|(first, last)| (first..=last).contains(&t));
+                reply::bool(f.time_ns().filter(|t| inside(*t)).is_some_and(|t| tx.send(Control::Seek(t)).is_ok()))
+            })
+        }),
+    ];
+    serve(participant, PLAYER, services, log)
+}
+
+/// What a control does to the view, ahead of the player.
+fn apply(view: &PlayerView, c: &Control) {
+    view.set(|v| match c {
+        Control::Pause => v.0 = true,
+        Control::Resume => v.0 = false,
+        Control::TogglePause => v.0 = !v.0,
+        Control::SetRate(r) => v.1 = *r,
+        _ => {}
+    });
+}
+
+/// Serves the recorder's services: pause, resume and is_paused act on what `--start-paused`
+/// and the space key act on; snapshot triggers a `--snapshot-mode` write (and fails
+/// otherwise, as in rosbag2).
+pub(super) fn recorder(participant: &Participant, controls: &Arc<Controls>, snapshot_mode: bool, log: &Log) -> Result<Vec<ServiceServer>> {
+    let pause = |paused: bool| -> Handler {
+        let (c, log) = (controls.clone(), log.clone());
+        Box::new(move |_: &Fields| {
+            if c.paused.swap(paused, Ordering::SeqCst) != paused {
+                log(if paused { "Recording paused." } else { "Recording resumed." }.into());
+            }
+            reply::empty()
+        })
+    };
+    let (c1, c2, log2) = (controls.clone(), controls.clone(), log.clone());
+    let services: Vec<(&str, &str, Handler)> = vec![
+        ("pause", "Pause", pause(true)),
+        ("resume", "Resume", pause(false)),
+        ("is_paused", "IsPaused", Box::new(move |_: &Fields| reply::bool(c1.paused.load(Ordering::SeqCst)))),
+        (
+            "snapshot",
+            "Snapshot",
+            Box::new(move |_: &Fields| {
+                if snapshot_mode {
+                    c2.snapshots.fetch_add(1, Ordering::SeqCst);
+                    log2("Snapshot: writing the cache into the bag.".into());
+                }
+                reply::bool(snapshot_mode)
+            }),
+        ),
+    ];
+    serve(participant, RECORDER, services, log)
+}
