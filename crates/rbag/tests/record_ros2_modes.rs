@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rbag_testkit::ros2::{available, loopback_uri, CyclonePeer, Domain};
+use rbag_testkit::ros2::{available, call_service, loopback_uri, CyclonePeer, Domain};
 
 const LONG: Duration = Duration::from_secs(20);
 
@@ -164,6 +164,45 @@ fn start_paused_records_nothing_until_space_on_a_terminal() {
     let log = rec.stop_on_its_own();
     assert!(log.contains("Recording stopped"), "{log}");
     assert_eq!(count(&bag, "/chatter"), 25, "only what was published after resuming:\n{log}");
+}
+
+#[test]
+fn control_services_pause_resume_and_snapshot_as_ros2_service_call_does() {
+    let test = "control_services_pause_resume_and_snapshot_as_ros2_service_call_does";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let call = |name: &str, srv: &str| call_service(&py, &domain, &format!("/rosbag2_recorder/{name}"), srv, "0");
+
+    // --start-paused with no terminal: only the resume service starts the recording.
+    let bag = tmp.path().join("paused");
+    let rec = record(&domain, tmp.path(), &["-a", "--start-paused", "-o", bag.to_str().unwrap()]);
+    rec.wait_log("Recording is paused");
+    assert_eq!(call("is_paused", "IsPaused")["paused"], true);
+    publish(&py, &domain, 10);
+    call("resume", "Resume");
+    rec.wait_log("Recording resumed");
+    assert_eq!(call("is_paused", "IsPaused")["paused"], false);
+    publish(&py, &domain, 15);
+    // Not in snapshot mode: snapshot fails, as in rosbag2.
+    assert_eq!(call("snapshot", "Snapshot")["success"], false);
+    call("pause", "Pause");
+    rec.wait_log("Recording paused");
+    publish(&py, &domain, 5);
+    let log = rec.stop();
+    assert_eq!(count(&bag, "/chatter"), 15, "only what was published between resume and pause:\n{log}");
+
+    // Snapshot mode: the service writes the cache.
+    let dir = tmp.path().join("snap-run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bag = dir.join("snap");
+    let rec = record(&domain, &dir, &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "1MiB"]);
+    rec.wait_log("Recording to");
+    publish(&py, &domain, 12);
+    assert_eq!(call("snapshot", "Snapshot")["success"], true);
+    rec.wait_log("Snapshot");
+    let log = rec.stop();
+    assert_eq!(count(&bag, "/chatter"), 12, "{log}");
 }
 
 #[test]
