@@ -40,7 +40,9 @@ use crate::{Outcome, UsageError};
 /// sequence. ROS 1 bags are converted to ROS 2 messages on the fly.
 ///
 /// On a terminal: space pauses and resumes, the right arrow (or `s`) publishes the next message
-/// while paused, the up/down arrows change the rate by 10%.
+/// while paused, the up/down arrows change the rate by 10%. rosbag2's player services do the
+/// same from scripts (`ros2 service call /rosbag2_player/pause rosbag2_interfaces/srv/Pause`):
+/// pause, resume, toggle_paused, is_paused, get_rate, set_rate, play_next, seek.
 #[derive(clap::Parser, Debug)]
 #[command(name = "rbag play --ros2", after_help = "Exit codes: 0 ok, 1 error, 2 usage error.")]
 pub struct Args {

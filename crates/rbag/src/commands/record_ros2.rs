@@ -27,8 +27,9 @@ use crate::{Outcome, UsageError};
 /// ROS_LOCALHOST_ONLY=1 or ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST it stays on this host),
 /// discovers publishers as they appear, and stores every sample's serialized bytes as they
 /// arrive: any type is recorded, known or not. Subscriptions ask for what all publishers of a
-/// topic offer (reliable / transient-local only when all offer it). Ctrl-C (SIGINT), SIGTERM or SIGHUP
-/// closes the bag and writes metadata.yaml.
+/// topic offer (reliable / transient-local only when all offer it). Ctrl-C (SIGINT), SIGTERM or
+/// SIGHUP closes the bag and writes metadata.yaml. rosbag2's recorder services are served:
+/// `/rosbag2_recorder/{pause,resume,is_paused,snapshot}`.
 #[derive(clap::Parser, Debug)]
 #[command(name = "rbag record --ros2", after_help = "Exit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (--max-cache-size).")]
 pub struct Args {
