@@ -19,7 +19,7 @@ CyclonePeer does) so nothing leaves the loopback interface.
 `call` is `ros2 service call` as rmw_cyclonedds does it: request on rq/<service>Request with
 the 16-byte request header (client id, sequence number) before the fields, the answer taken
 from rr/<service>Reply by that header. --srv is one of rosbag2_interfaces' services below;
---value is SetRate's rate or Seek's time in seconds.
+--value is SetRate's rate, Burst's count or Seek's time in seconds.
 
 Types (ROS 2 name -> DDS name):
     string   std_msgs/msg/String         std_msgs::msg::dds_::String_        data = "hello <i>"
@@ -346,6 +346,7 @@ SERVICES = {
     "SetRate": ([("rate", types.float64)], [("success", bool)]),
     "PlayNext": (EMPTY, [("success", bool)]),
     "Seek": ([("time", Time_)], [("success", bool)]),
+    "Burst": ([("num_messages", types.uint64)], [("actually_burst", types.uint64)]),
     "Snapshot": (EMPTY, [("success", bool)]),
 }
 
@@ -379,6 +380,8 @@ def run_call(args):
     fields = {}
     if args.srv == "SetRate":
         fields["rate"] = float(args.value)
+    elif args.srv == "Burst":
+        fields["num_messages"] = int(args.value)
     elif args.srv == "Seek":
         from decimal import Decimal
 

@@ -755,22 +755,31 @@ fn control_services_drive_playback_as_ros2_service_call_does() {
         let got = settle_running(&sub, n);
         assert_eq!(strings(&got), hello(0..n), "{}", tail(&sub.output()));
     }
+    // Burst: the next three at once; still paused.
+    assert_eq!(call("burst", "Burst", "3")["actually_burst"], 3);
+    assert_eq!(strings(&settle_running(&sub, 5)), hello(0..5), "{}", tail(&sub.output()));
+    assert_eq!(call("is_paused", "IsPaused", "0")["paused"], true);
     // Seek outside the bag fails; inside, to the start, succeeds and replays from there.
     assert_eq!(call("seek", "Seek", "1.0")["success"], false);
     assert_eq!(call("seek", "Seek", &format!("{}.{:09}", first / 1_000_000_000, first % 1_000_000_000))["success"], true);
     assert_eq!(call("set_rate", "SetRate", "-1.0")["success"], false);
     assert_eq!(call("set_rate", "SetRate", "4.0")["success"], true);
     assert_eq!(call("get_rate", "GetRate", "0.0")["rate"], 4.0);
+    // Slowly (the 10 s of the bag take 20 s), so that the player is still there for the calls.
+    assert_eq!(call("set_rate", "SetRate", "0.5")["success"], true);
     call("toggle_paused", "TogglePaused", "0.0");
     assert_eq!(call("is_paused", "IsPaused", "0.0")["paused"], false);
-    // Not paused: play_next refuses, as in rosbag2. Playback runs to the end.
+    // Not paused: play_next and burst refuse, as in rosbag2.
     assert_eq!(call("play_next", "PlayNext", "0.0")["success"], false);
+    assert_eq!(call("burst", "Burst", "2")["actually_burst"], 0);
+    // Then fast to the end.
+    assert_eq!(call("set_rate", "SetRate", "20")["success"], true);
     let (code, log) = play.finish();
     assert_eq!(code, Some(0), "{log}");
-    let got = strings(&settle(&mut sub, 12));
-    let mut want = hello(0..2);
+    let got = strings(&settle(&mut sub, 15));
+    let mut want = hello(0..5);
     want.extend(hello(0..10));
-    assert_eq!(got, want, "two steps, then the whole bag from the seek to its start:\n{log}");
+    assert_eq!(got, want, "two steps and a burst of three, then the whole bag from the seek to its start:\n{log}");
 }
 
 /// What `peer` received once at least `n` samples came, leaving it running.

@@ -3,8 +3,9 @@
 //! drive `ros2 bag` with `ros2 service call` drive rbag too. They act through the same controls
 //! as the keyboard. Carried as rmw_cyclonedds carries services (see `rbag_ros2::service`).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use rbag_ros2::dds::Participant;
@@ -19,27 +20,42 @@ const PLAYER: &str = "/rosbag2_player";
 /// The recorder's node name in rosbag2.
 const RECORDER: &str = "/rosbag2_recorder";
 
-/// The player's state as the services report it: paused, and the rate. The sink updates it
-/// on every change the player reports; a service that changes it updates it at once, so a
-/// `pause` followed by `is_paused` answers `true` even before the player has acted.
+/// The player's state as the services report it: paused, the rate, and how many messages it
+/// has published. The sink updates it on every change the player reports; a service that
+/// changes it updates it at once, so a `pause` followed by `is_paused` answers `true` even
+/// before the player has acted.
 #[derive(Clone)]
-pub(super) struct PlayerView(Arc<Mutex<(bool, f64)>>);
+pub(super) struct PlayerView(Arc<ViewState>);
+
+struct ViewState {
+    state: Mutex<(bool, f64)>,
+    published: AtomicU64,
+}
 
 impl PlayerView {
     pub fn new(paused: bool, rate: f64) -> PlayerView {
-        PlayerView(Arc::new(Mutex::new((paused, rate))))
+        PlayerView(Arc::new(ViewState { state: Mutex::new((paused, rate)), published: AtomicU64::new(0) }))
     }
 
     pub fn update(&self, s: &PlayState) {
         self.set(|v| *v = (s.paused, s.rate));
     }
 
+    /// Counts one message handed to the sink.
+    pub fn published_one(&self) {
+        self.0.published.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn published(&self) -> u64 {
+        self.0.published.load(Ordering::SeqCst)
+    }
+
     fn get(&self) -> (bool, f64) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+        *self.0.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn set(&self, f: impl FnOnce(&mut (bool, f64))) {
-        f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        f(&mut self.0.state.lock().unwrap_or_else(|e| e.into_inner()));
     }
 }
 
@@ -78,6 +94,10 @@ pub(super) fn player(participant: &Participant, controls: &mpsc::Sender<Control>
             let (tx, view) = (controls.clone(), view.clone());
             Box::new(move |_: &Fields| reply::bool(view.get().0 && tx.send(Control::Step).is_ok()))
         }),
+        ("burst", "Burst", {
+            let (tx, view) = (controls.clone(), view.clone());
+            Box::new(move |f: &Fields| reply::u64(burst(&tx, &view, f.u64().unwrap_or(0))))
+        }),
         ("seek", "Seek", {
             let tx = controls.clone();
             Box::new(move |f: &Fields| {
@@ -87,6 +107,42 @@ pub(super) fn player(participant: &Participant, controls: &mpsc::Sender<Control>
         }),
     ];
     serve(participant, PLAYER, services, log)
+}
+
+/// How long a burst waits for the player to publish its next message before it takes the
+/// bag (or the selection) as ended.
+const BURST_IDLE: Duration = Duration::from_secs(2);
+
+/// rosbag2's burst: while paused, publishes the next `n` messages (0: the rest of the bag) as
+/// fast as possible, by stepping; returns how many went out. Playing, it does nothing.
+fn burst(tx: &mpsc::Sender<Control>, view: &PlayerView, n: u64) -> u64 {
+    if !view.get().0 {
+        return 0;
+    }
+    let start = view.published();
+    let want = if n == 0 { u64::MAX } else { n };
+    let mut asked = 0u64;
+    while asked < want {
+        // Steps go out in batches, so that a burst of the whole bag does not queue millions.
+        let batch = (want - asked).min(1000);
+        for _ in 0..batch {
+            if tx.send(Control::Step).is_err() {
+                return view.published() - start;
+            }
+        }
+        asked += batch;
+        let (mut last, mut since) = (view.published(), Instant::now());
+        while view.published() - start < asked {
+            std::thread::sleep(Duration::from_millis(1));
+            let now = view.published();
+            if now != last {
+                (last, since) = (now, Instant::now());
+            } else if since.elapsed() > BURST_IDLE {
+                return now - start;
+            }
+        }
+    }
+    view.published() - start
 }
 
 /// What a control does to the view, ahead of the player.

@@ -42,7 +42,7 @@ use crate::{Outcome, UsageError};
 /// On a terminal: space pauses and resumes, the right arrow (or `s`) publishes the next message
 /// while paused, the up/down arrows change the rate by 10%. rosbag2's player services do the
 /// same from scripts (`ros2 service call /rosbag2_player/pause rosbag2_interfaces/srv/Pause`):
-/// pause, resume, toggle_paused, is_paused, get_rate, set_rate, play_next, seek.
+/// pause, resume, toggle_paused, is_paused, get_rate, set_rate, play_next, burst, seek.
 #[derive(clap::Parser, Debug)]
 #[command(name = "rbag play --ros2", after_help = "Exit codes: 0 ok, 1 error, 2 usage error.")]
 pub struct Args {
@@ -153,6 +153,7 @@ fn now_ns() -> i64 {
 
 impl PlaySink for Ros2Sink {
     fn publish(&mut self, msg: &Message) -> Result<(), PlayError> {
+        self.view.published_one();
         let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
         let data = self.converter.bytes(out.rewrite.as_deref(), msg)?;
         out.writer.write_waiting(&data, now_ns(), &signals::stop_requested).map_err(PlayError::sink)?;
