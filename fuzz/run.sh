@@ -54,6 +54,9 @@ elif [ "$target" = ros2_names_qos ]; then
     printf 'std_msgs::msg::dds_::String_' > corpus/ros2_names_qos/type
     printf 'typehash=RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18;' > corpus/ros2_names_qos/userdata
     printf '/chatter:\n  reliability: best_effort\n  durability: transient_local\n  deadline:\n    sec: 1\n    nsec: 0\n' > corpus/ros2_names_qos/overrides.yaml
+    # Control-service requests: encapsulation, rmw_cyclonedds' header, SetRate's float64 / Seek's Time.
+    printf '\x00\x01\x00\x00\x07\x07\x07\x07\x07\x07\x07\x07\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x40' > corpus/ros2_names_qos/set_rate
+    printf '\x00\x01\x00\x00\x07\x07\x07\x07\x07\x07\x07\x07\x02\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x09\x00\x00\x00' > corpus/ros2_names_qos/seek
     maxlen=16384
     dict=metadata.dict
 elif [ "$target" = tcpros_header ]; then

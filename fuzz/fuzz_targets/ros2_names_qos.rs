@@ -1,14 +1,21 @@
-//! What a ROS 2 peer or a user file hands rbag-ros2 as text: DDS topic and type names and
-//! endpoint user data from discovery, and QoS overrides / offered-QoS YAML. Whatever parses
-//! must map back consistently; nothing may panic.
+//! What a ROS 2 peer or a user file hands rbag-ros2: DDS topic and type names and endpoint
+//! user data from discovery, control-service requests (rmw_cyclonedds' header and the
+//! fields), and QoS overrides / offered-QoS YAML. Whatever parses must map back consistently;
+//! nothing may panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use rbag_ros2::names::{topic_from_dds, topic_to_dds, type_from_dds, type_hash_from_user_data, type_to_dds, RosTopic};
 use rbag_ros2::qos::{adapt_offer_to_recorded_offers, adapt_request_to_offers, Overrides};
+use rbag_ros2::service::{parse_request, reply_bytes};
 
 fuzz_target!(|data: &[u8]| {
     let _ = type_hash_from_user_data(data);
+    if let Some((header, fields)) = parse_request(data) {
+        let _ = (fields.f64(), fields.u64(), fields.time_ns());
+        let reply = reply_bytes(header, &[1]);
+        assert_eq!((header.len(), reply.len() % 4, &reply[4..20]), (16, 0, header), "a reply echoes the header, padded");
+    }
     let Ok(text) = std::str::from_utf8(data) else { return };
     if let Some(RosTopic::Topic(t)) = topic_from_dds(text) {
         assert_eq!(topic_to_dds(&t), text, "rt/ names map back");

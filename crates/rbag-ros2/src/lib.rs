@@ -9,7 +9,6 @@ pub mod qos;
 #[cfg(feature = "dds")]
 pub mod record;
 pub mod select;
-#[cfg(feature = "dds")]
 pub mod service;
 #[cfg(feature = "dds")]
 pub mod dds;

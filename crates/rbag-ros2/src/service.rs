@@ -10,31 +10,37 @@
 //! clients are not served.) The header is 16 bytes, so the fields after it keep the alignment
 //! they would have at the start of the stream.
 
-use std::sync::mpsc;
-use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
-
-use rbag_storage::rosbag2::qos::{policy, QosProfile};
-
-use crate::dds::{DdsError, Participant, RawReader, RawWriter};
-use crate::names::{service_to_dds, type_to_dds};
-use crate::record::Log;
+#[cfg(feature = "dds")]
+pub use server::{Handler, ServiceServer};
 
 /// Bytes before a request's fields: encapsulation (4) and rmw_cyclonedds' header (16).
 const PREFIX: usize = 4 + 16;
 
 /// A request too large for any control service is not read.
-const MAX_REQUEST_BYTES: usize = 64 << 10;
-
-/// How long a reply waits for the client's reply reader to be matched (discovery is not
-/// symmetric: the request can arrive before the replier knows the client's reader).
-const REPLY_MATCH_WAIT: Duration = Duration::from_secs(2);
-
-/// Answers one request: its fields (little-endian CDR) → the response's fields.
-pub type Handler = Box<dyn FnMut(&Fields) -> Vec<u8> + Send>;
+pub const MAX_REQUEST_BYTES: usize = 64 << 10;
 
 /// A request's fields, read as rosidl lays them out in CDR.
 pub struct Fields<'a>(&'a [u8]);
+
+/// Splits a received request into rmw_cyclonedds' 16-byte header and the fields; `None`
+/// unless it is little-endian CDR (encapsulation 0x0001) of a plausible size.
+pub fn parse_request(data: &[u8]) -> Option<(&[u8], Fields<'_>)> {
+    if data.len() < PREFIX || data.len() > MAX_REQUEST_BYTES || data[..2] != [0, 1] {
+        return None;
+    }
+    Some((&data[4..PREFIX], Fields(&data[PREFIX..])))
+}
+
+/// The reply to a request with `header`: encapsulation, the header, the fields, padded to a
+/// multiple of 4 as Cyclone pads payloads.
+pub fn reply_bytes(header: &[u8], fields: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + header.len() + fields.len() + 3);
+    out.extend_from_slice(&[0, 1, 0, 0]);
+    out.extend_from_slice(header);
+    out.extend_from_slice(fields);
+    out.resize(out.len().div_ceil(4) * 4, 0);
+    out
+}
 
 impl Fields<'_> {
     /// The first field as `float64` (`SetRate.rate`).
@@ -75,73 +81,84 @@ pub mod reply {
     }
 }
 
-/// One service being served; dropping it stops serving.
-pub struct ServiceServer {
-    _reader: Arc<RawReader>,
-}
+#[cfg(feature = "dds")]
+mod server {
+    use std::sync::mpsc;
+    use std::sync::{Arc, Weak};
+    use std::time::{Duration, Instant};
 
-impl ServiceServer {
-    /// Serves `service` (a ROS name) of type `srv_type` (`pkg/srv/S`) with `handler`, called on
-    /// a thread of its own, one request at a time.
-    pub fn new(participant: &Participant, service: &str, srv_type: &str, mut handler: Handler, log: Log) -> Result<ServiceServer, DdsError> {
-        let (rq, rr) = service_to_dds(service);
-        let base = type_to_dds(srv_type).ok_or_else(|| DdsError::own(format!("serving {service}"), format!("type {srv_type:?} is not pkg/srv/Type")))?;
-        let base = base.strip_suffix('_').unwrap_or(&base);
-        // rmw's services default: reliable, volatile, keep last 10.
-        let qos = QosProfile { history: policy::KEEP_LAST, depth: 10, reliability: policy::RELIABLE, durability: policy::VOLATILE, ..QosProfile::default() };
-        let writer = RawWriter::new(participant, &rr, &format!("{base}_Response_"), &qos, None)?;
-        let (tx, rx) = mpsc::channel::<Vec<u8>>();
-        let tx = std::sync::Mutex::new(tx);
-        let reader = Arc::new(RawReader::new(
-            participant,
-            &rq,
-            &format!("{base}_Request_"),
-            &qos,
-            Box::new(move |s| {
-                let _ = tx.lock().map(|tx| tx.send(s.data));
-            }),
-        )?);
-        let weak: Weak<RawReader> = Arc::downgrade(&reader);
-        let name = service.to_string();
-        std::thread::Builder::new()
-            .name("service".into())
-            .spawn(move || {
-                // Ends when the reader (and with it the sender) is dropped.
-                for data in rx {
-                    let Some(header) = request_header(&data) else {
-                        log(format!("warning: service {name}: ignored a request of {} bytes (not a little-endian CDR request with rmw_cyclonedds' header)", data.len()));
-                        continue;
-                    };
-                    let fields = handler(&Fields(&data[PREFIX..]));
-                    let mut out = Vec::with_capacity(PREFIX + fields.len() + 3);
-                    out.extend_from_slice(&[0, 1, 0, 0]);
-                    out.extend_from_slice(header);
-                    out.extend_from_slice(&fields);
-                    // Cyclone pads payloads to a multiple of 4.
-                    out.resize(out.len().div_ceil(4) * 4, 0);
-                    let clients = weak.upgrade().map_or(0, |r| r.matched());
-                    let start = Instant::now();
-                    while writer.matched() < clients && start.elapsed() < REPLY_MATCH_WAIT {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
-                    if let Err(e) = writer.write(&out, now) {
-                        log(format!("warning: service {name}: reply not sent: {e}"));
-                    }
-                }
-            })
-            .map_err(|e| DdsError::own(format!("serving {service}"), e.to_string()))?;
-        Ok(ServiceServer { _reader: reader })
-    }
-}
+    use rbag_storage::rosbag2::qos::{policy, QosProfile};
 
-/// The 16-byte rmw_cyclonedds header of a request, when the request is little-endian CDR
-/// (encapsulation 0x0001) and of a plausible size.
-fn request_header(data: &[u8]) -> Option<&[u8]> {
-    if data.len() < PREFIX || data.len() > MAX_REQUEST_BYTES || data[..2] != [0, 1] {
-        return None;
+    use super::{parse_request, reply_bytes, Fields, MAX_REQUEST_BYTES};
+    use crate::dds::{DdsError, Participant, RawReader, RawWriter};
+    use crate::names::{service_to_dds, type_to_dds};
+    use crate::record::Log;
+
+    /// How long a reply waits for the client's reply reader to be matched (discovery is not
+    /// symmetric: the request can arrive before the replier knows the client's reader).
+    const REPLY_MATCH_WAIT: Duration = Duration::from_secs(2);
+
+    /// Requests waiting for the handler; more are dropped (a flood costs its senders their
+    /// answers, not rbag its memory).
+    const QUEUED_REQUESTS: usize = 32;
+
+    /// Answers one request: its fields (little-endian CDR) → the response's fields.
+    pub type Handler = Box<dyn FnMut(&Fields) -> Vec<u8> + Send>;
+
+    /// One service being served; dropping it stops serving.
+    pub struct ServiceServer {
+        _reader: Arc<RawReader>,
     }
-    data.get(4..PREFIX)
+
+    impl ServiceServer {
+        /// Serves `service` (a ROS name) of type `srv_type` (`pkg/srv/S`) with `handler`, called
+        /// on a thread of its own, one request at a time.
+        pub fn new(participant: &Participant, service: &str, srv_type: &str, mut handler: Handler, log: Log) -> Result<ServiceServer, DdsError> {
+            let (rq, rr) = service_to_dds(service);
+            let base = type_to_dds(srv_type).ok_or_else(|| DdsError::own(format!("serving {service}"), format!("type {srv_type:?} is not pkg/srv/Type")))?;
+            let base = base.strip_suffix('_').unwrap_or(&base);
+            // rmw's services default: reliable, volatile, keep last 10.
+            let qos = QosProfile { history: policy::KEEP_LAST, depth: 10, reliability: policy::RELIABLE, durability: policy::VOLATILE, ..QosProfile::default() };
+            let writer = RawWriter::new(participant, &rr, &format!("{base}_Response_"), &qos, None)?;
+            let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(QUEUED_REQUESTS);
+            let reader = Arc::new(RawReader::new(
+                participant,
+                &rq,
+                &format!("{base}_Request_"),
+                &qos,
+                Box::new(move |s| {
+                    if s.data.len() <= MAX_REQUEST_BYTES {
+                        let _ = tx.try_send(s.data);
+                    }
+                }),
+            )?);
+            let weak: Weak<RawReader> = Arc::downgrade(&reader);
+            let name = service.to_string();
+            std::thread::Builder::new()
+                .name("service".into())
+                .spawn(move || {
+                    // Ends when the reader (and with it the sender) is dropped.
+                    for data in rx {
+                        let Some((header, fields)) = parse_request(&data) else {
+                            log(format!("warning: service {name}: ignored a request of {} bytes (not a little-endian CDR request with rmw_cyclonedds' header)", data.len()));
+                            continue;
+                        };
+                        let out = reply_bytes(header, &handler(&fields));
+                        let clients = weak.upgrade().map_or(0, |r| r.matched());
+                        let start = Instant::now();
+                        while writer.matched() < clients && start.elapsed() < REPLY_MATCH_WAIT {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
+                        if let Err(e) = writer.write(&out, now) {
+                            log(format!("warning: service {name}: reply not sent: {e}"));
+                        }
+                    }
+                })
+                .map_err(|e| DdsError::own(format!("serving {service}"), e.to_string()))?;
+            Ok(ServiceServer { _reader: reader })
+        }
+    }
 }
 
 #[cfg(test)]
@@ -150,13 +167,24 @@ mod tests {
 
     #[test]
     fn requests_need_the_encapsulation_and_the_header() {
+        let header = |d: &[u8]| parse_request(d).map(|(h, _)| h.to_vec());
         let mut req = vec![0, 1, 0, 0];
         req.extend_from_slice(&[7; 16]);
-        assert_eq!(request_header(&req), Some(&[7u8; 16][..]));
-        assert_eq!(request_header(&req[..19]), None);
+        req.extend_from_slice(&2.5f64.to_le_bytes());
+        assert_eq!(header(&req), Some(vec![7u8; 16]));
+        assert_eq!(parse_request(&req).and_then(|(_, f)| f.f64()), Some(2.5));
+        assert_eq!(header(&req[..19]), None);
         req[1] = 0; // big-endian
-        assert_eq!(request_header(&req), None);
-        assert_eq!(request_header(&vec![0, 1, 0, 0].into_iter().chain(std::iter::repeat_n(0, MAX_REQUEST_BYTES)).collect::<Vec<u8>>()), None);
+        assert_eq!(header(&req), None);
+        assert_eq!(header(&[0, 1, 0, 0].into_iter().chain(std::iter::repeat_n(0, MAX_REQUEST_BYTES)).collect::<Vec<u8>>()), None);
+    }
+
+    #[test]
+    fn replies_echo_the_header_and_pad_to_four() {
+        let r = reply_bytes(&[9; 16], &reply::bool(true));
+        assert_eq!(r.len(), 24);
+        assert_eq!((&r[..4], &r[4..20], r[20], &r[21..]), (&[0u8, 1, 0, 0][..], &[9u8; 16][..], 1, &[0u8, 0, 0][..]));
+        assert_eq!(reply_bytes(&[0; 16], &reply::f64(1.0)).len(), 28);
     }
 
     #[test]
