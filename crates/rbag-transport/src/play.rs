@@ -42,6 +42,9 @@ pub use source::{MessageStream, PlaySink, PlaySource, PlayState, VecSource};
 
 use crate::clock::Clock;
 
+/// How often a held message ([`PlaySink::hold`]) is asked about again.
+pub const HOLD_POLL_NS: u64 = 10_000_000;
+
 /// What a finished run did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PlayReport {

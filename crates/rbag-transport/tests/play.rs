@@ -44,11 +44,14 @@ struct Rec<'c> {
     states: Vec<PlayState>,
     publish_cost: u64,
     fail_on: Option<usize>,
+    /// Flow control: from clock ms A on, bag ms up to B may go (later entries win); with
+    /// entries and none reached yet, everything is held.
+    allow: Vec<(u64, u64)>,
 }
 
 impl<'c> Rec<'c> {
     fn new(clock: &'c VirtualClock) -> Self {
-        Rec { clock, events: Vec::new(), tags: Vec::new(), states: Vec::new(), publish_cost: 0, fail_on: None }
+        Rec { clock, events: Vec::new(), tags: Vec::new(), states: Vec::new(), publish_cost: 0, fail_on: None, allow: Vec::new() }
     }
 
     fn sent(&self) -> Vec<(u64, u64)> {
@@ -77,6 +80,15 @@ impl PlaySink for Rec<'_> {
         Ok(())
     }
 
+    fn hold(&mut self, t: u64) -> bool {
+        if self.allow.is_empty() {
+            return false;
+        }
+        let now = self.clock.now();
+        let allowed = self.allow.iter().filter(|(at, _)| at * MS <= now).map(|(_, b)| bag(*b)).next_back();
+        allowed.is_none_or(|a| t > a)
+    }
+
     fn state(&mut self, s: &PlayState) {
         self.states.push(*s);
     }
@@ -92,6 +104,33 @@ fn play<'c>(options: PlayOptions, source: &mut dyn PlaySource, clock: &'c Virtua
 
 fn rate(r: f64) -> PlayOptions {
     PlayOptions { rate: r, ..PlayOptions::default() }
+}
+
+#[test]
+fn a_sink_holding_messages_back_pauses_playback_until_it_lets_go() {
+    // As `rosbag play --rate-control-topic`: nothing may go until 500 ms, then up to bag 150 ms,
+    // then (at 2 s) everything. Held time shifts the schedule like a pause.
+    let clock = VirtualClock::new(0);
+    let (_tx, rx) = channel();
+    let mut sink = Rec::new(&clock);
+    sink.allow = vec![(500, 150), (2000, 1000)];
+    let report = Player::new(rate(1.0)).unwrap().run(&mut at_ms(&[0, 100, 200, 300]), &mut sink, &clock, &rx).unwrap();
+    assert_eq!(sink.sent(), [(500, 0), (600, 100), (2100, 200), (2200, 300)]);
+    assert_eq!(report.lateness.max_ns, 0);
+    let paused: Vec<bool> = sink.states.iter().map(|s| s.paused).collect();
+    assert_eq!(paused, [true, false, true, false]);
+}
+
+#[test]
+fn a_hand_pause_takes_over_from_a_hold() {
+    // Held at the start; paused by hand at 100 ms, so the release at 300 ms does not resume;
+    // resumed by hand at 1 s.
+    let clock = VirtualClock::new(0).at(100 * MS, Control::Pause).at(1000 * MS, Control::Resume);
+    let (_tx, rx) = channel();
+    let mut sink = Rec::new(&clock);
+    sink.allow = vec![(300, 1000)];
+    Player::new(rate(1.0)).unwrap().run(&mut at_ms(&[0, 100]), &mut sink, &clock, &rx).unwrap();
+    assert_eq!(sink.sent(), [(1000, 0), (1100, 100)]);
 }
 
 #[test]

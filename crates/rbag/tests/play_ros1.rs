@@ -930,3 +930,37 @@ fn skip_empty_pause_topics_and_quiet() {
     let received = sub.finish(&mut env);
     assert_same("/b", &got(&received, "/b"), &[]);
 }
+
+#[test]
+fn rate_control_topic_holds_playback_until_its_stamp_allows() {
+    let test = "rate_control_topic_holds_playback_until_its_stamp_allows";
+    let Some(mut env) = Ros1Env::new(test) else { return };
+    const S: u64 = 1_000_000_000;
+    let bag = env.home.path().join("rc.bag");
+    // /data at bag times 1000.0, 1000.1, … 1000.9 s.
+    let msgs: Vec<(&str, u64, String)> = (0..10).map(|i| ("/data", 1000 * S + i * S / 10, format!("m{i}"))).collect();
+    string_bag(&bag, &msgs);
+    let digests = |r: std::ops::Range<usize>| r.map(|i| rbag_testkit::digest(&string_msg(&format!("m{i}")))).collect::<Vec<_>>();
+    env.start_rosmaster();
+    let sub = subscriber(&mut env, "sub", &["/data"]);
+    play_bg(&mut env, "play", &[bag.to_str().unwrap(), "-d", "0", "--rate-control-topic", "/rc", "--rate-control-max-delay", "0.25"]);
+    sub.wait_connected(&env, 1);
+    // No stamp yet: nothing goes, as in rosbag.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(sub.state().0, 0, "played before any rate control message:\n{}", env.log("play"));
+    // Debian's rostopic stamps 1000.45 s: messages up to 1000.7 s (0.25 s ahead) may go.
+    let stamp = |env: &mut Ros1Env, name: &str, secs: u32, nsecs: u32| {
+        let mut c = env.command("/usr/bin/rostopic");
+        c.args(["pub", "-1", "/rc", "geometry_msgs/PointStamped", &format!("{{header: {{stamp: {{secs: {secs}, nsecs: {nsecs}}}}}}}")]);
+        env.spawn(name, c);
+    };
+    stamp(&mut env, "rc1", 1000, 450_000_000);
+    assert_eq!(sub.wait_count(8, LONG), 8, "{}", env.log("play"));
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(sub.state().0, 8, "played past the rate control stamp:\n{}", env.log("play"));
+    stamp(&mut env, "rc2", 1001, 0);
+    let received = sub.collect(&mut env, 10);
+    assert_same("/data", &got(&received, "/data"), &digests(0..10));
+    let status = env.wait_exit("play", LONG).expect("rbag play ends after the last message");
+    assert_eq!(status.code(), Some(0), "{}", env.log("play"));
+}

@@ -30,6 +30,8 @@ pub(super) struct Run<'a> {
     /// from here.
     cursor: u64,
     pausing_on_topics: bool,
+    /// Paused because the sink holds the next message back (not by a control).
+    held: bool,
     tick_period: Option<u64>,
     next_tick: Option<u64>,
     last_clock: Option<u64>,
@@ -49,6 +51,7 @@ impl<'a> Run<'a> {
             end: 0,
             cursor: 0,
             pausing_on_topics: !opts.pause_connections.is_empty(),
+            held: false,
             tick_period: if opts.immediate { None } else { opts.tick_period_ns() },
             next_tick: None,
             last_clock: None,
@@ -135,6 +138,9 @@ impl<'a> Run<'a> {
         let mut skipped = false;
         loop {
             let now = self.clock.now();
+            if let Some(m) = m {
+                self.hold(m.log_time, now);
+            }
             let due = match m {
                 None => None,
                 Some(_) if self.sched.paused() => None,
@@ -148,10 +154,14 @@ impl<'a> Run<'a> {
                 Some(m) => self.sched.due(m.log_time).map(|d| (d, !skipped)),
             };
             let tick = self.next_tick;
-            let wake = match (due, tick) {
+            let mut wake = match (due, tick) {
                 (Some((d, _)), Some(t)) => Some(d.min(t)),
                 (d, t) => d.map(|(d, _)| d).or(t),
             };
+            if self.held {
+                let poll = now.saturating_add(super::HOLD_POLL_NS);
+                wake = Some(wake.map_or(poll, |w| w.min(poll)));
+            }
             if let Some(c) = self.clock.wait_until(wake, self.controls) {
                 match self.apply(c, m)? {
                     Some(flow) => return Ok(flow),
@@ -174,9 +184,27 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Pauses while the sink holds the message logged at `bag_time` back, and resumes when it
+    /// lets go. A pause or resume by hand takes over from a hold.
+    fn hold(&mut self, bag_time: u64, now: u64) {
+        let hold = self.sink.hold(bag_time);
+        if hold && !self.held && !self.sched.paused() {
+            self.sched.pause(now);
+            self.held = true;
+            self.notify();
+        } else if !hold && self.held {
+            self.held = false;
+            self.sched.resume(now);
+            self.notify();
+        }
+    }
+
     /// Applies a control; returns how `advance` ends when it ends it.
     fn apply(&mut self, c: Control, m: Option<&Message>) -> Result<Option<Flow>, PlayError> {
         let now = self.clock.now();
+        if matches!(c, Control::Pause | Control::Resume | Control::TogglePause) {
+            self.held = false;
+        }
         match c {
             Control::Quit => return Ok(Some(Flow::Quit)),
             Control::TogglePause if self.sched.paused() => self.sched.resume(now),

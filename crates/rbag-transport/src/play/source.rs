@@ -30,6 +30,13 @@ pub trait PlaySink {
         Ok(())
     }
 
+    /// Whether the message logged at `bag_time_ns` must wait: flow control from outside
+    /// (`rosbag play --rate-control-topic`). While it says so, playback is paused, and it is
+    /// asked again every [`HOLD_POLL_NS`](super::HOLD_POLL_NS).
+    fn hold(&mut self, _bag_time_ns: u64) -> bool {
+        false
+    }
+
     /// The player's state changed through a control or a pause topic: for status lines.
     fn state(&mut self, _state: &PlayState) {}
 }

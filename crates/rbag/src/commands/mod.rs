@@ -15,6 +15,7 @@ pub mod play_plan;
 pub mod play_ros1;
 #[cfg(feature = "ros2")]
 pub mod play_ros2;
+pub mod rate_control;
 pub mod record;
 pub mod record_ros1;
 #[cfg(feature = "ros2")]

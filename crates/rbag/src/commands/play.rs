@@ -72,6 +72,13 @@ pub struct Args {
     /// Prefix every published topic.
     #[arg(short, long, value_name = "PREFIX")]
     pub prefix: Option<String>,
+    /// Hold playback until a message with a Header on TOPIC stamps a bag time at most
+    /// --rate-control-max-delay behind the next message (flow control by a downstream node).
+    #[arg(long, value_name = "TOPIC")]
+    pub rate_control_topic: Option<String>,
+    /// How far (seconds) playback may run ahead of the rate control topic's stamp.
+    #[arg(long, value_name = "SEC", default_value = "1", value_parser = parse_duration, requires = "rate_control_topic")]
+    pub rate_control_max_delay: u64,
     /// Outgoing queue of each subscriber, in messages; the oldest is dropped when it is full.
     #[arg(long, value_name = "SIZE", default_value_t = 100)]
     pub queue: usize,

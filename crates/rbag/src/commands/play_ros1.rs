@@ -19,6 +19,7 @@ use rbag_transport::play::{BagSource, Control, PlayError, PlayOptions, PlaySink,
 
 use super::play::Args;
 use super::play_plan::{keys_to_controls, plan_all, Converter, Planned};
+use super::rate_control::RateControl;
 use super::{keyboard, middleware, ros1, signals};
 use crate::{Outcome, UsageError};
 
@@ -33,6 +34,7 @@ struct Ros1Sink {
     converter: Converter,
     clock: Option<Arc<TopicPublisher>>,
     quiet: bool,
+    rate_control: Option<RateControl>,
 }
 
 impl PlaySink for Ros1Sink {
@@ -52,6 +54,10 @@ impl PlaySink for Ros1Sink {
             c.publish(b.into());
         }
         Ok(())
+    }
+
+    fn hold(&mut self, bag_time_ns: u64) -> bool {
+        self.rate_control.as_ref().is_some_and(|r| r.hold(bag_time_ns))
     }
 
     fn state(&mut self, s: &PlayState) {
@@ -126,7 +132,11 @@ pub fn run(args: Args) -> Result<Outcome> {
     let node = graph.node.clone();
     let remaps = node.config().remaps.clone();
     let mut publishers: BTreeMap<String, (String, Arc<TopicPublisher>)> = BTreeMap::new();
-    let mut sink = Ros1Sink { outs: BTreeMap::new(), converter, clock: None, quiet: args.quiet };
+    let rate_control = match &args.rate_control_topic {
+        Some(topic) => Some(RateControl::subscribe(&node, topic, args.rate_control_max_delay)?),
+        None => None,
+    };
+    let mut sink = Ros1Sink { outs: BTreeMap::new(), converter, clock: None, quiet: args.quiet, rate_control };
     for Planned { id, conn, rewrite } in planned {
         let topic = output_topic(&conn.topic, &remaps, args.prefix.as_deref());
         let publisher = match publishers.get(&topic) {
