@@ -15,6 +15,7 @@ CyclonePeer does) so nothing leaves the loopback interface.
 
     cyclone_peer.py call --domain D --service /rosbag2_player/set_rate --srv SetRate [--value V]
                         [--timeout S]
+    cyclone_peer.py serve --domain D --service /test_service1 [--count N] [--timeout S]
 
 `call` is `ros2 service call` as rmw_cyclonedds does it: request on rq/<service>Request with
 the 16-byte request header (client id, sequence number) before the fields, the answer taken
@@ -38,6 +39,8 @@ Output, one line each, flushed:
     pub: READY, MATCHED <n> (unless --no-wait), PUBLISHED <i> <hex of the serialized sample, with
          its 4-byte encapsulation header>, DONE, then it lingers and exits 0.
          NO_MATCH and exit 3 when no reader matched within --match-timeout.
+    serve: (test_msgs/srv/BasicTypes) READY, MATCHED once a client's request writer matched,
+         REQUEST <json of the request's fields> per request, DONE <n>; exit 0 when --count came.
     call: RESPONSE <json of the response fields>, exit 0; NO_SERVICE (exit 3) when the service
          was not found within --timeout, NO_RESPONSE (exit 4) when no answer came.
     sub: READY, MATCHED <n> once a writer matched, then per sample RECEIVED <json of the fields> and RECEIVED_HEX <hex of the sample
@@ -334,6 +337,13 @@ def run_sub(args):
     return 0 if got >= args.count else 2
 
 
+# test_msgs/srv/BasicTypes' request (and response) fields, for the `serve` side.
+BASIC_TYPES = [
+    ("bool_value", bool), ("byte_value", types.byte), ("char_value", types.uint8), ("float32_value", types.float32), ("float64_value", types.float64),
+    ("int8_value", types.int8), ("uint8_value", types.uint8), ("int16_value", types.int16), ("uint16_value", types.uint16), ("int32_value", types.int32),
+    ("uint32_value", types.uint32), ("int64_value", types.int64), ("uint64_value", types.uint64), ("string_value", str),
+]
+
 # rosbag2_interfaces services: request fields, response fields. A message without fields
 # has rosidl's `uint8 structure_needs_at_least_one_member`.
 EMPTY = [("structure_needs_at_least_one_member", types.uint8)]
@@ -351,14 +361,14 @@ SERVICES = {
 }
 
 
-def srv_struct(srv, kind, fields):
-    """An IdlStruct for rosbag2_interfaces::srv::dds_::<srv>_<kind>_ with rmw_cyclonedds'
-    request header (uint64 client id, int64 sequence number) before the fields."""
+def srv_struct(srv, kind, fields, pkg="rosbag2_interfaces"):
+    """An IdlStruct for <pkg>::srv::dds_::<srv>_<kind>_ with rmw_cyclonedds' request header
+    (uint64 client id, int64 sequence number) before the fields."""
     ann = {"client_id": types.uint64, "seq": types.int64}
     ann.update(dict(fields))
     import types as pytypes
 
-    cls = pytypes.new_class(f"{srv}_{kind}_", (IdlStruct,), {"typename": f"rosbag2_interfaces::srv::dds_::{srv}_{kind}_"}, lambda ns: ns.update({"__annotations__": ann}))
+    cls = pytypes.new_class(f"{srv}_{kind}_", (IdlStruct,), {"typename": f"{pkg}::srv::dds_::{srv}_{kind}_"}, lambda ns: ns.update({"__annotations__": ann}))
     return dataclass(cls)
 
 
@@ -403,6 +413,31 @@ def run_call(args):
     return 4
 
 
+def run_serve(args):
+    """The service side of test_msgs/srv/BasicTypes, as an rmw_cyclonedds service sees
+    requests: prints each request's fields (the header left out); answers nothing."""
+    Req = srv_struct("BasicTypes", "Request", BASIC_TYPES, pkg="test_msgs")
+    Resp = srv_struct("BasicTypes", "Response", BASIC_TYPES, pkg="test_msgs")
+    dp = DomainParticipant(args.domain)
+    q = Qos(Policy.Reliability.Reliable(duration(seconds=10)), Policy.Durability.Volatile, Policy.History.KeepLast(10))
+    reader = DataReader(dp, Topic(dp, f"rq{args.service}Request", Req), qos=q)
+    _writer = DataWriter(dp, Topic(dp, f"rr{args.service}Reply", Resp), qos=q)
+    say("READY")
+    got, matched, end = 0, False, time.monotonic() + args.timeout
+    while got < args.count and time.monotonic() < end:
+        if not matched and reader.get_subscription_matched_status().current_count > 0:
+            matched = True
+            say("MATCHED")
+        for s in reader.take(N=16):
+            if isinstance(s, InvalidSample):
+                continue
+            say(f"REQUEST {json.dumps({k: getattr(s, k) for k, _ in BASIC_TYPES})}")
+            got += 1
+        time.sleep(0.005)
+    say(f"DONE {got}")
+    return 0 if got >= args.count else 2
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -412,6 +447,11 @@ def main():
     c.add_argument("--srv", choices=sorted(SERVICES), required=True)
     c.add_argument("--value", default="0", help="decimal: SetRate's rate, Seek's time in seconds")
     c.add_argument("--timeout", type=float, default=20.0)
+    v = sub.add_parser("serve")
+    v.add_argument("--domain", type=int, required=True)
+    v.add_argument("--service", required=True)
+    v.add_argument("--count", type=int, default=1)
+    v.add_argument("--timeout", type=float, default=60.0)
     for name in ("pub", "sub"):
         p = sub.add_parser(name)
         p.add_argument("--domain", type=int, required=True)
@@ -436,7 +476,7 @@ def main():
             p.add_argument("--max-samples", type=int, default=0, help="reader resource limit (0: unlimited)")
             p.add_argument("--take-delay", type=float, default=0.0, help="take one sample per this many seconds (a slow reader)")
     args = ap.parse_args()
-    return {"pub": run_pub, "sub": run_sub, "call": run_call}[args.cmd](args)
+    return {"pub": run_pub, "sub": run_sub, "call": run_call, "serve": run_serve}[args.cmd](args)
 
 
 if __name__ == "__main__":

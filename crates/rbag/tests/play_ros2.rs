@@ -993,3 +993,124 @@ fn leaving_playback_does_not_dispose_as_rmw_cyclonedds() {
     let out = sub.output();
     assert!(!out.contains("NOT_DATA 32"), "the played topic's instance was disposed when rbag left:\n{out}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Service requests.
+
+/// Field names of test_msgs/srv/BasicTypes' request, in order.
+const BASIC_TYPES: [&str; 14] = [
+    "bool_value", "byte_value", "char_value", "float32_value", "float64_value", "int8_value", "uint8_value", "int16_value", "uint16_value", "int32_value",
+    "uint32_value", "int64_value", "uint64_value", "string_value",
+];
+
+/// A request value of the same shape as `like` with values that differ per `seed`, and the
+/// JSON the Cyclone peer prints for it.
+fn basic_request(like: &rbag_msg::Value, seed: u8) -> (rbag_msg::Value<'static>, Value) {
+    use rbag_msg::Value as V;
+    let rbag_msg::Value::Message(fields) = like else { panic!("a request is a message: {like:?}") };
+    let s = u64::from(seed);
+    let values: Vec<(V<'static>, Value)> = fields
+        .iter()
+        .map(|f| match f {
+            V::Bool(_) => (V::Bool(seed % 2 == 1), (seed % 2 == 1).into()),
+            V::U8(_) => (V::U8(200 + seed), (200 + s).into()),
+            V::I8(_) => (V::I8(-1 - seed as i8), (-1 - s as i64).into()),
+            V::I16(_) => (V::I16(-300 - i16::from(seed)), (-300 - s as i64).into()),
+            V::U16(_) => (V::U16(60_000 + u16::from(seed)), (60_000 + s).into()),
+            V::I32(_) => (V::I32(-70_000 - i32::from(seed)), (-70_000 - s as i64).into()),
+            V::U32(_) => (V::U32(4_000_000_000 + u32::from(seed)), (4_000_000_000 + s).into()),
+            V::I64(_) => (V::I64(-5_000_000_000_000 - s as i64), (-5_000_000_000_000 - s as i64).into()),
+            V::U64(_) => (V::U64(10_000_000_000_000_000_000 + s), (10_000_000_000_000_000_000 + s).into()),
+            V::F32(_) => (V::F32(1.5 + f32::from(seed)), (1.5 + f64::from(seed)).into()),
+            V::F64(_) => (V::F64(-2.25 - f64::from(seed)), (-2.25 - f64::from(seed)).into()),
+            V::String(_) => {
+                let text = format!("rbag request {seed} ✓");
+                (V::String(text.clone().into_bytes().into()), text.into())
+            }
+            other => panic!("unexpected field {other:?}"),
+        })
+        .collect();
+    let json = BASIC_TYPES.iter().zip(&values).map(|(k, (_, j))| (k.to_string(), j.clone())).collect::<serde_json::Map<_, _>>();
+    (V::Message(values.into_iter().map(|(v, _)| v).collect()), Value::Object(json))
+}
+
+/// Writes an MCAP bag with the corpus's `/test_service1/_service_event` connection and three
+/// events of our own: a request the service received (seed 1), one a client sent (seed 2), one
+/// the service received (seed 3). Returns the peer's JSON for seeds 1 and 3.
+fn service_event_bag(corpus: &Path, path: &Path) -> Vec<Value> {
+    use rbag_msg::store::{registry, Distro};
+    use rbag_msg::Value as V;
+    let r = rbag_storage::open(&corpus.join("mcap/bag_with_topics_and_service_events")).unwrap();
+    let conn = r.connections().iter().find(|c| c.topic == "/test_service1/_service_event").expect("the corpus's service event topic").clone();
+    let sample = r.messages(&Filter::default()).unwrap().map(|m| m.unwrap()).find(|m| m.connection == conn.id).unwrap();
+    let sources = rbag_bag::decode::TypeSources::new(registry(Distro::Noetic).clone(), registry(Distro::Jazzy).clone());
+    let (_, schema) = rbag_bag::decode::compile(&conn, &sources).unwrap();
+    let V::Message(event) = rbag_msg::decode(&schema, &sample.data, rbag_msg::Encoding::Cdr).unwrap() else { panic!("an event is a message") };
+    let V::Array(requests) = &event[1] else { panic!("request is a sequence: {:?}", event[1]) };
+    let mut w = rbag_storage::create(path, Format::Mcap, &Default::default()).unwrap();
+    let id = w.add_connection(&conn).unwrap();
+    let mut want = Vec::new();
+    for (seed, kind) in [(1u8, 1u8), (2, 0), (3, 1)] {
+        let (request, json) = basic_request(&requests[0], seed);
+        let V::Message(mut info) = event[0].clone() else { panic!("info is a message") };
+        info[0] = V::U8(kind);
+        let value = V::Message(vec![V::Message(info), V::Array(vec![request]), V::Array(vec![])]);
+        let mut bytes = Vec::new();
+        rbag_msg::encode(&schema, &value, rbag_msg::Encoding::Cdr, false, &mut bytes).unwrap();
+        let t = 1_700_000_000_000_000_000 + u64::from(seed) * 100_000_000;
+        w.write(id, t, t, &bytes).unwrap();
+        if kind == 1 {
+            want.push(json);
+        }
+    }
+    w.finish().unwrap();
+    want
+}
+
+#[test]
+fn publish_service_requests_calls_the_live_service_with_the_recorded_requests() {
+    let test = "publish_service_requests_calls_the_live_service_with_the_recorded_requests";
+    let Some(dir) = corpus(test, "ros2") else { return };
+    let Some(g) = Graph::new(test) else { return };
+    let bag = g.path("events");
+    let want = service_event_bag(&dir, &bag);
+    // The service side, as an rmw_cyclonedds service receives requests.
+    let serve = |count: &str| {
+        let p = CyclonePeer::spawn(&g.py, &g.domain, "serve", &["--service", "/test_service1", "--count", count, "--timeout", "60"]);
+        p.expect_line("READY", LONG);
+        p
+    };
+    let requests = |p: &CyclonePeer| -> Vec<Value> { p.lines().iter().filter_map(|l| l.strip_prefix("REQUEST ")).map(|j| serde_json::from_str(j).unwrap()).collect() };
+
+    // Default source (service introspection): the requests the service received.
+    let mut service = serve("2");
+    g.play_at_once("received", &[bag.to_str().unwrap(), "--publish-service-requests"]);
+    service.expect_line("DONE", LONG);
+    assert_eq!(requests(&service), want, "{}", service.output());
+    service.kill();
+
+    // Client introspection: the one a client sent.
+    let mut service = serve("1");
+    g.play_at_once("sent", &[bag.to_str().unwrap(), "--publish-service-requests", "--service-requests-source", "client_introspection"]);
+    service.expect_line("DONE", LONG);
+    let got = requests(&service);
+    assert_eq!(got.len(), 1, "{}", service.output());
+    assert_eq!(got[0]["string_value"], "rbag request 2 ✓");
+    service.kill();
+
+    // The corpus bag (client-side events only): its two requests on each service, with the
+    // values rbag echo decodes from the events.
+    let corpus_bag = dir.join("mcap/bag_with_topics_and_service_events");
+    let service = serve("2");
+    g.play_at_once("corpus", &[corpus_bag.to_str().unwrap(), "--publish-service-requests", "--service-requests-source", "client_introspection"]);
+    service.expect_line("DONE", LONG);
+    let out = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["echo", "--json"]).arg(&corpus_bag).arg("/test_service1/_service_event").output().unwrap();
+    let echoed: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|m| m["message"]["info"]["event_type"] == 0)
+        .map(|m| m["message"]["request"][0].clone())
+        .collect();
+    assert_eq!(echoed.len(), 2);
+    assert_eq!(requests(&service), echoed, "{}", service.output());
+}

@@ -22,6 +22,8 @@ pub mod record_ros1;
 pub mod record_ros2;
 pub mod reindex;
 pub mod rosbag2_args;
+#[cfg(feature = "ros2")]
+pub mod service_requests;
 pub mod ros1;
 #[cfg(feature = "ros2")]
 pub mod ros2;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use rbag_bag::transcode::Rewrite;
-use rbag_ros2::dds::RawWriter;
+use rbag_ros2::dds::{Participant, RawWriter};
 use rbag_ros2::names::{topic_to_dds, type_to_dds};
 use rbag_ros2::qos::{adapt_offer_to_recorded_offers, Overrides};
 use rbag_ros2::record::Log;
@@ -28,6 +28,7 @@ use regex::Regex;
 use super::middleware::MiddlewareArgs;
 use super::play_plan::{keys_to_controls, plan_all, Converter, Planned};
 use super::control_services::{self, PlayerView};
+use super::service_requests::{RequestSender, REQUEST_RECEIVED, REQUEST_SENT};
 use super::{keyboard, ros2, signals};
 use crate::units::parse_duration;
 use crate::{Outcome, UsageError};
@@ -116,6 +117,14 @@ pub struct Args {
     /// stop.
     #[arg(short = 'n', long, value_name = "N")]
     pub num_messages: Option<u64>,
+    /// Call the recorded services with the recorded requests (from `<service>/_service_event`
+    /// topics) instead of publishing the service events.
+    #[arg(long)]
+    pub publish_service_requests: bool,
+    /// With --publish-service-requests: replay the requests services received
+    /// (service_introspection) or those clients sent (client_introspection).
+    #[arg(long, value_name = "SOURCE", default_value = "service_introspection", value_parser = ["service_introspection", "client_introspection"])]
+    pub service_requests_source: String,
     /// Messages read ahead of playback (accepted; rbag streams from storage).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub read_ahead_queue_size: usize,
@@ -145,6 +154,8 @@ struct Ros2Sink {
     burst: Option<(u64, mpsc::Sender<Control>)>,
     /// What the control services report.
     view: PlayerView,
+    /// `--publish-service-requests`: service-event connections replayed as requests.
+    requests: BTreeMap<u32, RequestSender>,
 }
 
 fn now_ns() -> i64 {
@@ -154,6 +165,10 @@ fn now_ns() -> i64 {
 impl PlaySink for Ros2Sink {
     fn publish(&mut self, msg: &Message) -> Result<(), PlayError> {
         self.view.published_one();
+        if let Some(r) = self.requests.get_mut(&msg.connection) {
+            r.send(&msg.data, now_ns())?;
+            return Ok(());
+        }
         let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
         let data = self.converter.bytes(out.rewrite.as_deref(), msg)?;
         out.writer.write_waiting(&data, now_ns(), &signals::stop_requested).map_err(PlayError::sink)?;
@@ -185,6 +200,28 @@ impl PlaySink for Ros2Sink {
             note!("[{what}] bag time {:.6}  rate {:.3}", s.bag_time_ns as f64 / 1e9, s.rate);
         }
     }
+}
+
+/// With `--publish-service-requests`, takes the service-event connections out of `planned`
+/// and makes each a request sender.
+fn split_service_requests(args: &Args, source: &BagSource, participant: &Participant, planned: Vec<Planned>) -> Result<(Vec<Planned>, BTreeMap<u32, RequestSender>)> {
+    let mut requests = BTreeMap::new();
+    if !args.publish_service_requests {
+        return Ok((planned, requests));
+    }
+    let kind = if args.service_requests_source == "client_introspection" { REQUEST_SENT } else { REQUEST_RECEIVED };
+    let mut keep = Vec::new();
+    for p in planned {
+        let bag = source.origin(p.id).map_or(0, |o| o.0);
+        let sources = args.types.sources(&source.readers()[bag].info()?.properties)?;
+        match RequestSender::new(participant, &p.conn, &sources, kind)? {
+            Some(sender) => {
+                requests.insert(p.id, sender);
+            }
+            None => keep.push(p),
+        }
+    }
+    Ok((keep, requests))
 }
 
 /// A `rosgraph_msgs/msg/Clock` in CDR: `builtin_interfaces/Time{int32 sec, uint32 nanosec}`.
@@ -247,7 +284,7 @@ fn offer(topic: &str, conns: &[&Connection], overrides: &Overrides) -> QosProfil
 /// topics is matched and no new one appeared for [`SETTLE`] (at least [`FIRST_ROUND`] after
 /// start), at most [`MATCH_WAIT`]. A subscriber that does not answer discovery at all in that
 /// time (a stopped process) is not waited for: `-d` gives it longer.
-fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &BTreeMap<String, (String, Arc<RawWriter>)>, quiet: bool) -> Result<()> {
+fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &[&RawWriter], quiet: bool) -> Result<()> {
     use rbag_ros2::dds::{EndpointKind, Endpoints};
     let mut endpoints = Endpoints::new(participant)?;
     let start = std::time::Instant::now();
@@ -258,12 +295,11 @@ fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &BTreeMa
         }
         let missing: Vec<&str> = writers
             .iter()
-            .filter(|(topic, (_, w))| {
-                let dds = topic_to_dds(topic);
-                let readers = endpoints.all().filter(|e| e.kind == EndpointKind::Reader && !e.local && e.topic == dds).count() as u32;
+            .filter(|w| {
+                let readers = endpoints.all().filter(|e| e.kind == EndpointKind::Reader && !e.local && e.topic == w.topic()).count() as u32;
                 w.matched() < readers
             })
-            .map(|(t, _)| t.as_str())
+            .map(|w| w.topic())
             .collect();
         let settled = start.elapsed() >= FIRST_ROUND && last_change.elapsed() >= SETTLE;
         if missing.is_empty() && settled {
@@ -305,6 +341,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 
     signals::install();
     let participant = ros2::participant()?;
+    let (planned, requests) = split_service_requests(&args, &source, &participant, planned)?;
     let mut by_topic: BTreeMap<String, Vec<&Connection>> = BTreeMap::new();
     for Planned { conn, .. } in &planned {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
@@ -327,6 +364,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         quiet: args.quiet,
         burst: None,
         view: PlayerView::new(args.start_paused, args.rate),
+        requests,
     };
     for Planned { id, conn, rewrite } in planned {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
@@ -342,7 +380,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         sink.clock = Some(RawWriter::new(&participant, "rt/clock", "rosgraph_msgs::msg::dds_::Clock_", &qos, None)?);
     }
 
-    wait_for_matches(&participant, &writers, args.quiet)?;
+    let all: Vec<&RawWriter> = writers.values().map(|(_, w)| w.as_ref()).chain(sink.requests.values().map(RequestSender::writer)).collect();
+    wait_for_matches(&participant, &all, args.quiet)?;
     let (controls_tx, controls) = mpsc::channel();
     if let Some(n) = args.num_messages {
         if n == 0 {
