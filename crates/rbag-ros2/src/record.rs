@@ -42,6 +42,8 @@ pub struct Ros2RecordSpec {
     /// `--include-unpublished-topics`: subscribe to selected topics that only have
     /// subscribers (their type comes from the subscriber).
     pub include_unpublished: bool,
+    /// `--ignore-leaf-topics`: leave out topics with no subscriber, until one appears.
+    pub ignore_leaf_topics: bool,
     /// `--topic-types`: when not empty, only topics of these ROS types.
     pub topic_types: BTreeSet<String>,
     /// `--exclude-topic-types`.
@@ -123,6 +125,7 @@ impl Ros2Recording {
             })
             .filter(|t| !self.subscribed.contains_key(t) && !self.refused.contains(t) && self.spec.selection.takes(t))
             .collect();
+        let candidates: Vec<String> = candidates.into_iter().filter(|t| !self.spec.ignore_leaf_topics || !self.endpoints_of(t).1.is_empty()).collect();
         for topic in candidates {
             if let Some(t) = self.try_subscribe(&topic) {
                 new.push(t);

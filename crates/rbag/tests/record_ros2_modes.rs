@@ -172,11 +172,12 @@ fn control_services_pause_resume_and_snapshot_as_ros2_service_call_does() {
     let Some(py) = available(test) else { return };
     let domain = Domain::new();
     let tmp = tempfile::tempdir().unwrap();
-    let call = |name: &str, srv: &str| call_service(&py, &domain, &format!("/rosbag2_recorder/{name}"), srv, "0");
+    // --node-name renames the node the services live under.
+    let call = |name: &str, srv: &str| call_service(&py, &domain, &format!("/my_recorder/{name}"), srv, "0");
 
     // --start-paused with no terminal: only the resume service starts the recording.
     let bag = tmp.path().join("paused");
-    let rec = record(&domain, tmp.path(), &["-a", "--start-paused", "-o", bag.to_str().unwrap()]);
+    let rec = record(&domain, tmp.path(), &["-a", "--start-paused", "--node-name", "my_recorder", "-o", bag.to_str().unwrap()]);
     rec.wait_log("Recording is paused");
     assert_eq!(call("is_paused", "IsPaused")["paused"], true);
     publish(&py, &domain, 10);
@@ -192,7 +193,8 @@ fn control_services_pause_resume_and_snapshot_as_ros2_service_call_does() {
     let log = rec.stop();
     assert_eq!(count(&bag, "/chatter"), 15, "only what was published between resume and pause:\n{log}");
 
-    // Snapshot mode: the service writes the cache.
+    // Snapshot mode, rosbag2's node name: the service writes the cache.
+    let call = |name: &str, srv: &str| call_service(&py, &domain, &format!("/rosbag2_recorder/{name}"), srv, "0");
     let dir = tmp.path().join("snap-run");
     std::fs::create_dir_all(&dir).unwrap();
     let bag = dir.join("snap");
@@ -203,6 +205,34 @@ fn control_services_pause_resume_and_snapshot_as_ros2_service_call_does() {
     rec.wait_log("Snapshot");
     let log = rec.stop();
     assert_eq!(count(&bag, "/chatter"), 12, "{log}");
+}
+
+#[test]
+fn ignore_leaf_topics_waits_for_a_subscriber() {
+    let test = "ignore_leaf_topics_waits_for_a_subscriber";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("leaves");
+    let rec = record(&domain, tmp.path(), &["-a", "--ignore-leaf-topics", "-o", bag.to_str().unwrap()]);
+    rec.wait_log("Recording to");
+    // Transient-local publishers keep their samples for rbag whenever it subscribes.
+    let publisher = |topic: &str, n: &str| {
+        let p = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", topic, "--type", "string", "--count", n, "--transient-local", "--depth", "50", "--no-wait", "--linger", "30", "--no-hex"]);
+        p.expect_line("DONE", LONG);
+        p
+    };
+    let _leaf = publisher("rt/leaf", "5");
+    let _watched = publisher("rt/watched", "7");
+    // It stays subscribed (it waits for more than it gets).
+    let _sub = CyclonePeer::spawn(&py, &domain, "sub", &["--topic", "rt/watched", "--type", "string", "--count", "1000", "--timeout", "60", "--transient-local", "--no-hex"]);
+    rec.wait_log("Subscribed to topic '/watched'");
+    // Long enough for several discovery polls to see /leaf, and for /watched's history to arrive.
+    std::thread::sleep(Duration::from_secs(2));
+    let log = rec.stop();
+    assert!(!log.contains("'/leaf'"), "a topic nobody subscribes to was recorded:\n{log}");
+    assert_eq!(count(&bag, "/watched"), 7, "{log}");
+    assert_eq!(count(&bag, "/leaf"), 0, "{log}");
 }
 
 #[test]

@@ -17,8 +17,6 @@ use super::record_ros2::Controls;
 
 /// The player's node name in rosbag2; its services are `/rosbag2_player/<name>`.
 const PLAYER: &str = "/rosbag2_player";
-/// The recorder's node name in rosbag2.
-const RECORDER: &str = "/rosbag2_recorder";
 
 /// The player's state as the services report it: paused, the rate, and how many messages it
 /// has published. The sink updates it on every change the player reports; a service that
@@ -156,10 +154,11 @@ fn apply(view: &PlayerView, c: &Control) {
     });
 }
 
-/// Serves the recorder's services: pause, resume and is_paused act on what `--start-paused`
+/// Serves the recorder's services under node `node` (rosbag2's `rosbag2_recorder` unless
+/// `--node-name` says otherwise): pause, resume and is_paused act on what `--start-paused`
 /// and the space key act on; snapshot triggers a `--snapshot-mode` write (and fails
 /// otherwise, as in rosbag2).
-pub(super) fn recorder(participant: &Participant, controls: &Arc<Controls>, snapshot_mode: bool, log: &Log) -> Result<Vec<ServiceServer>> {
+pub(super) fn recorder(participant: &Participant, node: &str, controls: &Arc<Controls>, snapshot_mode: bool, log: &Log) -> Result<Vec<ServiceServer>> {
     let pause = |paused: bool| -> Handler {
         let (c, log) = (controls.clone(), log.clone());
         Box::new(move |_: &Fields| {
@@ -186,5 +185,5 @@ pub(super) fn recorder(participant: &Participant, controls: &Arc<Controls>, snap
             }),
         ),
     ];
-    serve(participant, RECORDER, services, log)
+    serve(participant, &format!("/{}", node.trim_start_matches('/')), services, log)
 }

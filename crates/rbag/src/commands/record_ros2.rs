@@ -29,7 +29,7 @@ use crate::{Outcome, UsageError};
 /// arrive: any type is recorded, known or not. Subscriptions ask for what all publishers of a
 /// topic offer (reliable / transient-local only when all offer it). Ctrl-C (SIGINT), SIGTERM or
 /// SIGHUP closes the bag and writes metadata.yaml. rosbag2's recorder services are served:
-/// `/rosbag2_recorder/{pause,resume,is_paused,snapshot}`.
+/// `/rosbag2_recorder/{pause,resume,is_paused,snapshot}` (`--node-name` renames the node).
 #[derive(clap::Parser, Debug)]
 #[command(name = "rbag record --ros2", after_help = "Exit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (--max-cache-size).")]
 pub struct Args {
@@ -74,6 +74,12 @@ pub struct Args {
     /// Also record topics that only have subscribers.
     #[arg(long)]
     pub include_unpublished_topics: bool,
+    /// Leave out topics nobody subscribes to (recorded once a subscriber appears).
+    #[arg(long)]
+    pub ignore_leaf_topics: bool,
+    /// The recorder's node name: its control services are /NAME/pause, /NAME/snapshot, ….
+    #[arg(long, value_name = "NAME", default_value = "rosbag2_recorder")]
+    pub node_name: String,
     /// Also record hidden topics (a name token starting with `_`).
     #[arg(long)]
     pub include_hidden_topics: bool,
@@ -345,12 +351,13 @@ pub fn run(args: Args) -> Result<Outcome> {
         overrides,
         no_discovery: args.no_discovery,
         include_unpublished: args.include_unpublished_topics,
+        ignore_leaf_topics: args.ignore_leaf_topics,
         topic_types: args.topic_types.iter().cloned().collect(),
         exclude_topic_types: args.exclude_topic_types.iter().cloned().collect(),
         max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
     };
     let mut recording = Ros2Recording::new(participant.clone(), spec, queue.clone(), hook, log.clone())?;
-    let services = control_services::recorder(&participant, &controls, args.snapshot_mode, &log)?;
+    let services = control_services::recorder(&participant, &args.node_name, &controls, args.snapshot_mode, &log)?;
     log(format!("Recording to '{}' (domain {}).", out.display(), participant.domain()));
     if args.start_paused {
         log("Recording is paused: press space to start.".into());
