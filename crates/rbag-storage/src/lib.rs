@@ -101,6 +101,12 @@ pub trait StorageWriter: Send {
         Ok(())
     }
 
+    /// Closes the current file and goes on in a new one now (rosbag2's `split_bagfile`
+    /// service); returns whether the storage splits at all. A file with no message yet is kept.
+    fn split_now(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Flushes, writes the index and closes the bag.
     fn finish(self: Box<Self>) -> Result<()>;
 }

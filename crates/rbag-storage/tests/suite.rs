@@ -193,6 +193,34 @@ pub fn split(format: Format) {
     assert_eq!(read_all(r.as_ref(), &Filter::default()), tail);
 }
 
+/// `split_now` (rosbag2's `split_bagfile`): the next message goes to a new file; a split of a
+/// file with no message keeps it; a single-file bag does not split.
+pub fn split_on_request(format: Format) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = out(dir.path(), "");
+    let mut w = rbag_storage::rosbag2::Rosbag2Writer::create(&path, format, &WriteOptions::default()).unwrap();
+    use rbag_storage::StorageWriter;
+    let a = w.add_connection(&conn(format, "/a", "/pub1")).unwrap();
+    for i in 0..3u64 {
+        w.write(a, 1000 + i, 1000 + i, &[i as u8; 8]).unwrap();
+    }
+    assert!(w.split_now().unwrap());
+    assert!(w.split_now().unwrap(), "a second split in a row keeps the empty file");
+    for i in 3..5u64 {
+        w.write(a, 1000 + i, 1000 + i, &[i as u8; 8]).unwrap();
+    }
+    Box::new(w).finish().unwrap();
+    let meta = rbag_storage::rosbag2::metadata::BagMetadata::read(&path.join("metadata.yaml")).unwrap();
+    assert_eq!(meta.files.iter().map(|f| f.message_count).collect::<Vec<_>>(), [3, 2]);
+    let r = rbag_storage::open(&path).unwrap();
+    assert_eq!(read_all(r.as_ref(), &Filter::default()).len(), 5);
+
+    let single = dir.path().join(if format == Format::Mcap { "one.mcap" } else { "one.db3" });
+    let mut w = rbag_storage::create(&single, format, &WriteOptions::default()).unwrap();
+    assert!(!w.split_now().unwrap(), "a single file cannot split");
+    w.finish().unwrap();
+}
+
 /// Chunked formats read only what a query needs: `info` reads no chunk, a time window reads
 /// the chunks that overlap it, and a topic reads only the chunks that hold it.
 pub fn reads_only_needed_chunks(format: Format, ext: &str) {
@@ -299,6 +327,16 @@ fn split_mcap() {
 #[test]
 fn split_sqlite3() {
     split(Format::Sqlite3)
+}
+
+#[test]
+fn split_on_request_mcap() {
+    split_on_request(Format::Mcap)
+}
+
+#[test]
+fn split_on_request_sqlite3() {
+    split_on_request(Format::Sqlite3)
 }
 
 #[test]

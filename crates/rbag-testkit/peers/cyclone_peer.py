@@ -358,6 +358,7 @@ SERVICES = {
     "Seek": ([("time", Time_)], [("success", bool)]),
     "Burst": ([("num_messages", types.uint64)], [("actually_burst", types.uint64)]),
     "Snapshot": (EMPTY, [("success", bool)]),
+    "SplitBagfile": (EMPTY, EMPTY),
 }
 
 

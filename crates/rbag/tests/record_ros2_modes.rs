@@ -167,8 +167,8 @@ fn start_paused_records_nothing_until_space_on_a_terminal() {
 }
 
 #[test]
-fn control_services_pause_resume_and_snapshot_as_ros2_service_call_does() {
-    let test = "control_services_pause_resume_and_snapshot_as_ros2_service_call_does";
+fn control_services_pause_resume_split_and_snapshot_as_ros2_service_call_does() {
+    let test = "control_services_pause_resume_split_and_snapshot_as_ros2_service_call_does";
     let Some(py) = available(test) else { return };
     let domain = Domain::new();
     let tmp = tempfile::tempdir().unwrap();
@@ -187,11 +187,17 @@ fn control_services_pause_resume_and_snapshot_as_ros2_service_call_does() {
     publish(&py, &domain, 15);
     // Not in snapshot mode: snapshot fails, as in rosbag2.
     assert_eq!(call("snapshot", "Snapshot")["success"], false);
+    // split_bagfile: what follows goes to a second file.
+    call("split_bagfile", "SplitBagfile");
+    rec.wait_log("Splitting");
+    publish(&py, &domain, 6);
     call("pause", "Pause");
     rec.wait_log("Recording paused");
     publish(&py, &domain, 5);
     let log = rec.stop();
-    assert_eq!(count(&bag, "/chatter"), 15, "only what was published between resume and pause:\n{log}");
+    assert_eq!(count(&bag, "/chatter"), 21, "only what was published between resume and pause:\n{log}");
+    let meta = rbag_storage::rosbag2::metadata::BagMetadata::read(&bag.join("metadata.yaml")).unwrap();
+    assert_eq!(meta.files.iter().map(|f| f.message_count).collect::<Vec<_>>(), [15, 6], "{log}");
 
     // Snapshot mode, rosbag2's node name: the service writes the cache.
     let call = |name: &str, srv: &str| call_service(&py, &domain, &format!("/rosbag2_recorder/{name}"), srv, "0");

@@ -264,13 +264,7 @@ impl StorageWriter for Rosbag2Writer {
             return Err(Error::UnknownConnection { id: conn });
         }
         if self.should_split(log_time) {
-            let r = self.close_current().and_then(|_| self.open_next());
-            self.poison(r)?;
-            let repeats: Vec<(usize, u64, u64, Vec<u8>)> =
-                self.latched.iter().flat_map(|(slot, (_, msgs))| msgs.iter().map(move |(t, p, d)| (*slot, *t, *p, d.clone()))).collect();
-            for (slot, t, p, d) in repeats {
-                self.write_here(slot, t, p, &d)?;
-            }
+            self.next_file()?;
         }
         if let Some((depth, msgs)) = self.latched.get_mut(&slot) {
             if msgs.len() == *depth {
@@ -290,6 +284,17 @@ impl StorageWriter for Rosbag2Writer {
         self.poison(r)
     }
 
+    fn split_now(&mut self) -> Result<bool> {
+        self.check()?;
+        if self.dir.is_none() {
+            return Ok(false);
+        }
+        if self.meta.files.last().is_some_and(|f| f.message_count > 0) {
+            self.next_file()?;
+        }
+        Ok(true)
+    }
+
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.check()?;
         self.close_current()
@@ -297,6 +302,18 @@ impl StorageWriter for Rosbag2Writer {
 }
 
 impl Rosbag2Writer {
+    /// Closes the current file and opens the next, repeating the transient-local messages
+    /// (`--repeat-transient-local`) at its head.
+    fn next_file(&mut self) -> Result<()> {
+        let r = self.close_current().and_then(|_| self.open_next());
+        self.poison(r)?;
+        let repeats: Vec<(usize, u64, u64, Vec<u8>)> = self.latched.iter().flat_map(|(slot, (_, msgs))| msgs.iter().map(move |(t, p, d)| (*slot, *t, *p, d.clone()))).collect();
+        for (slot, t, p, d) in repeats {
+            self.write_here(slot, t, p, &d)?;
+        }
+        Ok(())
+    }
+
     /// Writes one message into the current file (no split check).
     fn write_here(&mut self, slot: usize, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()> {
         let packed;

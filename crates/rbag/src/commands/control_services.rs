@@ -157,7 +157,7 @@ fn apply(view: &PlayerView, c: &Control) {
 /// Serves the recorder's services under node `node` (rosbag2's `rosbag2_recorder` unless
 /// `--node-name` says otherwise): pause, resume and is_paused act on what `--start-paused`
 /// and the space key act on; snapshot triggers a `--snapshot-mode` write (and fails
-/// otherwise, as in rosbag2).
+/// otherwise, as in rosbag2); split_bagfile closes the current file and goes on in a new one.
 pub(super) fn recorder(participant: &Participant, node: &str, controls: &Arc<Controls>, snapshot_mode: bool, log: &Log) -> Result<Vec<ServiceServer>> {
     let pause = |paused: bool| -> Handler {
         let (c, log) = (controls.clone(), log.clone());
@@ -168,7 +168,7 @@ pub(super) fn recorder(participant: &Participant, node: &str, controls: &Arc<Con
             reply::empty()
         })
     };
-    let (c1, c2, log2) = (controls.clone(), controls.clone(), log.clone());
+    let (c1, c2, c3, log2, log3) = (controls.clone(), controls.clone(), controls.clone(), log.clone(), log.clone());
     let services: Vec<(&str, &str, Handler)> = vec![
         ("pause", "Pause", pause(true)),
         ("resume", "Resume", pause(false)),
@@ -182,6 +182,16 @@ pub(super) fn recorder(participant: &Participant, node: &str, controls: &Arc<Con
                     log2("Snapshot: writing the cache into the bag.".into());
                 }
                 reply::bool(snapshot_mode)
+            }),
+        ),
+        // Jazzy's SplitBagfile has no fields either way.
+        (
+            "split_bagfile",
+            "SplitBagfile",
+            Box::new(move |_: &Fields| {
+                c3.splits.fetch_add(1, Ordering::SeqCst);
+                log3("Splitting: the next messages go to a new file.".into());
+                reply::empty()
             }),
         ),
     ];

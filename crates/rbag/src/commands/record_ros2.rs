@@ -29,7 +29,8 @@ use crate::{Outcome, UsageError};
 /// arrive: any type is recorded, known or not. Subscriptions ask for what all publishers of a
 /// topic offer (reliable / transient-local only when all offer it). Ctrl-C (SIGINT), SIGTERM or
 /// SIGHUP closes the bag and writes metadata.yaml. rosbag2's recorder services are served:
-/// `/rosbag2_recorder/{pause,resume,is_paused,snapshot}` (`--node-name` renames the node).
+/// `/rosbag2_recorder/{pause,resume,is_paused,snapshot,split_bagfile}` (`--node-name` renames
+/// the node).
 #[derive(clap::Parser, Debug)]
 #[command(name = "rbag record --ros2", after_help = "Exit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (--max-cache-size).")]
 pub struct Args {
@@ -232,6 +233,8 @@ const CHECKPOINT: Duration = Duration::from_secs(1);
 pub(super) struct Controls {
     pub(super) paused: AtomicBool,
     pub(super) snapshots: AtomicU64,
+    /// `~/split_bagfile` requests not yet carried out.
+    pub(super) splits: AtomicU64,
 }
 
 /// Moves queued samples into the bag until the queue closes. In snapshot mode they go to a
@@ -257,6 +260,9 @@ fn write_loop(mut writer: Box<dyn StorageWriter>, queue: &RecordQueue, controls:
         if dirty && last_checkpoint.elapsed() >= CHECKPOINT {
             writer.checkpoint().context("handing the recording to the OS")?;
             (last_checkpoint, dirty) = (Instant::now(), false);
+        }
+        if controls.splits.swap(0, Ordering::SeqCst) > 0 {
+            writer.split_now().context("splitting the bag")?;
         }
         if let Some(r) = ring.as_mut() {
             let due = controls.snapshots.swap(0, Ordering::SeqCst);
