@@ -3,6 +3,8 @@
 # Idempotent: a second run only checks. Recipes: ../shared/peers/NOTES.md.
 #   - Debian's ROS 1 (ros_comm 1.15): rosbag Python API, C++ rosbag record/play, roscore,
 #     rosmaster, rostopic, rosparam, rosnode and rospy (ros-core pulls them all in).
+#   - Fast DDS (Debian's libfastrtps-dev 2.9, the stack of rmw_fastrtps): the tests build a
+#     small C++ peer against it (crates/rbag-testkit/peers/fastdds_peer.cpp).
 #   - Python oracles in a venv at .peers/venv: rosbags, mcap (pinned versions), and Cyclone DDS's
 #     Python binding (the ROS 2 wire peer; it bundles its own libddsc).
 set -euo pipefail
@@ -18,6 +20,12 @@ need_apt=()
 for tool in rosmaster roscore rosparam rosnode rostopic; do
   [ -x "/usr/bin/$tool" ] || need_apt+=(ros-core)
 done
+if [ ! -f /usr/include/fastdds/dds/domain/DomainParticipant.hpp ] || ! command -v g++ >/dev/null 2>&1; then
+  echo "setup-peers: installing Fast DDS (apt)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends libfastrtps-dev g++ >/dev/null
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup-peers: installing Debian's ROS 1 (apt)" >&2
   export DEBIAN_FRONTEND=noninteractive

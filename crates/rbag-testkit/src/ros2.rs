@@ -59,6 +59,32 @@ pub fn available(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// The Fast DDS peer (`peers/fastdds_peer.cpp`) built with g++ against Debian's libfastrtps
+/// into `dir`, or `None` after recording a skip (a failure under CI).
+pub fn fastdds_peer(test: &str, dir: &Path) -> Option<PathBuf> {
+    use_loopback();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/fastdds_peer.cpp");
+    let exe = dir.join("fastdds_peer");
+    let built = Command::new("g++")
+        .args(["-O1", "-std=c++17", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .args(["-lfastrtps", "-lfastcdr"])
+        .stdin(Stdio::null())
+        .output();
+    match built {
+        Ok(o) if o.status.success() => Some(exe),
+        Ok(o) => {
+            skip(test, &format!("the Fast DDS peer does not build (is libfastrtps-dev installed? run scripts/setup-peers.sh): {}", String::from_utf8_lossy(&o.stderr).lines().next().unwrap_or("")));
+            None
+        }
+        Err(e) => {
+            skip(test, &format!("g++ did not run ({e}); run scripts/setup-peers.sh"));
+            None
+        }
+    }
+}
+
 /// A DDS domain id no other test holds, for this value's lifetime: an exclusive lock on
 /// `$TMPDIR/rbag-dds-domain-<id>.lock` (the kernel drops it when the process dies, so a killed
 /// test leaves no stale claim). Ids are in 1..=200.
