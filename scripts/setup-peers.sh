@@ -16,6 +16,8 @@ need_apt=()
 # ROS 2 test_msgs definitions (decoding the corpus's cdr_test bags with --msg-path).
 [ -d /usr/share/test_interface_files/msg ] || need_apt+=(ros2-test-interface-files)
 [ -x /usr/lib/rosbag/record ] || need_apt+=(ros-core)
+# rosservice call of rbag play's ~pause_playback (std_srvs/SetBool).
+/usr/bin/python3 -c 'import std_srvs.srv' 2>/dev/null || need_apt+=(python3-std-srvs)
 # Live ROS 1 (issue 5): the master, rostopic/rosparam/rosnode against rbag's embedded master.
 for tool in rosmaster roscore rosparam rosnode rostopic; do
   [ -x "/usr/bin/$tool" ] || need_apt+=(ros-core)
@@ -34,7 +36,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     ros-core python3-rosbag python3-rostopic python3-rospy python3-rosparam python3-rosnode \
     python3-rosmaster python3-roslaunch python3-std-msgs python3-sensor-msgs python3-geometry-msgs python3-nav-msgs \
     python3-tf2-msgs python3-diagnostic-msgs python3-visualization-msgs python3-actionlib-msgs \
-    python3-rosgraph-msgs ros-std-msgs ros-sensor-msgs ros2-test-interface-files >/dev/null
+    python3-rosgraph-msgs python3-std-srvs ros-std-msgs ros-std-srvs ros-sensor-msgs ros2-test-interface-files >/dev/null
 fi
 
 VENV=.peers/venv

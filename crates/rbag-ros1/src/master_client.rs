@@ -127,6 +127,15 @@ impl MasterClient {
         self.typed("registerSubscriber", vec![topic.into(), msg_type.into(), caller_api.into()], strings)
     }
 
+    /// Registers a service at `service_api` (`rosrpc://host:port`).
+    pub fn register_service(&self, service: &str, service_api: &str, caller_api: &str) -> Result<(), MasterError> {
+        self.call("registerService", vec![service.into(), service_api.into(), caller_api.into()]).map(drop)
+    }
+
+    pub fn unregister_service(&self, service: &str, service_api: &str) -> Result<(), MasterError> {
+        self.call("unregisterService", vec![service.into(), service_api.into()]).map(drop)
+    }
+
     pub fn unregister_publisher(&self, topic: &str, caller_api: &str) -> Result<(), MasterError> {
         self.call("unregisterPublisher", vec![topic.into(), caller_api.into()]).map(drop)
     }

@@ -81,6 +81,8 @@ pub struct Inner {
     shutdown: (Mutex<Option<String>>, Condvar),
     /// The slave API server, stopped by [`Node::shutdown`].
     server: Mutex<Option<xmlrpc::Server>>,
+    /// Services served: (name, rosrpc URI), for unregistering.
+    services: Mutex<Vec<(String, String)>>,
 }
 
 /// A node in a ROS 1 graph. Dropping it does not unregister: call [`Node::shutdown`].
@@ -126,6 +128,7 @@ impl Node {
             closing: AtomicBool::new(false),
             shutdown: (Mutex::new(None), Condvar::new()),
             server: Mutex::new(None),
+            services: Mutex::new(Vec::new()),
         });
         let handler = Arc::new(SlaveHandler(inner.clone()));
         let server = xmlrpc::Server::start(listener, handler).map_err(|e| NodeError::Bind { host: bind_host, source: e })?;
@@ -162,6 +165,21 @@ impl Node {
             return Err(e.into());
         }
         Ok(publisher)
+    }
+
+    /// Serves a service (`def.name` resolved) on this node's TCPROS port and registers it with
+    /// the master.
+    pub fn advertise_service(&self, def: crate::tcpros::ServiceDef) -> Result<(), NodeError> {
+        let name = def.name.clone();
+        let (host, port) = self.inner.tcpros_address();
+        let api = format!("rosrpc://{host}:{port}");
+        self.inner.tcpros.advertise_service(def);
+        if let Err(e) = self.inner.master.register_service(&name, &api, &self.inner.slave_uri) {
+            self.inner.tcpros.unadvertise_service(&name);
+            return Err(e.into());
+        }
+        self.inner.services.lock().unwrap_or_else(|p| p.into_inner()).push((name, api));
+        Ok(())
     }
 
     /// Subscribes to `topic` (already resolved) with type `msg_type` (`*` takes any), and
@@ -228,6 +246,11 @@ impl Node {
                     c.close();
                 }
             }
+        }
+        let services = std::mem::take(&mut *inner.services.lock().unwrap_or_else(|p| p.into_inner()));
+        for (name, api) in services {
+            let _ = inner.master.unregister_service(&name, &api);
+            inner.tcpros.unadvertise_service(&name);
         }
         let pubs = std::mem::take(&mut *inner.pubs.lock().unwrap_or_else(|p| p.into_inner()));
         for topic in pubs.keys() {

@@ -584,3 +584,59 @@ fn queued_counts_until_the_writer_has_flushed() {
         assert_eq!(m, string_msg(&format!("m{i}")));
     }
 }
+
+/// A service client's exchange, raw: header, then one request frame; returns the reply header
+/// and (ok byte, response) when the server sent one.
+fn service_exchange(port: u16, header: &[(&str, &str)], request: Option<&[u8]>) -> (rbag_ros1::tcpros::Header, Option<(u8, Vec<u8>)>) {
+    use rbag_ros1::tcpros::{read_header, write_frame, write_header, Header, Limits};
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(T)).unwrap();
+    write_header(&mut s, &Header::from_pairs(header.iter().map(|(k, v)| (k.to_string(), v.to_string())))).unwrap();
+    let reply = read_header(&mut s, &Limits::default()).unwrap();
+    let Some(req) = request else { return (reply, None) };
+    write_frame(&mut s, req).unwrap();
+    let mut ok = [0u8; 1];
+    if s.read_exact(&mut ok).is_err() {
+        return (reply, None);
+    }
+    let body = rbag_ros1::tcpros::read_frame(&mut s, &Limits::default()).unwrap().unwrap_or_default();
+    (reply, Some((ok[0], body.to_vec())))
+}
+
+#[test]
+fn services_answer_probes_requests_and_refuse_wrong_md5_sums() {
+    use rbag_ros1::tcpros::ServiceDef;
+    let server = TcprosServer::bind("127.0.0.1").unwrap();
+    server.advertise_service(ServiceDef {
+        name: "/echo".into(),
+        srv_type: "pkg/Echo".into(),
+        md5sum: "0123456789abcdef0123456789abcdef".into(),
+        caller_id: "/server".into(),
+        handler: std::sync::Arc::new(|req: &[u8]| if req.is_empty() { Err("empty request".into()) } else { Ok(req.iter().rev().copied().collect()) }),
+    });
+    let port = server.port();
+    let md5 = "0123456789abcdef0123456789abcdef";
+    // A probe (rosservice info) gets the header only.
+    let (h, _) = service_exchange(port, &[("service", "/echo"), ("md5sum", "*"), ("callerid", "/c"), ("probe", "1")], None);
+    assert_eq!((h.get("type"), h.get("md5sum"), h.get("request_type")), (Some("pkg/Echo"), Some(md5), Some("pkg/EchoRequest")));
+    // A request gets ok = 1 and the handler's answer; an error gets ok = 0 and its text.
+    let (_, answer) = service_exchange(port, &[("service", "/echo"), ("md5sum", md5), ("callerid", "/c")], Some(b"abc"));
+    assert_eq!(answer, Some((1, b"cba".to_vec())));
+    let (_, answer) = service_exchange(port, &[("service", "/echo"), ("md5sum", md5), ("callerid", "/c")], Some(b""));
+    assert_eq!(answer, Some((0, b"empty request".to_vec())));
+    // A wrong md5 sum or an unknown service gets an error header and no answer.
+    let (h, _) = service_exchange(port, &[("service", "/echo"), ("md5sum", "ffffffffffffffffffffffffffffffff"), ("callerid", "/c")], None);
+    assert!(h.get("error").is_some_and(|e| e.contains("md5sums do not match")), "{h:?}");
+    let (h, _) = service_exchange(port, &[("service", "/nope"), ("md5sum", "*"), ("callerid", "/c")], None);
+    assert!(h.get("error").is_some_and(|e| e.contains("nonexistent service [/nope]")), "{h:?}");
+    // A lying request length costs that client its connection, not the service.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(T)).unwrap();
+    rbag_ros1::tcpros::write_header(&mut s, &rbag_ros1::tcpros::Header::from_pairs([("service", "/echo"), ("md5sum", md5), ("callerid", "/c")])).unwrap();
+    let _ = rbag_ros1::tcpros::read_header(&mut s, &rbag_ros1::tcpros::Limits::default()).unwrap();
+    s.write_all(&u32::MAX.to_le_bytes()).unwrap();
+    let mut rest = Vec::new();
+    assert_eq!(s.read_to_end(&mut rest).map(|_| rest.len()).unwrap_or(0), 0, "no answer to a 4 GiB request");
+    let (_, answer) = service_exchange(port, &[("service", "/echo"), ("md5sum", md5), ("callerid", "/c")], Some(b"xy"));
+    assert_eq!(answer, Some((1, b"yx".to_vec())));
+}

@@ -964,3 +964,41 @@ fn rate_control_topic_holds_playback_until_its_stamp_allows() {
     let status = env.wait_exit("play", LONG).expect("rbag play ends after the last message");
     assert_eq!(status.code(), Some(0), "{}", env.log("play"));
 }
+
+#[test]
+fn pause_playback_service_pauses_and_resumes_as_rosbag_plays_does() {
+    let test = "pause_playback_service_pauses_and_resumes_as_rosbag_plays_does";
+    let Some(mut env) = Ros1Env::new(test) else { return };
+    const S: u64 = 1_000_000_000;
+    let bag = env.home.path().join("svc.bag");
+    let msgs: Vec<(&str, u64, String)> = (0..10).map(|i| ("/data", 1000 * S + i * S / 20, format!("m{i}"))).collect();
+    string_bag(&bag, &msgs);
+    env.start_rosmaster();
+    let sub = subscriber(&mut env, "sub", &["/data"]);
+    play_bg(&mut env, "play", &[bag.to_str().unwrap(), "--pause", "-d", "0"]);
+    sub.wait_connected(&env, 1);
+    // Debian's rosservice finds the service through the master and calls it over TCPROS.
+    let rosservice = |env: &mut Ros1Env, name: &str, args: &[&str]| -> String {
+        let mut c = env.command("/usr/bin/rosservice");
+        c.args(args);
+        env.spawn(name, c);
+        let status = env.wait_exit(name, LONG).unwrap_or_else(|| panic!("rosservice {args:?} hung:\n{}", env.log(name)));
+        assert!(status.success(), "rosservice {args:?}:\n{}", env.log(name));
+        env.log(name)
+    };
+    let list = rosservice(&mut env, "list", &["list"]);
+    let service = list.split_whitespace().find(|s| s.ends_with("/pause_playback")).unwrap_or_else(|| panic!("no pause_playback service:\n{list}")).to_string();
+    let info = rosservice(&mut env, "info", &["info", &service]);
+    assert!(info.contains("Type: std_srvs/SetBool"), "{info}");
+    let answer = rosservice(&mut env, "call1", &["call", &service, "data: true"]);
+    assert!(answer.contains("success: False") && answer.contains("already paused"), "{answer}");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(sub.state().0, 0, "published while paused:\n{}", env.log("play"));
+    let answer = rosservice(&mut env, "call2", &["call", &service, "data: false"]);
+    assert!(answer.contains("success: True") && answer.contains("resumed"), "{answer}");
+    let received = sub.collect(&mut env, 10);
+    let want: Vec<String> = (0..10).map(|i| rbag_testkit::digest(&string_msg(&format!("m{i}")))).collect();
+    assert_same("/data", &got(&received, "/data"), &want);
+    let status = env.wait_exit("play", LONG).expect("rbag play ends after the last message");
+    assert_eq!(status.code(), Some(0), "{}", env.log("play"));
+}

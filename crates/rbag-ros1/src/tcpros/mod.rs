@@ -12,10 +12,12 @@
 
 pub mod header;
 pub mod publisher;
+pub mod service;
 pub mod subscriber;
 
 pub use header::{read_frame, read_header, write_frame, write_header, Header, WireError};
 pub use publisher::{Publication, SubscriberInfo, TcprosServer, TopicPublisher};
+pub use service::{ServiceDef, ServiceHandler};
 pub use subscriber::{connect, Link, LinkCloser, SubscribeRequest};
 
 /// Upper bounds on lengths read from a peer, against lying length fields.

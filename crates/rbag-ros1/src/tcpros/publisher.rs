@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::header::{read_header, write_frame, write_header, Header};
-use super::{Limits, TcprosError};
+use super::{Limits, ServiceDef, TcprosError};
 
 /// How long a new connection may take to send its header before it is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -65,6 +65,7 @@ pub struct TcprosServer {
 
 struct Shared {
     topics: Mutex<HashMap<String, Arc<TopicPublisher>>>,
+    services: Mutex<HashMap<String, Arc<ServiceDef>>>,
     stopped: AtomicBool,
     limits: Limits,
     port: u16,
@@ -82,7 +83,7 @@ impl TcprosServer {
         let spec = if host.contains(':') && !host.starts_with('[') { format!("[{host}]:0") } else { format!("{host}:0") };
         let listener = TcpListener::bind(&spec).map_err(bind_err)?;
         let addr = listener.local_addr().map_err(bind_err)?;
-        let shared = Arc::new(Shared { topics: Mutex::new(HashMap::new()), stopped: AtomicBool::new(false), limits, port: addr.port() });
+        let shared = Arc::new(Shared { topics: Mutex::new(HashMap::new()), services: Mutex::new(HashMap::new()), stopped: AtomicBool::new(false), limits, port: addr.port() });
         let s = shared.clone();
         let accept = std::thread::Builder::new().name("tcpros-accept".into()).spawn(move || accept_loop(listener, s)).map_err(bind_err)?;
         Ok(Arc::new(TcprosServer { shared, addr, accept: Mutex::new(Some(accept)) }))
@@ -112,6 +113,16 @@ impl TcprosServer {
         });
         topics.insert(tp.publication.topic.clone(), tp.clone());
         Ok(tp)
+    }
+
+    /// Starts serving a service (replacing one of the same name).
+    pub fn advertise_service(&self, def: ServiceDef) {
+        lock(&self.shared.services).insert(def.name.clone(), Arc::new(def));
+    }
+
+    /// Stops serving a service; connections already open finish their request.
+    pub fn unadvertise_service(&self, name: &str) {
+        lock(&self.shared.services).remove(name);
     }
 
     /// Stops serving `topic` and closes its subscribers' connections.
@@ -217,6 +228,11 @@ fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
     }
     // A header that does not parse gets no reply: there is no telling what the peer speaks.
     let Ok(h) = read_header(&mut &stream, &shared.limits) else { return };
+    let service = h.get("service").and_then(|s| lock(&shared.services).get(s).cloned());
+    if let Some(def) = service {
+        super::service::serve(stream, &def, &h, &shared.limits);
+        return;
+    }
     let tp = match check(&shared, &h, &peer) {
         Ok(tp) => tp,
         Err(msg) => {

@@ -7,12 +7,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 use rbag_bag::transcode::Rewrite;
-use rbag_ros1::tcpros::{Limits, Publication, TopicPublisher};
+use rbag_ros1::tcpros::{Limits, Publication, ServiceDef, TopicPublisher};
 use rbag_storage::{Connection, Message};
 use rbag_transport::clock::SystemClock;
 use rbag_transport::play::{BagSource, Control, PlayError, PlayOptions, PlaySink, PlayState, Player, RateStep};
@@ -35,6 +36,8 @@ struct Ros1Sink {
     clock: Option<Arc<TopicPublisher>>,
     quiet: bool,
     rate_control: Option<RateControl>,
+    /// Whether playback is paused, for the `~pause_playback` service.
+    paused: Arc<AtomicBool>,
 }
 
 impl PlaySink for Ros1Sink {
@@ -61,6 +64,7 @@ impl PlaySink for Ros1Sink {
     }
 
     fn state(&mut self, s: &PlayState) {
+        self.paused.store(s.paused, Ordering::SeqCst);
         if !self.quiet {
             let t = s.bag_time_ns as f64 / 1e9;
             let what = if s.paused { "PAUSED " } else { "RUNNING" };
@@ -136,7 +140,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         Some(topic) => Some(RateControl::subscribe(&node, topic, args.rate_control_max_delay)?),
         None => None,
     };
-    let mut sink = Ros1Sink { outs: BTreeMap::new(), converter, clock: None, quiet: args.quiet, rate_control };
+    let paused = Arc::new(AtomicBool::new(args.pause));
+    let mut sink = Ros1Sink { outs: BTreeMap::new(), converter, clock: None, quiet: args.quiet, rate_control, paused: paused.clone() };
     for Planned { id, conn, rewrite } in planned {
         let topic = output_topic(&conn.topic, &remaps, args.prefix.as_deref());
         let publisher = match publishers.get(&topic) {
@@ -174,6 +179,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         })?);
     }
     let (controls_tx, controls) = mpsc::channel();
+    node.advertise_service(pause_service(node.name(), paused, controls_tx.clone()))?;
     let _raw = keys_to_controls(controls_tx.clone(), true, |k| match k {
         keyboard::Key::Space => Some(Control::TogglePause),
         keyboard::Key::Char('s') => Some(Control::Step),
@@ -228,6 +234,37 @@ pub fn run(args: Args) -> Result<Outcome> {
         return Ok(Outcome::Dropped);
     }
     Ok(Outcome::Ok)
+}
+
+/// rosbag play's `~pause_playback` (std_srvs/SetBool): `data: true` pauses, `false` resumes;
+/// `success` says whether that changed anything, `message` what happened, as rosbag answers.
+fn pause_service(node: &str, paused: Arc<AtomicBool>, controls: mpsc::Sender<Control>) -> ServiceDef {
+    let controls = std::sync::Mutex::new(controls);
+    let handler = move |request: &[u8]| -> Result<Vec<u8>, String> {
+        let want = *request.first().ok_or("an empty SetBool request")? != 0;
+        let changed = paused.swap(want, Ordering::SeqCst) != want;
+        if changed {
+            let sent = controls.lock().map_err(|_| "the player is gone")?.send(if want { Control::Pause } else { Control::Resume });
+            sent.map_err(|_| "the player is gone")?;
+        }
+        let message = match (changed, want) {
+            (true, true) => "Playback is now paused",
+            (true, false) => "Playback is now resumed",
+            (false, true) => "Bag is already paused.",
+            (false, false) => "Bag is already running.",
+        };
+        let mut response = vec![u8::from(changed)];
+        response.extend_from_slice(&(message.len() as u32).to_le_bytes());
+        response.extend_from_slice(message.as_bytes());
+        Ok(response)
+    };
+    ServiceDef {
+        name: format!("{node}/pause_playback"),
+        srv_type: "std_srvs/SetBool".into(),
+        md5sum: "09fb03525b03e7ea1fd3992bafd87e16".into(),
+        caller_id: node.to_string(),
+        handler: Arc::new(handler),
+    }
 }
 
 fn planned_latching(conn: &Connection) -> bool {
