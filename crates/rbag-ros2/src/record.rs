@@ -78,7 +78,7 @@ pub struct Ros2Recording {
 /// How long `--no-discovery` still takes in topics after start: one round of discovery.
 pub const STARTUP_DISCOVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
@@ -124,8 +124,8 @@ impl Ros2Recording {
                 _ => None,
             })
             .filter(|t| !self.subscribed.contains_key(t) && !self.refused.contains(t) && self.spec.selection.takes(t))
+            .filter(|t| !self.spec.ignore_leaf_topics || !self.endpoints_of(t).1.is_empty())
             .collect();
-        let candidates: Vec<String> = candidates.into_iter().filter(|t| !self.spec.ignore_leaf_topics || !self.endpoints_of(t).1.is_empty()).collect();
         for topic in candidates {
             if let Some(t) = self.try_subscribe(&topic) {
                 new.push(t);

@@ -149,8 +149,7 @@ mod server {
                         while writer.matched() < clients && start.elapsed() < REPLY_MATCH_WAIT {
                             std::thread::sleep(Duration::from_millis(5));
                         }
-                        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
-                        if let Err(e) = writer.write(&out, now) {
+                        if let Err(e) = writer.write(&out, crate::record::now_ns() as i64) {
                             log(format!("warning: service {name}: reply not sent: {e}"));
                         }
                     }

@@ -211,10 +211,19 @@ fn split_service_requests(args: &Args, source: &BagSource, participant: &Partici
     }
     let kind = if args.service_requests_source == "client_introspection" { REQUEST_SENT } else { REQUEST_RECEIVED };
     let mut keep = Vec::new();
+    // Type sources are built once per bag, and only for bags with service events.
+    let mut sources = BTreeMap::new();
     for p in planned {
+        if !rbag_ros2::names::is_service_event(&p.conn.topic) {
+            keep.push(p);
+            continue;
+        }
         let bag = source.origin(p.id).map_or(0, |o| o.0);
-        let sources = args.types.sources(&source.readers()[bag].info()?.properties)?;
-        match RequestSender::new(participant, &p.conn, &sources, kind)? {
+        let bag_sources = match sources.entry(bag) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => e.insert(args.types.sources(&source.readers()[bag].info()?.properties)?),
+        };
+        match RequestSender::new(participant, &p.conn, bag_sources, kind)? {
             Some(sender) => {
                 requests.insert(p.id, sender);
             }
