@@ -2,7 +2,9 @@
 //! server and reply strings (docs/ros1-live-spike.md §2.2, §2.4, §4), served over XML-RPC.
 //!
 //! - [`MasterState`] is the whole API with no sockets: call it with [`Value`]s in tests.
-//! - [`Master`] serves it on a TCP port, one thread per connection, and calls nodes back
+//! - [`Master`] serves it on a TCP port, one thread per connection (at most
+//!   [`MAX_CONNECTIONS`](crate::xmlrpc::MAX_CONNECTIONS), idle ones timed out and evicted first:
+//!   [`Limits`](crate::xmlrpc::Limits); rosmaster has no such bounds), and calls nodes back
 //!   (`publisherUpdate`, `paramUpdate`, `shutdown`) from one worker per node API.
 //!
 //! There is no `/rosout` node: nothing needs one (the spike ran rostopic, rosparam, rospy and

@@ -1,5 +1,6 @@
 //! Just enough blocking HTTP/1.1 for XML-RPC: a keep-alive server with a thread per
-//! connection, and a client that keeps its connection open.
+//! connection (bounded, with idle and request timeouts: see [`Limits`]), and a client that keeps
+//! its connection open.
 //!
 //! Peers POST to `/` or `/RPC2`; any path is served. Nothing is gzipped and gzip is never asked
 //! for (Python servers would gzip replies over 1400 bytes if asked). Header names are matched
@@ -11,7 +12,7 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::value::{parse, write_call, write_fault, write_response, Message, Value};
 use super::Error;
@@ -22,10 +23,48 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_BLANK_LINES: usize = 8;
 /// A body longer than this is refused. `robot_description` parameters can be megabytes.
 pub const MAX_BODY: usize = 256 * 1024 * 1024;
-/// Connections served at once; more are closed on accept. ROS graphs have tens to hundreds.
-pub const MAX_CONNECTIONS: usize = 2048;
+/// Connections served at once by default (a thread each). ROS graphs have tens to hundreds of
+/// nodes, and a node that finds its idle connection closed reconnects.
+pub const MAX_CONNECTIONS: usize = 256;
 /// How long a client waits for a reply.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the server lets one connection hold.
+///
+/// rosmaster has none of these (Python's threading `SimpleXMLRPCServer`: a thread per
+/// connection, no timeout, no cap), so there an idle socket holds a thread and a descriptor for
+/// as long as its peer likes. Here a connection that sends nothing is closed after `idle`
+/// (`keep_alive` between requests), one that trickles bytes after `head`/`request`, and when
+/// `max_connections` are open the one idle the longest is closed to make room: idle sockets
+/// cannot lock callers out. Clients that find their kept connection closed reconnect (ours,
+/// Python's `xmlrpc.client` and roscpp's XmlRpc++ all do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at once; at the cap the longest-idle one is closed for a new one, and
+    /// a new one is refused only when every open connection is in the middle of a request.
+    pub max_connections: usize,
+    /// How long a new connection may wait before the first byte of its first request.
+    pub idle: Duration,
+    /// How long a kept connection may wait between requests.
+    pub keep_alive: Duration,
+    /// From a request's first byte to the end of its head.
+    pub head: Duration,
+    /// From a request's first byte to the end of its body (bodies can be megabytes); also how
+    /// long one write of a reply may stall.
+    pub request: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: MAX_CONNECTIONS,
+            idle: Duration::from_secs(5),
+            keep_alive: Duration::from_secs(30),
+            head: Duration::from_secs(5),
+            request: Duration::from_secs(30),
+        }
+    }
+}
 
 /// Serves XML-RPC methods. `Err((code, message))` becomes an XML-RPC fault.
 pub trait Handler: Send + Sync + 'static {
@@ -219,23 +258,64 @@ fn multicall(handler: &dyn Handler, params: Vec<Value>) -> Value {
     Value::Array(results.collect())
 }
 
-/// Open connections, so that a stopped server can close them.
+/// One open connection, as the accept loop sees it.
+struct Conn {
+    stream: Arc<TcpStream>,
+    /// Since when it has been waiting for a request; `None` once a request's first byte came.
+    idle_since: Option<Instant>,
+}
+
+/// Open connections, so that the accept loop can make room and a stopped server can close them.
 #[derive(Default)]
 struct Conns {
     next: u64,
-    open: HashMap<u64, TcpStream>,
+    open: HashMap<u64, Conn>,
+}
+
+impl Conns {
+    /// Makes room for one more connection under `max`, closing the one idle the longest.
+    /// `false` when every open connection is busy with a request.
+    fn make_room(&mut self, max: usize) -> bool {
+        if self.open.len() < max.max(1) {
+            return true;
+        }
+        let oldest = self.open.iter().filter_map(|(id, c)| Some((c.idle_since?, *id))).min();
+        let Some((_, id)) = oldest else { return false };
+        if let Some(c) = self.open.remove(&id) {
+            // Wakes its thread, blocked reading, which then ends.
+            let _ = c.stream.shutdown(Shutdown::Both);
+        }
+        true
+    }
 }
 
 struct Shared {
     handler: Arc<dyn Handler>,
+    limits: Limits,
     stop: AtomicBool,
     conns: Mutex<Conns>,
 }
 
 impl Shared {
+    fn new(handler: Arc<dyn Handler>, limits: Limits) -> Arc<Shared> {
+        Arc::new(Shared { handler, limits, stop: AtomicBool::new(false), conns: Mutex::default() })
+    }
+
     fn conns(&self) -> std::sync::MutexGuard<'_, Conns> {
         // A connection thread never panics while holding the lock; recover anyway.
         self.conns.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Marks connection `id` idle or busy; `false` when it was closed meanwhile (evicted, or the
+    /// server stopped), so that a request that raced its eviction is not answered twice.
+    fn mark(&self, id: u64, idle: bool) -> bool {
+        match self.conns().open.get_mut(&id) {
+            Some(c) => {
+                c.idle_since = idle.then(Instant::now);
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -245,7 +325,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             break;
         }
         let conn = match conn {
-            Ok(c) => c,
+            Ok(c) => Arc::new(c),
             Err(_) => {
                 // Out of file descriptors or an aborted handshake: do not spin.
                 std::thread::sleep(Duration::from_millis(10));
@@ -254,18 +334,17 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         };
         let id = {
             let mut conns = shared.conns();
-            if conns.open.len() >= MAX_CONNECTIONS {
+            if !conns.make_room(shared.limits.max_connections) {
                 continue; // dropped: the peer sees the connection close
             }
-            let Ok(clone) = conn.try_clone() else { continue };
             conns.next += 1;
             let id = conns.next;
-            conns.open.insert(id, clone);
+            conns.open.insert(id, Conn { stream: conn.clone(), idle_since: Some(Instant::now()) });
             id
         };
         let worker = shared.clone();
         let spawned = std::thread::Builder::new().name("xmlrpc-conn".into()).spawn(move || {
-            let _ = serve_connection(conn, &*worker.handler);
+            let _ = serve_connection(&conn, id, &worker);
             worker.conns().open.remove(&id);
         });
         if spawned.is_err() {
@@ -275,10 +354,10 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 /// Serves `handler` on `listener` until the process ends: one thread per connection, many
-/// requests per connection, any path. [`Server`] does the same and can be stopped.
+/// requests per connection, any path, the default [`Limits`]. [`Server`] does the same and can
+/// be stopped.
 pub fn serve(listener: TcpListener, handler: Arc<dyn Handler>) {
-    let shared = Arc::new(Shared { handler, stop: AtomicBool::new(false), conns: Mutex::default() });
-    accept_loop(listener, shared);
+    accept_loop(listener, Shared::new(handler, Limits::default()));
 }
 
 /// An XML-RPC server running in background threads, stopped by [`Server::shutdown`] or on drop.
@@ -291,8 +370,13 @@ pub struct Server {
 impl Server {
     /// Serves `handler` on `listener` from a background thread (as [`serve`] does).
     pub fn start(listener: TcpListener, handler: Arc<dyn Handler>) -> std::io::Result<Server> {
+        Server::start_with(listener, handler, Limits::default())
+    }
+
+    /// As [`Server::start`], with `limits` instead of the defaults.
+    pub fn start_with(listener: TcpListener, handler: Arc<dyn Handler>, limits: Limits) -> std::io::Result<Server> {
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared { handler, stop: AtomicBool::new(false), conns: Mutex::default() });
+        let shared = Shared::new(handler, limits);
         let accept_shared = shared.clone();
         let accept = std::thread::Builder::new()
             .name("xmlrpc-accept".into())
@@ -330,7 +414,7 @@ impl Server {
         }
         let woken = TcpStream::connect_timeout(&wake, Duration::from_secs(1)).is_ok();
         for (_, c) in self.shared.conns().open.drain() {
-            let _ = c.shutdown(Shutdown::Both);
+            let _ = c.stream.shutdown(Shutdown::Both);
         }
         if let Some(t) = self.accept.take() {
             if woken {
@@ -343,6 +427,35 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// `start + limit`; a limit too long to add (`Duration::MAX`) is a year, not a panic.
+fn after(start: Instant, limit: Duration) -> Instant {
+    let year = Duration::from_secs(365 * 86_400);
+    start.checked_add(limit.min(year)).unwrap_or(start)
+}
+
+/// Reads a connection until `deadline`, then fails with `TimedOut`. A read timeout alone
+/// restarts with every byte, so a peer trickling one byte at a time would never time out.
+struct Deadline<'a> {
+    conn: &'a TcpStream,
+    deadline: Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            self.conn.set_read_timeout(Some(left))?;
+            match self.conn.read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => return r,
+            }
+        }
     }
 }
 
@@ -367,11 +480,24 @@ fn status_text(status: u16) -> &'static str {
     }
 }
 
-fn serve_connection(conn: TcpStream, handler: &dyn Handler) -> std::io::Result<()> {
+/// Serves connection `id` until the peer closes it, a limit runs out, or it is evicted.
+fn serve_connection(conn: &TcpStream, id: u64, shared: &Shared) -> std::io::Result<()> {
+    let limits = &shared.limits;
     conn.set_nodelay(true)?;
-    let mut w = conn.try_clone()?;
-    let mut r = BufReader::new(conn);
+    conn.set_write_timeout(Some(limits.request.max(Duration::from_millis(1))))?;
+    let mut w = conn;
+    let mut r = BufReader::new(Deadline { conn, deadline: after(Instant::now(), limits.idle) });
     loop {
+        // Idle: wait for the request's first byte (it may already be buffered).
+        match r.fill_buf() {
+            Ok([]) | Err(_) => return Ok(()),
+            Ok(_) => {}
+        }
+        let first_byte = Instant::now();
+        if !shared.mark(id, false) {
+            return Ok(());
+        }
+        r.get_mut().deadline = after(first_byte, limits.head);
         let request = read_head(&mut r).and_then(|head| {
             let Some(head) = head else { return Ok(None) };
             if !head.start.starts_with("POST ") {
@@ -381,6 +507,7 @@ fn serve_connection(conn: TcpStream, handler: &dyn Handler) -> std::io::Result<(
             if head.has_token("expect", "100-continue") {
                 w.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
             }
+            r.get_mut().deadline = after(first_byte, limits.request);
             Ok(Some((read_body(&mut r, len)?, head)))
         });
         let (body, head) = match request {
@@ -393,11 +520,12 @@ fn serve_connection(conn: TcpStream, handler: &dyn Handler) -> std::io::Result<(
             }
         };
         let close = head.start.ends_with("HTTP/1.0") || head.has_token("connection", "close");
-        let out = answer(handler, &body);
+        let out = answer(&*shared.handler, &body);
         reply(&mut w, "200 OK", "text/xml", out.as_bytes(), close)?;
-        if close {
+        if close || !shared.mark(id, true) {
             return Ok(());
         }
+        r.get_mut().deadline = after(Instant::now(), limits.keep_alive);
     }
 }
 

@@ -7,7 +7,7 @@
 mod http;
 mod value;
 
-pub use http::{call, serve, Client, Handler, Server, MAX_BODY, MAX_CONNECTIONS};
+pub use http::{call, serve, Client, Handler, Limits, Server, MAX_BODY, MAX_CONNECTIONS};
 pub use value::{parse, write_call, write_fault, write_message, write_response, Message, Value};
 
 /// What went wrong talking XML-RPC, naming the peer or the part of the body at fault.
