@@ -37,6 +37,6 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let _ = std::fs::remove_file(&output);
-    let _ = reindex(&input, &output, None);
+    let _ = reindex(&input, &output, None, false);
     let _ = std::fs::remove_file(&output);
 });

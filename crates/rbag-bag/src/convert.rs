@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use rbag_storage::{Connection, Error, Filter, Format, MessageIter, Result, StorageReader, TimeMerge, WriteOptions};
+use rbag_storage::{Connection, Error, Filter, Format, MessageIter, OutputPolicy, Result, StorageReader, TimeMerge, WriteOptions};
 
 use crate::decode::{Decoders, TypeSources};
 use crate::transcode::{self, ConnectionPlan, Targets};
@@ -22,6 +22,8 @@ pub struct ConvertOptions {
     pub types: TypeSources,
     /// Output types: standard definitions per dialect, and newer ones to migrate to.
     pub targets: Targets,
+    /// Replace an existing output, if it is provably a bag, once the new one is complete.
+    pub overwrite: bool,
 }
 
 /// The encoding a connection's messages get in `format`: ROS 1 bags hold ros1, rosbag2 (SQLite3
@@ -73,9 +75,16 @@ pub fn convert(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ConvertReport> {
+    // Refuse an output that is, holds or sits inside an input before any work is done; the
+    // writer checks again when it creates the output.
+    let policy = OutputPolicy { inputs: inputs.iter().map(|(p, _)| p.clone()).collect(), replace: options.overwrite };
+    rbag_storage::output::check(output, &policy)?;
     let mut total = 0;
+    // Per input: the stand-in connections a lenient reader made for undeclared ones.
+    let mut stand_ins: Vec<std::collections::BTreeSet<u32>> = Vec::with_capacity(inputs.len());
     for (_, r) in inputs {
         let info = r.info()?;
+        stand_ins.push(info.undeclared.keys().copied().filter(|&id| r.connection(id).is_some()).collect());
         for c in r.connections() {
             if options.filter.accepts_topic(&c.topic) {
                 total += info.connections.get(&c.id).map_or(0, |s| s.message_count);
@@ -88,6 +97,16 @@ pub fn convert(
     let mut plans: HashMap<(usize, u32), ConnectionPlan> = HashMap::new();
     for (i, (path, r)) in inputs.iter().enumerate() {
         for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
+            if stand_ins[i].contains(&c.id) {
+                // No type to decode with: copied raw where the output takes a message with no
+                // type (rosbag2); a ROS 1 bag needs one.
+                let plan = match format {
+                    Format::Ros1 => ConnectionPlan::Skip("its connection is undeclared in the input, and a ROS 1 bag needs a message type".into()),
+                    _ => ConnectionPlan::Copy,
+                };
+                plans.insert((i, c.id), plan);
+                continue;
+            }
             let out_encoding = output_encoding(format, options.encoding.as_deref());
             let first = if out_encoding != c.encoding || options.targets.migrates() {
                 crate::decode::first_message(r.as_ref(), c)?
@@ -99,7 +118,7 @@ pub fn convert(
             plans.insert((i, c.id), plan);
         }
     }
-    let mut writer = rbag_storage::create(output, format, &options.write)?;
+    let mut writer = rbag_storage::create_with(output, format, &options.write, &policy)?;
     let mut ids: HashMap<(usize, u32), u32> = HashMap::new();
     let mut written: Vec<(Connection, u32)> = Vec::new();
     let mut skipped: BTreeMap<String, Skipped> = BTreeMap::new();

@@ -28,6 +28,17 @@ pub struct BagInfo {
     pub properties: BTreeMap<String, String>,
     pub types: Vec<TypeInfo>,
     pub topics: Vec<TopicInfo>,
+    /// Messages on connections the bag never declares (counted in `message_count`): their
+    /// topic and type are unknown.
+    pub undeclared: Vec<UndeclaredInfo>,
+}
+
+/// Messages whose connection (ROS 1 connection, MCAP channel, rosbag2 topic id) the bag never
+/// declares.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct UndeclaredInfo {
+    pub connection: u32,
+    pub message_count: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -80,7 +91,9 @@ pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
         let stats = s.connections.get(&c.id);
         t.message_count += stats.map_or(0, |x| x.message_count);
         t.size_bytes = t.size_bytes.zip(stats.and_then(|x| x.data_bytes)).map(|(a, b)| a + b);
-        types.insert(TypeInfo { name: c.message_type.clone(), md5sum: c.metadata.get("md5sum").cloned() });
+        if !c.message_type.is_empty() {
+            types.insert(TypeInfo { name: c.message_type.clone(), md5sum: c.metadata.get("md5sum").cloned() });
+        }
     }
     Ok(BagInfo {
         path: path.display().to_string(),
@@ -110,5 +123,6 @@ pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
         properties: s.properties,
         types: types.into_iter().collect(),
         topics: topics.into_values().collect(),
+        undeclared: s.undeclared.iter().map(|(&connection, &message_count)| UndeclaredInfo { connection, message_count }).collect(),
     })
 }

@@ -10,5 +10,5 @@ pub mod transcode;
 mod info;
 
 pub use convert::{convert, ConvertOptions, ConvertReport, Progress, Skipped};
-pub use info::{info, BagInfo, CompressionInfo, TopicInfo, TypeInfo};
+pub use info::{info, BagInfo, CompressionInfo, TopicInfo, TypeInfo, UndeclaredInfo};
 pub use rbag_storage as storage;

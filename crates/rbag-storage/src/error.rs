@@ -18,8 +18,16 @@ pub enum Error {
     #[error("{path}: not a bag this build can read ({reason})")]
     UnknownFormat { path: PathBuf, reason: String },
 
-    #[error("{path}: output exists (use --force to overwrite)")]
+    #[error("{path}: output exists")]
     OutputExists { path: PathBuf },
+
+    /// An output that would overwrite, contain or sit inside an input.
+    #[error("{output}: refused as the output: {how} ({input})")]
+    OutputIsInput { output: PathBuf, input: PathBuf, how: &'static str },
+
+    /// An output rbag will not write to or replace (a link, a device, something not a bag).
+    #[error("{path}: refused as the output: {reason}")]
+    UnsafeOutput { path: PathBuf, reason: String },
 
     #[error("offset {offset}: file ends inside {what}{}", if *needed == u64::MAX { format!(" ({available} bytes left)") } else { format!(": needs {needed} bytes, {available} left") })]
     Truncated { offset: u64, what: &'static str, needed: u64, available: u64 },
@@ -51,18 +59,54 @@ pub enum Error {
     #[error("connection {id} is not known to this bag")]
     UnknownConnection { id: u32 },
 
+    /// A message names a connection (ROS 1 connection, MCAP channel, rosbag2 topic id) that the
+    /// bag never declares: its topic and type are unknown, so it cannot be read as data.
+    #[error("{at}: message on {kind} {id}, which the bag never declares")]
+    UndeclaredConnection { at: Place, kind: &'static str, id: u32 },
+
     #[error("{0}")]
     Invalid(String),
 
     #[error("the writer failed earlier and is closed: {0}")]
     Poisoned(String),
+
+    /// The file got shorter while it was mapped and read (another process truncated it): what
+    /// was read from `offset` on is lost. Always wrapped in [`Error::InFile`] with the path.
+    #[error("the file shrank to {len} bytes while it was being read (offset {offset})")]
+    Shrank { len: u64, offset: u64 },
+}
+
+/// Where in a file a message is, for errors about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A file offset.
+    Offset(u64),
+    /// Inside the (decompressed) data of the chunk record at file offset `chunk`.
+    InChunk { chunk: u64, at: u64 },
+    /// A row of an SQLite table.
+    Row { table: &'static str, id: i64 },
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Offset(o) => write!(f, "offset {o}"),
+            Place::InChunk { chunk, at } => write!(f, "offset {chunk} (chunk), byte {at} of its data"),
+            Place::Row { table, id } => write!(f, "table {table}, row id {id}"),
+        }
+    }
 }
 
 impl Error {
     /// Names `path` in the error unless it already does.
     pub fn in_file(self, path: &std::path::Path) -> Self {
         match self {
-            Error::Io { .. } | Error::UnknownFormat { .. } | Error::InFile { .. } | Error::OutputExists { .. } => self,
+            Error::Io { .. }
+            | Error::UnknownFormat { .. }
+            | Error::InFile { .. }
+            | Error::OutputExists { .. }
+            | Error::OutputIsInput { .. }
+            | Error::UnsafeOutput { .. } => self,
             other => Error::InFile { path: path.into(), inner: Box::new(other) },
         }
     }

@@ -30,6 +30,21 @@ impl Filter {
             && !self.exclude_regex.as_ref().is_some_and(|r| r.is_match(topic))
     }
 
+    /// Whether messages on connection `id`, which the bag never declares, are selected: they
+    /// count as messages of the topic [`crate::Connection::undeclared`] gives them, so a read
+    /// of every topic meets them (and fails, or reads them leniently) and a topic selection
+    /// leaves them out.
+    pub fn accepts_undeclared(&self, id: u32) -> bool {
+        self.accepts_topic(&format!("{}{id}", crate::UNDECLARED_TOPIC_PREFIX))
+    }
+
+    /// Whether [`Filter::accepts_undeclared`] can hold for some id.
+    pub fn may_accept_undeclared(&self) -> bool {
+        self.regex.is_some()
+            || self.topics.is_empty()
+            || self.topics.iter().any(|t| t.starts_with(crate::UNDECLARED_TOPIC_PREFIX))
+    }
+
     /// Whether a message at `time` (ns) passes.
     pub fn accepts_time(&self, time: u64) -> bool {
         self.start.is_none_or(|s| time >= s) && self.end.is_none_or(|e| time < e)

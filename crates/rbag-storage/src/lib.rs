@@ -20,7 +20,9 @@ mod error;
 mod filter;
 mod mmap;
 mod open;
+pub mod output;
 mod periods;
+mod reading;
 pub mod mcap;
 pub mod ros1;
 pub mod rosbag2;
@@ -28,13 +30,16 @@ mod time_merge;
 mod types;
 mod writeback;
 
-pub use error::{Error, Result};
+pub use error::{Error, Place, Result};
 pub use filter::Filter;
-pub use open::{create, detect, open, reindex, Format};
+pub use reading::open_with;
+pub use open::{create, create_at, create_with, detect, open, reindex, Format};
+pub use output::OutputPolicy;
 pub use time_merge::TimeMerge;
 pub use types::{
     Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, McapPreset, Message,
-    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions,
+    ReadOptions, ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions,
+    UNDECLARED_TOPIC_PREFIX,
 };
 
 /// A bag opened for reading. Every backend implements it, so the layers above never know

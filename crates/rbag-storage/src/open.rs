@@ -3,8 +3,9 @@
 use std::io::Read;
 use std::path::Path;
 
+use crate::output::{self, Staged, StagedWriter};
 use crate::rosbag2::{self, Rosbag2Reader, Rosbag2Writer};
-use crate::{ros1, Error, ReindexReport, Result, StorageReader, StorageWriter, WriteOptions};
+use crate::{ros1, Error, OutputPolicy, ReindexReport, Result, StorageReader, StorageWriter, WriteOptions};
 
 /// A storage format rbag recognises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,21 +74,38 @@ pub fn open(path: &Path) -> Result<Box<dyn StorageReader>> {
 }
 
 /// Creates a bag for writing in `format`: a ROS 1 file, or a rosbag2 directory (a single
-/// storage file when `path` ends in `.db3`/`.mcap`). rbag never overwrites: an existing
-/// output is an error, and the caller removes it first.
+/// storage file when `path` ends in `.db3`/`.mcap`). An existing output is an error.
+///
+/// The bag is written under a hidden temporary name beside `path` and renamed into place by
+/// [`StorageWriter::finish`]; a writer dropped unfinished leaves nothing (see [`crate::output`]).
 pub fn create(path: &Path, format: Format, options: &WriteOptions) -> Result<Box<dyn StorageWriter>> {
+    create_with(path, format, options, &OutputPolicy::default())
+}
+
+/// [`create`] with the inputs the output must not touch, and whether an existing bag at `path`
+/// is replaced (only once the new one is complete). See [`crate::output::check`].
+pub fn create_with(path: &Path, format: Format, options: &WriteOptions, policy: &OutputPolicy) -> Result<Box<dyn StorageWriter>> {
+    let staged = Staged::new(output::check(path, policy)?)?;
+    let inner = create_at(staged.temp(), staged.target(), format, options)?;
+    Ok(Box::new(StagedWriter::new(inner, staged)))
+}
+
+/// Creates the bag at `path` directly, named as `name` would be (a rosbag2 directory names its
+/// files after it). Recorders use it for their `.active` files; everything else goes through
+/// [`create`].
+pub fn create_at(path: &Path, name: &Path, format: Format, options: &WriteOptions) -> Result<Box<dyn StorageWriter>> {
     match format {
         Format::Ros1 => Ok(Box::new(ros1::Ros1Writer::create(path, options.clone())?)),
-        Format::Sqlite3 | Format::Mcap => Ok(Box::new(Rosbag2Writer::create(path, format, options)?)),
+        Format::Sqlite3 | Format::Mcap => Ok(Box::new(Rosbag2Writer::create_named(path, name, format, options)?)),
     }
 }
 
 /// Rebuilds the index of a bag that lost it, writing the repaired bag to `output` (and first
 /// renaming the input to `backup` when repairing in place). The input is never modified when
-/// this fails.
-pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>) -> Result<ReindexReport> {
+/// this fails. An existing `output` is replaced only with `replace`, and only if it is a bag.
+pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>, replace: bool) -> Result<ReindexReport> {
     match detect(input)? {
-        Format::Ros1 => ros1::reindex(input, output, backup).map_err(|e| e.in_file(input)),
+        Format::Ros1 => ros1::reindex(input, output, backup, replace).map_err(|e| e.in_file(input)),
         Format::Sqlite3 | Format::Mcap if input.is_dir() => rosbag2::reindex(input),
         other => Err(Error::UnknownFormat { path: input.into(), reason: format!("a single {} file has its own index; reindex works on a bag directory", other.name()) }),
     }

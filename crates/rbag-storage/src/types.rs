@@ -23,6 +23,28 @@ pub struct Connection {
     pub metadata: BTreeMap<String, String>,
 }
 
+/// Topics of the connections a lenient reader makes up for messages whose connection the bag
+/// never declares start with this, followed by the connection's id.
+pub const UNDECLARED_TOPIC_PREFIX: &str = "/rbag/undeclared/";
+
+impl Connection {
+    /// The stand-in a lenient reader yields messages on when their connection (ROS 1
+    /// connection, MCAP channel, rosbag2 topic id) is never declared: no type or definition,
+    /// so its messages can only be copied raw.
+    pub fn undeclared(id: u32, encoding: &str) -> Self {
+        Connection { id, topic: format!("{UNDECLARED_TOPIC_PREFIX}{id}"), encoding: encoding.into(), ..Connection::default() }
+    }
+}
+
+/// How a reader treats damage it can read past.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Messages on a connection the bag never declares are read on a stand-in connection
+    /// ([`Connection::undeclared`]) and counted in the reader's warnings, instead of failing
+    /// the read with [`crate::Error::UndeclaredConnection`].
+    pub lenient: bool,
+}
+
 /// One stored message. `data` shares the buffer it was read into, so handing messages out does
 /// not copy payloads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +120,9 @@ pub struct StorageInfo {
     pub compression: BTreeMap<String, CompressionStats>,
     /// Keyed by connection id.
     pub connections: BTreeMap<u32, ConnectionStats>,
+    /// Messages on connections the bag never declares, by connection id (counted in
+    /// `message_count`; absent from `connections` unless a lenient reader made stand-ins).
+    pub undeclared: BTreeMap<u32, u64>,
     /// Format-specific facts worth showing (MCAP `profile`, rosbag2 `ros_distro`).
     pub properties: BTreeMap<String, String>,
 }

@@ -105,7 +105,7 @@ fn crashed_bag_keeps_more_than_rosbag_reindex_and_rosbag_agrees() {
     }
 
     let repaired = tmp.path().join("rbag-repaired.bag");
-    let report = rbag_storage::ros1::reindex(&active, &repaired, None).unwrap();
+    let report = rbag_storage::ros1::reindex(&active, &repaired, None, false).unwrap();
     assert_eq!(report.messages_kept, ours.len() as u64);
     let oracle = ros1_dump(&py, "rosbag", &repaired);
     assert_eq!(oracle["decoded"].as_u64(), Some(ours.len() as u64), "rosbag deserialises every kept message");

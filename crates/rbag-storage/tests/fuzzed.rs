@@ -46,7 +46,7 @@ fn replay_bag(data: &[u8]) -> (rbag_storage::Result<()>, rbag_storage::Result<()
     std::fs::write(&input, &bytes).unwrap();
     let read = read_all(&input);
     let output = dir.path().join("reindexed.bag");
-    let re = reindex(&input, &output, None).map(|_| ());
+    let re = reindex(&input, &output, None, false).map(|_| ());
     (read, re)
 }
 

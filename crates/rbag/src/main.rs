@@ -122,7 +122,13 @@ fn finish(result: anyhow::Result<Outcome>) -> ExitCode {
     if std::env::var_os("RBAG_REPORT_PEAK_RSS").is_some() {
         output::report_peak_rss();
     }
+    // Under --lenient, messages on undeclared connections were read (and said at open).
+    let undeclared = commands::undeclared::read();
     match result {
+        Ok(Outcome::Ok) if undeclared > 0 => {
+            note!("warning: {undeclared} message(s) on undeclared connections were read on stand-in topics (/rbag/undeclared/<id>)");
+            ExitCode::from(3)
+        }
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Dropped) => ExitCode::from(3),
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,

@@ -15,7 +15,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Whether an error is a closed stdout (`rbag ... | head`), which ends the run quietly.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    use std::io::ErrorKind::BrokenPipe;
+    // serde_json hides its io::Error from `source()`; ask it directly.
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>().is_some_and(|j| j.io_error_kind() == Some(BrokenPipe))
+    })
 }
 
 /// Prints an error with its causes on stderr.

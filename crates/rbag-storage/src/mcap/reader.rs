@@ -13,12 +13,12 @@ use bytes::Bytes;
 
 use super::parse;
 use super::records::{self, op, Raw, Walk, MAGIC};
-use crate::mmap::Mapped;
+use crate::mmap::{self, Mapped};
 use crate::ros1::record::Limits;
 use crate::rosbag2::TYPE_HASH_KEY;
 use crate::{
-    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter,
-    ReadStats, Result, StorageInfo, StorageReader,
+    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place,
+    ReadOptions, ReadStats, Result, StorageInfo, StorageReader,
 };
 
 /// MCAP's name for the channel metadata key rbag calls [`TYPE_HASH_KEY`].
@@ -37,6 +37,10 @@ pub struct McapReader {
     metadata: BTreeMap<String, BTreeMap<String, String>>,
     indexed: bool,
     warnings: Vec<String>,
+    options: ReadOptions,
+    /// Messages per channel id that the statistics (or a scan) count but no Channel record
+    /// declares (lenient readers also hold a stand-in connection for each).
+    undeclared: BTreeMap<u32, u64>,
     limits: Limits,
     chunks_read: AtomicU64,
     chunks_decompressed: AtomicU64,
@@ -101,12 +105,24 @@ struct Loaded {
 
 impl McapReader {
     pub fn open(path: &Path) -> Result<Self> {
-        Self::open_inner(path).map_err(|e| e.in_file(path))
+        Self::open_with(path, &ReadOptions::default())
     }
 
-    fn open_inner(path: &Path) -> Result<Self> {
+    /// Opens `path` with `options` (see [`ReadOptions`]).
+    pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
+        Self::open_inner(path, *options).map_err(|e| e.in_file(path))
+    }
+
+    fn open_inner(path: &Path, options: ReadOptions) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let map = Mapped::new(&file).ok_or_else(|| Error::Invalid("empty file, or it cannot be mapped".into()))?;
+        let map = Mapped::new(&file, path).ok_or_else(|| Error::Invalid("empty file, or it cannot be mapped".into()))?;
+        // Checked with the map still in hand, so that a file shrinking during open is named
+        // as such, not as the damage its lost pages (read as zeros) look like.
+        let watch = map.clone();
+        mmap::checked(Some(&watch), Self::open_mapped(path, map, options))
+    }
+
+    fn open_mapped(path: &Path, map: Mapped, options: ReadOptions) -> Result<Self> {
         let buf = map.slice(0..map.len());
         if !buf.starts_with(MAGIC) {
             return Err(Error::Malformed { offset: 0, what: "MCAP magic", reason: "the file does not start with \\x89MCAP0\\r\\n".into() });
@@ -122,6 +138,8 @@ impl McapReader {
             metadata: BTreeMap::new(),
             indexed: false,
             warnings: Vec::new(),
+            options,
+            undeclared: BTreeMap::new(),
             limits: Limits::default(),
             chunks_read: AtomicU64::new(0),
             chunks_decompressed: AtomicU64::new(0),
@@ -151,7 +169,44 @@ impl McapReader {
             reader.scan(&buf)?;
         }
         reader.chunks.sort_by_key(|c| (c.start, c.offset));
+        reader.find_undeclared();
         Ok(reader)
+    }
+
+    /// Finds the channels that messages use (by the statistics or the scan's counts, and the
+    /// chunk indexes) but no Channel record declares; a lenient reader adds a stand-in
+    /// connection for each.
+    fn find_undeclared(&mut self) {
+        let declared: BTreeSet<u32> = self.connections.iter().map(|c| c.id).collect();
+        let mut found: BTreeMap<u32, u64> = BTreeMap::new();
+        for (&ch, &n) in self.counts.iter().filter(|(ch, n)| **n > 0 && !declared.contains(&u32::from(**ch))) {
+            found.insert(u32::from(ch), n);
+        }
+        for set in self.chunks.iter().filter_map(|c| c.channels.as_ref()) {
+            for &ch in set.iter().filter(|ch| !declared.contains(&u32::from(**ch))) {
+                found.entry(u32::from(ch)).or_default();
+            }
+        }
+        if self.options.lenient && !found.is_empty() {
+            let encoding = if self.profile == "ros1" { "ros1" } else { "" };
+            self.connections.extend(found.keys().map(|&id| Connection::undeclared(id, encoding)));
+            self.connections.sort_by_key(|c| c.id);
+            self.warnings.extend(crate::reading::undeclared_warnings("channel", &found));
+        }
+        self.undeclared = found;
+    }
+
+    /// Whether a Channel record declares `ch`.
+    fn declared(&self, ch: u16) -> bool {
+        !self.undeclared.contains_key(&u32::from(ch)) && self.connection(u32::from(ch)).is_some()
+    }
+
+    /// Whether a read with `filter` takes messages of channel `ch`: a wanted one, or one the
+    /// file does not know at all, which `filter` would select (it is then an error, not a
+    /// message dropped in silence).
+    fn selects(&self, wanted: &BTreeSet<u16>, filter: &Filter, ch: u16) -> bool {
+        wanted.contains(&ch)
+            || (!self.undeclared.contains_key(&u32::from(ch)) && self.connection(u32::from(ch)).is_none() && filter.accepts_undeclared(u32::from(ch)))
     }
 
     fn read_header(&mut self, buf: &[u8]) -> Result<()> {
@@ -434,8 +489,12 @@ impl McapReader {
         for c in &self.connections {
             let n = self.counts.get(&(c.id as u16)).copied().unwrap_or(0);
             info.connections.insert(c.id, ConnectionStats { message_count: n, data_bytes: None });
-            info.message_count += n;
+            if !self.undeclared.contains_key(&c.id) {
+                info.message_count += n;
+            }
         }
+        info.message_count += self.undeclared.values().sum::<u64>();
+        info.undeclared = self.undeclared.clone();
         for c in self.chunks.iter().filter(|c| !c.loose) {
             let name = if c.compression.is_empty() { "none" } else { c.compression.as_str() };
             let s = info.compression.entry(name.to_string()).or_default();
@@ -451,15 +510,17 @@ impl McapReader {
     }
 
     fn iter(&self, filter: &Filter) -> MessageIter<'_> {
-        let wanted: BTreeSet<u16> = self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id as u16).collect();
+        let mut wanted: BTreeSet<u16> = self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id as u16).collect();
+        wanted.extend(self.undeclared.keys().filter(|&&id| filter.accepts_undeclared(id)).map(|&id| id as u16));
         let pending: VecDeque<usize> = (0..self.chunks.len())
             .filter(|&i| {
                 let c = &self.chunks[i];
-                filter.overlaps(c.start, c.end) && c.channels.as_ref().is_none_or(|set| set.iter().any(|ch| wanted.contains(ch)))
+                filter.overlaps(c.start, c.end) && c.channels.as_ref().is_none_or(|set| set.iter().any(|&ch| self.selects(&wanted, filter, ch)))
             })
             .collect();
         let filter = filter.clone();
-        Box::new(Merge { reader: self, pending, heap: BinaryHeap::new(), loaded: HashMap::new(), wanted, filter, failed: false })
+        let merge = Merge { reader: self, pending, heap: BinaryHeap::new(), loaded: HashMap::new(), wanted, filter, failed: false };
+        mmap::checked_iter(Some(&self.map), Box::new(merge))
     }
 }
 
@@ -479,8 +540,8 @@ struct Merge<'a> {
 impl Merge<'_> {
     fn load_next(&mut self) -> Result<()> {
         let Some(i) = self.pending.pop_front() else { return Ok(()) };
-        let (wanted, filter) = (&self.wanted, &self.filter);
-        let loaded = self.reader.load(i, &|ch, t| wanted.contains(&ch) && filter.accepts_time(t))?;
+        let (wanted, filter, reader) = (&self.wanted, &self.filter, self.reader);
+        let loaded = self.reader.load(i, &|ch, t| filter.accepts_time(t) && reader.selects(wanted, filter, ch))?;
         if let Some(first) = loaded.entries.first() {
             self.heap.push(Reverse((first.0, self.reader.chunks[i].offset, i, 0)));
             self.loaded.insert(i, loaded);
@@ -513,6 +574,14 @@ impl Iterator for Merge<'_> {
         let Reverse((_, offset, chunk, k)) = self.heap.pop()?;
         let loaded = self.loaded.get(&chunk)?;
         let (log_time, publish_time, channel, range) = loaded.entries[k].clone();
+        if !self.reader.declared(channel) && !(self.reader.options.lenient && self.reader.connection(u32::from(channel)).is_some()) {
+            // The record starts 31 bytes (op, length, fixed fields) before its payload.
+            let meta = &self.reader.chunks[chunk];
+            let at = range.start.saturating_sub(31) as u64;
+            let at = if meta.loose { Place::Offset(at) } else { Place::InChunk { chunk: meta.offset, at } };
+            self.failed = true;
+            return Some(Err(Error::UndeclaredConnection { at, kind: "channel", id: u32::from(channel) }.in_file(&self.reader.path)));
+        }
         let msg = Message { connection: channel as u32, log_time, publish_time, data: loaded.data.slice(range) };
         if let Some(e) = loaded.entries.get(k + 1) {
             self.heap.push(Reverse((e.0, offset, chunk, k + 1)));
@@ -605,7 +674,7 @@ impl StorageReader for McapReader {
             }
         }
         let topic = |ch: u16| self.connection(ch as u32).map(|c| c.topic.as_str()).unwrap_or("");
-        Ok(crate::periods::by_topic(times.into_iter().map(|(ch, t)| (topic(ch), t))))
+        mmap::checked(Some(&self.map), Ok(crate::periods::by_topic(times.into_iter().map(|(ch, t)| (topic(ch), t)))))
     }
 
     fn stats(&self) -> ReadStats {

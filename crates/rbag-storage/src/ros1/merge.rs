@@ -46,7 +46,8 @@ impl<'a> Merge<'a> {
         let i = self.order[self.next];
         self.next += 1;
         let (want, filter) = (&self.want, &self.filter);
-        let keep = |conn: u32, t: u64| want.binary_search(&conn).is_ok() && filter.accepts_time(t);
+        let reader = self.reader;
+        let keep = |conn: u32, t: u64| reader.keep(want, filter, conn, t);
         let loaded = self.reader.load(i, &keep)?;
         if let Some(first) = loaded.entries.first() {
             let pos = self.reader.chunks[i].pos;

@@ -14,10 +14,10 @@ use super::compression;
 use super::merge::Merge;
 use super::record::{self, op, Limits, Records};
 use super::scan;
-use crate::mmap::Mapped;
+use crate::mmap::{self, Mapped};
 use crate::{
-    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, ReadStats,
-    Result, StorageInfo, StorageReader,
+    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions,
+    ReadStats, Result, StorageInfo, StorageReader,
 };
 
 /// A ROS 1 bag v2.0 opened for reading.
@@ -34,6 +34,10 @@ pub struct Ros1Reader {
     /// Where the index section starts (end of the last chunk's index records).
     index_pos: u64,
     indexed: bool,
+    options: ReadOptions,
+    /// Messages per connection id that the index lists but no connection record declares
+    /// (lenient readers also hold a stand-in connection for each).
+    undeclared: BTreeMap<u32, u64>,
     chunks_read: AtomicU64,
     chunks_decompressed: AtomicU64,
     bytes_read: AtomicU64,
@@ -61,13 +65,18 @@ impl Ros1Reader {
     }
 
     pub fn open_with_limits(path: &Path, limits: Limits) -> Result<Self> {
-        Self::open_inner(path, limits).map_err(|e| e.in_file(path))
+        Self::open_inner(path, limits, ReadOptions::default()).map_err(|e| e.in_file(path))
     }
 
-    fn open_inner(path: &Path, limits: Limits) -> Result<Self> {
+    /// Opens `path` with `options` (see [`ReadOptions`]).
+    pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
+        Self::open_inner(path, Limits::default(), *options).map_err(|e| e.in_file(path))
+    }
+
+    fn open_inner(path: &Path, limits: Limits, options: ReadOptions) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        let map = Mapped::new(&file).filter(|m| m.len() as u64 == file_len);
+        let map = Mapped::new(&file, path).filter(|m| m.len() as u64 == file_len);
         let mut reader = Ros1Reader {
             path: path.into(),
             file,
@@ -78,6 +87,8 @@ impl Ros1Reader {
             chunks: Vec::new(),
             index_pos: 0,
             indexed: true,
+            options,
+            undeclared: BTreeMap::new(),
             chunks_read: AtomicU64::new(0),
             chunks_decompressed: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
@@ -93,7 +104,42 @@ impl Ros1Reader {
                 other => Error::BadIndex { inner: Box::new(other) },
             })?;
         }
+        reader.find_undeclared();
         Ok(reader)
+    }
+
+    /// Counts the messages the index puts on connections no connection record declares. The
+    /// chunk infos say so for free; a lenient reader also reads every chunk's index data (where
+    /// reads take connection ids from; its counts replace the chunk info's where they differ)
+    /// and adds a stand-in connection for each id it finds.
+    fn find_undeclared(&mut self) {
+        let declared = |conns: &[Connection], id: u32| conns.binary_search_by_key(&id, |c| c.id).is_ok();
+        let mut found: BTreeMap<u32, u64> = BTreeMap::new();
+        for i in 0..self.chunks.len() {
+            if self.options.lenient {
+                let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
+                if self.index_times(i, &mut |conn, _| *counts.entry(conn).or_default() += 1).is_ok() {
+                    let counts: Vec<(u32, u32)> = counts.into_iter().collect();
+                    if counts.iter().filter(|c| c.1 > 0).ne(self.chunks[i].counts.iter().filter(|c| c.1 > 0)) {
+                        self.chunks[i].counts = counts;
+                    }
+                }
+            }
+            for &(conn, n) in self.chunks[i].counts.iter().filter(|(c, n)| *n > 0 && !declared(&self.connections, *c)) {
+                *found.entry(conn).or_default() += n as u64;
+            }
+        }
+        if self.options.lenient && !found.is_empty() {
+            let mut conns = std::mem::take(&mut self.connections);
+            conns.extend(found.keys().map(|&id| Connection::undeclared(id, "ros1")));
+            self.set_connections(conns);
+        }
+        self.undeclared = found;
+    }
+
+    /// Whether a connection record declares `id`.
+    fn declared(&self, id: u32) -> bool {
+        !self.undeclared.contains_key(&id) && self.connection(id).is_some()
     }
 
     /// `len` bytes at `offset`, checked against the file size first: a slice of the map, or a
@@ -335,11 +381,31 @@ impl Ros1Reader {
     /// Ids of the connections `filter` selects, sorted (connections are few: a binary search
     /// beats hashing per index entry).
     fn wanted_connections(&self, filter: &Filter) -> Vec<u32> {
-        self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id).collect()
+        let mut want: Vec<u32> = self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id).collect();
+        want.extend(self.undeclared.keys().copied().filter(|&id| filter.accepts_undeclared(id)));
+        want.sort_unstable();
+        want.dedup();
+        want
+    }
+
+    /// Whether the merge keeps an index entry: a wanted connection in the time window, or one
+    /// the bag does not know at all, which `filter` would select (it is then an error, not a
+    /// message dropped in silence).
+    pub(super) fn keep(&self, want: &[u32], filter: &Filter, conn: u32, time: u64) -> bool {
+        filter.accepts_time(time)
+            && (want.binary_search(&conn).is_ok()
+                || (!self.undeclared.contains_key(&conn) && self.connection(conn).is_none() && filter.accepts_undeclared(conn)))
     }
 
     pub(super) fn message(&self, data: &Bytes, e: Entry, chunk_pos: u64) -> Result<Message> {
         let (conn, time, payload) = chunk::message_at(data, e.offset, chunk_pos, &self.limits)?;
+        if !self.declared(e.conn) {
+            // Lenient: on the stand-in of the connection the index names.
+            if self.options.lenient && self.connection(e.conn).is_some() {
+                return Ok(Message { connection: e.conn, log_time: time, publish_time: time, data: data.slice_ref(payload) });
+            }
+            return Err(Error::UndeclaredConnection { at: Place::InChunk { chunk: chunk_pos, at: e.offset as u64 }, kind: "connection", id: e.conn });
+        }
         if conn != e.conn {
             return Err(Error::Malformed {
                 offset: chunk_pos,
@@ -378,30 +444,34 @@ impl StorageReader for Ros1Reader {
     }
 
     fn warnings(&self) -> Vec<String> {
-        if self.indexed {
-            return Vec::new();
+        let mut out = Vec::new();
+        if !self.indexed {
+            out.push(format!(
+                "unindexed (its recorder did not close it); read by scanning. Repair it with `rbag reindex {}`",
+                self.path.display()
+            ));
         }
-        vec![format!(
-            "unindexed (its recorder did not close it); read by scanning. Repair it with `rbag reindex {}`",
-            self.path.display()
-        )]
+        if self.options.lenient {
+            out.extend(crate::reading::undeclared_warnings("connection", &self.undeclared));
+        }
+        out
     }
 
     fn info(&self) -> Result<StorageInfo> {
-        self.summary().map_err(|e| e.in_file(&self.path))
+        mmap::checked(self.map.as_ref(), self.summary().map_err(|e| e.in_file(&self.path)))
     }
 
     fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
         let path = &self.path;
-        Ok(Box::new(self.merge(filter).map(move |m| m.map_err(|e| e.in_file(path)))))
+        Ok(mmap::checked_iter(self.map.as_ref(), Box::new(self.merge(filter).map(move |m| m.map_err(|e| e.in_file(path))))))
     }
 
     fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
-        self.find_nth(topic, n).map_err(|e| e.in_file(&self.path))
+        mmap::checked(self.map.as_ref(), self.find_nth(topic, n).map_err(|e| e.in_file(&self.path)))
     }
 
     fn median_periods(&self) -> Result<BTreeMap<String, u64>> {
-        self.periods().map_err(|e| e.in_file(&self.path))
+        mmap::checked(self.map.as_ref(), self.periods().map_err(|e| e.in_file(&self.path)))
     }
 
     fn stats(&self) -> ReadStats {
@@ -428,7 +498,7 @@ impl Ros1Reader {
             info.connections.insert(c.id, ConnectionStats::default());
         }
         for (i, c) in self.chunks.iter().enumerate() {
-            for &(conn, n) in &c.counts {
+            for &(conn, n) in c.counts.iter().filter(|(conn, _)| self.declared(*conn)) {
                 info.connections.entry(conn).or_default().message_count += n as u64;
             }
             if c.message_count() > 0 {
@@ -447,7 +517,14 @@ impl Ros1Reader {
             s.compressed_bytes += stats.0;
             s.uncompressed_bytes += stats.1;
         }
-        info.message_count = info.connections.values().map(|c| c.message_count).sum();
+        for (&id, &n) in &self.undeclared {
+            if let Some(c) = info.connections.get_mut(&id) {
+                c.message_count = n;
+            }
+        }
+        info.message_count = info.connections.iter().filter(|(id, _)| !self.undeclared.contains_key(id)).map(|(_, c)| c.message_count).sum::<u64>()
+            + self.undeclared.values().sum::<u64>();
+        info.undeclared = self.undeclared.clone();
         Ok(info)
     }
 

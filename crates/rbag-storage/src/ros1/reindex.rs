@@ -15,7 +15,8 @@ use super::compression;
 use super::record::Limits;
 use super::scan;
 use super::writer::Ros1Writer;
-use crate::{Compression, Error, ReindexReport, Result, WriteOptions};
+use crate::output::{self, Staged};
+use crate::{Compression, Error, OutputPolicy, ReindexReport, Result, WriteOptions};
 
 /// Where `reindex` writes when no output is given: `X.bag.active` → `X.bag`; `X.bag` is
 /// repaired in place with the original kept as `X.orig.bag` (as `rosbag reindex` does).
@@ -24,40 +25,35 @@ pub fn default_output(input: &Path) -> (PathBuf, Option<PathBuf>) {
     if let Some(stem) = name.strip_suffix(".active") {
         return (input.with_file_name(stem), None);
     }
-    let stem = name.strip_suffix(".bag").unwrap_or(&name);
-    (input.to_path_buf(), Some(input.with_file_name(format!("{stem}.orig.bag"))))
+    (input.to_path_buf(), Some(output::backup_path(input)))
 }
 
 /// Reindexes `input` into `output` (see [`default_output`] for the default). When `output` is
-/// the input itself, the original is first renamed to `backup`.
-pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>) -> Result<ReindexReport> {
-    reindex_with_limits(input, output, backup, Limits::default())
+/// the input itself, the original is first renamed to `backup`, which must not exist (see
+/// [`crate::output::backup_path`]). Otherwise `output` is checked against the input and, when
+/// it exists, replaced only with `replace` and only if it is a bag.
+pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>, replace: bool) -> Result<ReindexReport> {
+    reindex_with_limits(input, output, backup, replace, Limits::default())
 }
 
 /// [`reindex`] with explicit bounds on what the input may make it allocate (fuzzing uses
 /// small ones).
-pub fn reindex_with_limits(input: &Path, output: &Path, backup: Option<&Path>, limits: Limits) -> Result<ReindexReport> {
+pub fn reindex_with_limits(input: &Path, output: &Path, backup: Option<&Path>, replace: bool, limits: Limits) -> Result<ReindexReport> {
     let file = File::open(input).map_err(|e| Error::io(input, e))?;
     let len = file.metadata().map_err(|e| Error::io(input, e))?.len();
     let scan = scan::scan(&file, input, len, &limits)?;
 
-    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = tempfile_in(dir, output)?;
-    let result = write_reindexed(&file, input, &tmp, &scan);
-    let (kept, dropped_unknown, chunks) = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
+    let staged = match backup {
+        Some(_) => Staged::in_place(output)?,
+        None => Staged::new(output::check(output, &OutputPolicy { inputs: vec![input.into()], replace })?)?,
     };
+    // A failure from here on drops `staged`, which removes the temporary; the input is
+    // untouched until the repaired bag is complete.
+    let (kept, dropped_unknown, chunks) = write_reindexed(&file, input, staged.temp(), &scan)?;
     if let Some(backup) = backup {
-        std::fs::rename(input, backup).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::io(backup, e)
-        })?;
+        output::rename_noreplace(input, backup)?;
     }
-    std::fs::rename(&tmp, output).map_err(|e| Error::io(output, e))?;
+    staged.commit()?;
     Ok(ReindexReport {
         output: output.to_path_buf(),
         messages_kept: kept,
@@ -66,20 +62,6 @@ pub fn reindex_with_limits(input: &Path, output: &Path, backup: Option<&Path>, l
         messages_dropped: scan.torn_messages + dropped_unknown,
         repairs: Vec::new(),
     })
-}
-
-/// A fresh temporary path beside `target`.
-fn tempfile_in(dir: &Path, target: &Path) -> Result<PathBuf> {
-    let base = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "bag".into());
-    for i in 0..1000 {
-        let p = dir.join(format!(".{base}.{}.{i}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
-            Ok(_) => return Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(Error::io(&p, e)),
-        }
-    }
-    Err(Error::Invalid(format!("no free temporary name in {}", dir.display())))
 }
 
 /// Writes the scanned chunks to `tmp`. Returns (messages kept, messages of unknown

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::metadata::{BagMetadata, FILE_NAME};
 use crate::mcap::McapReader;
 use crate::rosbag2::SqliteReader;
-use crate::{CompressionMode, Connection, Error, Filter, Message, MessageIter, ReadStats, Result, StorageInfo, StorageReader, TimeMerge};
+use crate::{CompressionMode, Connection, Error, Filter, Message, MessageIter, ReadOptions, ReadStats, Result, StorageInfo, StorageReader, TimeMerge};
 
 /// A rosbag2 directory, or a single `.db3`/`.mcap` file, opened for reading.
 pub struct Rosbag2Reader {
@@ -29,19 +29,25 @@ const MAX_MESSAGE: usize = 1 << 30;
 impl Rosbag2Reader {
     /// Opens a bag directory, its metadata.yaml, or one storage file.
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with(path, &ReadOptions::default())
+    }
+
+    /// Opens a bag directory, its metadata.yaml, or one storage file, with `options` (see
+    /// [`ReadOptions`]).
+    pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
         if path.file_name().is_some_and(|n| n == FILE_NAME) {
-            return Self::open(path.parent().unwrap_or(Path::new(".")));
+            return Self::open_with(path.parent().unwrap_or(Path::new(".")), options);
         }
         if path.is_dir() {
-            Self::open_dir(path)
+            Self::open_dir(path, options)
         } else {
-            let (reader, meta) = open_file(path)?;
+            let (reader, meta) = open_file(path, options)?;
             let metadata = meta.and_then(|text| BagMetadata::parse(&text, path).ok());
             Self::assemble(path, metadata, vec![reader], Vec::new(), None)
         }
     }
 
-    fn open_dir(dir: &Path) -> Result<Self> {
+    fn open_dir(dir: &Path, options: &ReadOptions) -> Result<Self> {
         let meta_path = dir.join(FILE_NAME);
         let mut warnings = Vec::new();
         let metadata = if meta_path.exists() { Some(BagMetadata::read(&meta_path)?) } else { None };
@@ -54,6 +60,13 @@ impl Rosbag2Reader {
         };
         if names.is_empty() {
             return Err(Error::UnknownFormat { path: dir.into(), reason: "the directory holds no .db3 or .mcap files".into() });
+        }
+        if metadata.is_some() {
+            // A killed recorder's last file, or one copied in: never ignored silently.
+            let unlisted: Vec<String> = storage_files(dir)?.into_iter().filter(|n| !names.contains(n)).collect();
+            if !unlisted.is_empty() {
+                warnings.push(format!("{}: {} lists {} storage file(s) but the directory also holds {}, which were not read (a recorder killed before it listed them?)", dir.display(), FILE_NAME, names.len(), unlisted.join(", ")));
+            }
         }
         let mut unpacked = None;
         let mut files = Vec::new();
@@ -69,7 +82,7 @@ impl Rosbag2Reader {
                 };
                 path = unzstd(&path, tmp.path())?;
             }
-            files.push(open_file(&path)?.0);
+            files.push(open_file(&path, options)?.0);
         }
         Self::assemble(dir, metadata, files, warnings, unpacked)
     }
@@ -116,15 +129,15 @@ impl Rosbag2Reader {
 }
 
 /// Opens one storage file by its magic bytes; also returns the metadata.yaml text it carries.
-fn open_file(path: &Path) -> Result<(Box<dyn StorageReader>, Option<String>)> {
+fn open_file(path: &Path, options: &ReadOptions) -> Result<(Box<dyn StorageReader>, Option<String>)> {
     match crate::detect(path)? {
         crate::Format::Mcap => {
-            let r = McapReader::open(path)?;
+            let r = McapReader::open_with(path, options)?;
             let meta = r.bag_metadata();
             Ok((Box::new(r), meta))
         }
         crate::Format::Sqlite3 => {
-            let r = SqliteReader::open(path)?;
+            let r = SqliteReader::open_with(path, options)?;
             let meta = r.bag_metadata();
             Ok((Box::new(r), meta))
         }
@@ -195,6 +208,11 @@ impl StorageReader for Rosbag2Reader {
                 t.chunks += s.chunks;
                 t.compressed_bytes += s.compressed_bytes;
                 t.uncompressed_bytes += s.uncompressed_bytes;
+            }
+            for (id, n) in fi.undeclared {
+                // Stand-ins (lenient) have global ids; other undeclared ids keep the file's own.
+                let id = self.maps.get(k).and_then(|m| m.get(&id)).copied().unwrap_or(id);
+                *info.undeclared.entry(id).or_default() += n;
             }
             for (id, s) in fi.connections {
                 let t = info.connections.entry(self.global(k, id)).or_default();

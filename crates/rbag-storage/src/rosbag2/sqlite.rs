@@ -29,8 +29,8 @@ use rusqlite::{params_from_iter, ErrorCode, OpenFlags};
 
 use super::{FileWriter, QOS_KEY, TYPE_HASH_KEY};
 use crate::{
-    Connection, ConnectionStats, Error, Filter, Message, MessageIter, ReadStats, Result,
-    SqlitePreset, StorageInfo, StorageReader, StorageWriter, WriteOptions,
+    Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats,
+    Result, SqlitePreset, StorageInfo, StorageReader, StorageWriter, WriteOptions,
 };
 
 /// The schema version the writer produces (rosbag2 Iron and later).
@@ -65,6 +65,10 @@ const CREATE_MESSAGES: &str =
 const CREATE_INDEX: &str = "CREATE INDEX timestamp_idx ON messages (timestamp ASC);";
 
 const INSERT_SCHEMA: &str = "INSERT INTO schema (schema_version, ros_distro) VALUES (?, ?)";
+/// SQLite's `application_id` in files rbag writes (`rbag` in ASCII). With it, `user_version`
+/// is 0 while the file is written and 1 once it was closed.
+const RBAG_APPLICATION_ID: i64 = 0x7262_6167;
+
 const INSERT_METADATA: &str = "INSERT INTO metadata (metadata_version, metadata) VALUES (?, ?)";
 const INSERT_TOPIC: &str = "INSERT INTO topics(name, type, serialization_format, offered_qos_profiles, type_description_hash) VALUES (?, ?, ?, ?, ?)";
 const INSERT_DEFINITION: &str = "INSERT INTO message_definitions (topic_type, encoding, encoded_message_definition, type_description_hash) VALUES (?, ?, ?, ?)";
@@ -85,6 +89,8 @@ fn multi_row_insert() -> String {
 /// on its own SQLite connection.
 pub struct SqliteReader {
     path: PathBuf,
+    /// rbag wrote this file and never closed it (see [`RBAG_APPLICATION_ID`]).
+    unfinished: bool,
     /// The URI every connection of this reader opens (immutable unless a `-wal` is present).
     uri: String,
     /// For metadata, `info`, `nth` and `median_periods`; a mutex because connections are not `Sync`.
@@ -95,6 +101,12 @@ pub struct SqliteReader {
     ros_distro: Option<String>,
     bag_metadata: Option<String>,
     connections: Vec<Connection>,
+    /// Ids the `topics` table declares, sorted.
+    declared: Vec<u32>,
+    options: ReadOptions,
+    /// Lenient readers: messages per topic id that the `topics` table lacks, found at open
+    /// (each has a stand-in connection). Strict readers find them when they read.
+    undeclared: BTreeMap<u32, u64>,
     /// Payload bytes handed out, shared with the producer threads.
     bytes_read: Arc<AtomicU64>,
 }
@@ -111,10 +123,16 @@ impl SqliteReader {
     /// Opens `path` read-only and reads its schema, topics and definitions. Fails with an error
     /// naming the file when it is not an SQLite database or has no rosbag2 tables.
     pub fn open(path: &Path) -> Result<Self> {
-        Self::open_inner(path).map_err(|e| e.in_file(path))
+        Self::open_with(path, &ReadOptions::default())
     }
 
-    fn open_inner(path: &Path) -> Result<Self> {
+    /// Opens `path` with `options` (see [`ReadOptions`]). A lenient reader looks for rows of
+    /// undeclared topic ids at open, which costs one pass over the `messages` table.
+    pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
+        Self::open_inner(path, *options).map_err(|e| e.in_file(path))
+    }
+
+    fn open_inner(path: &Path, options: ReadOptions) -> Result<Self> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if meta.is_dir() {
             return Err(Error::Invalid("is a directory, not a .db3 file".into()));
@@ -138,15 +156,28 @@ impl SqliteReader {
             })?,
             _ => attempt(uri_for(path, true))?,
         };
+        let unfinished = db
+            .query_row("SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version)", [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+            .is_ok_and(|(app, done)| app == RBAG_APPLICATION_ID && done == 0);
+        let mut declared: Vec<u32> = loaded.connections.iter().map(|c| c.id).collect();
+        declared.sort_unstable();
+        let undeclared = if options.lenient { undeclared_rows(&db, &declared)? } else { BTreeMap::new() };
+        let mut connections = loaded.connections;
+        connections.extend(undeclared.keys().map(|&id| Connection::undeclared(id, "")));
+        connections.sort_by_key(|c| c.id);
         Ok(SqliteReader {
             path: path.into(),
+            unfinished,
             uri,
             db: Mutex::new(db),
             size_bytes: meta.len() + wal_len.unwrap_or(0),
             schema_version: loaded.schema_version,
             ros_distro: loaded.ros_distro,
             bag_metadata: loaded.bag_metadata,
-            connections: loaded.connections,
+            connections,
+            declared,
+            options,
+            undeclared,
             bytes_read: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -195,6 +226,8 @@ impl SqliteReader {
             self.connections.iter().enumerate().map(|(k, c)| (i64::from(c.id), k)).collect();
         // Per connection: count, payload bytes, first and last time.
         let mut totals = vec![(0u64, 0u64, u64::MAX, 0u64); self.connections.len()];
+        // Rows of topic ids the `topics` table lacks (rosbag2 never shows them: it joins).
+        let mut unknown: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
         {
             let db = self.lock();
             let mut stmt = db
@@ -207,9 +240,13 @@ impl SqliteReader {
                 if topic != last.0 {
                     last = (topic, slot.get(&topic).copied());
                 }
-                // Rows of a topic missing from `topics` are unreachable, as in rosbag2 (it joins).
-                let Some(k) = last.1 else { continue };
                 let time = check_time(row.get(0).map_err(sql_err)?, row.get(2).map_err(sql_err)?)?;
+                let Some(k) = last.1 else {
+                    let id = topic_id(row.get(0).map_err(sql_err)?, topic)?;
+                    let u = unknown.entry(id).or_insert((0, u64::MAX, 0));
+                    (u.0, u.1, u.2) = (u.0 + 1, u.1.min(time), u.2.max(time));
+                    continue;
+                };
                 let len: Option<i64> = row.get(3).map_err(sql_err)?;
                 let t = &mut totals[k];
                 t.0 += 1;
@@ -225,17 +262,27 @@ impl SqliteReader {
                 info.end_ns = Some(info.end_ns.map_or(max, |e| e.max(max)));
             }
         }
-        info.message_count = info.connections.values().map(|c| c.message_count).sum();
+        for (id, (count, min, max)) in unknown {
+            info.undeclared.insert(id, count);
+            info.start_ns = Some(info.start_ns.map_or(min, |s| s.min(min)));
+            info.end_ns = Some(info.end_ns.map_or(max, |e| e.max(max)));
+        }
+        info.undeclared.extend(self.undeclared.iter().map(|(&id, &n)| (id, n)));
+        info.message_count = info.connections.iter().filter(|(id, _)| !self.undeclared.contains_key(id)).map(|(_, c)| c.message_count).sum::<u64>()
+            + info.undeclared.values().sum::<u64>();
         Ok(info)
     }
 
     fn stream(&self, filter: &Filter) -> Result<MessageIter<'static>> {
         let ids = self.wanted(filter);
         let empty = || Ok(Box::new(std::iter::empty()) as MessageIter<'static>);
-        if ids.is_empty() {
+        // A strict read of every topic also takes rows of undeclared topic ids, to fail on the
+        // first one the filter selects instead of leaving them out unsaid.
+        let undeclared = (!self.options.lenient && filter.may_accept_undeclared()).then(|| Undeclared { declared: self.declared.clone(), filter: filter.clone() });
+        if ids.is_empty() && undeclared.is_none() {
             return empty();
         }
-        let Some((sql, params)) = select_sql(&ids, filter) else { return empty() };
+        let Some((sql, params)) = select_sql(&ids, undeclared.as_ref().map(|u| u.declared.as_slice()), filter) else { return empty() };
 
         let db = open_read(&self.uri)?;
         let interrupt = db.get_interrupt_handle();
@@ -244,7 +291,7 @@ impl SqliteReader {
         let bytes_read = Arc::clone(&self.bytes_read);
         std::thread::Builder::new()
             .name("rbag-sqlite-read".into())
-            .spawn(move || produce(db, &sql, &params, &tx, &bytes_read, &path))
+            .spawn(move || produce(db, &sql, &params, undeclared.as_ref(), &tx, &bytes_read, &path))
             .map_err(|e| Error::io(&self.path, e))?;
         Ok(Box::new(Batches { rx, current: Vec::new().into_iter(), interrupt }))
     }
@@ -294,6 +341,16 @@ impl SqliteReader {
 impl StorageReader for SqliteReader {
     fn connections(&self) -> &[Connection] {
         &self.connections
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut out = if self.unfinished {
+            vec![format!("{}: rbag was still writing this file when it stopped (a killed recording or conversion): it may lack its last messages", self.path.display())]
+        } else {
+            Vec::new()
+        };
+        out.extend(crate::reading::undeclared_warnings("topic id", &self.undeclared));
+        out
     }
 
     fn info(&self) -> Result<StorageInfo> {
@@ -349,11 +406,49 @@ impl Drop for Batches {
     }
 }
 
+/// How a strict stream treats rows of topic ids the `topics` table lacks.
+struct Undeclared {
+    /// The ids the `topics` table has, sorted.
+    declared: Vec<u32>,
+    filter: Filter,
+}
+
+/// Rows per topic id that the `topics` table lacks (`declared`, sorted).
+fn undeclared_rows(db: &rusqlite::Connection, declared: &[u32]) -> Result<BTreeMap<u32, u64>> {
+    let mut sql = String::from("SELECT topic_id, COUNT(*), MIN(id) FROM messages WHERE topic_id NOT IN (");
+    push_ids(&mut sql, declared);
+    sql.push_str(") GROUP BY topic_id");
+    let mut stmt = db.prepare(&sql).map_err(sql_err)?;
+    let mut rows = stmt.query([]).map_err(sql_err)?;
+    let mut out = BTreeMap::new();
+    while let Some(row) = rows.next().map_err(sql_err)? {
+        let id = topic_id(row.get(2).map_err(sql_err)?, row.get(0).map_err(sql_err)?)?;
+        out.insert(id, row.get::<_, i64>(1).map_err(sql_err)?.max(0) as u64);
+    }
+    Ok(out)
+}
+
+/// A row's topic id as a connection id.
+fn topic_id(row: i64, topic: i64) -> Result<u32> {
+    u32::try_from(topic).map_err(|_| Error::Malformed {
+        offset: 0,
+        what: "message",
+        reason: format!("message id {row} has topic id {topic}, outside 0..2^32"),
+    })
+}
+
 /// The query that streams `ids`' messages in `filter`'s window, in (timestamp, id) order, with
-/// its parameters; `None` when the window holds nothing a file can store.
-fn select_sql(ids: &[u32], filter: &Filter) -> Option<(String, Vec<i64>)> {
-    let mut sql = String::from("SELECT id, topic_id, timestamp, data FROM messages WHERE topic_id IN (");
+/// its parameters; `None` when the window holds nothing a file can store. With `declared`, it
+/// also streams the rows of every topic id not in it.
+fn select_sql(ids: &[u32], declared: Option<&[u32]>, filter: &Filter) -> Option<(String, Vec<i64>)> {
+    let mut sql = String::from("SELECT id, topic_id, timestamp, data FROM messages WHERE (topic_id IN (");
     push_ids(&mut sql, ids);
+    sql.push(')');
+    if let Some(declared) = declared {
+        sql.push_str(" OR topic_id NOT IN (");
+        push_ids(&mut sql, declared);
+        sql.push(')');
+    }
     sql.push(')');
     let mut params: Vec<i64> = Vec::new();
     if let Some(start) = filter.start {
@@ -376,10 +471,12 @@ fn select_sql(ids: &[u32], filter: &Filter) -> Option<(String, Vec<i64>)> {
 }
 
 /// Runs one query to the end on its own connection, sending batches until the receiver goes.
+#[allow(clippy::too_many_arguments)]
 fn produce(
     db: rusqlite::Connection,
     sql: &str,
     params: &[i64],
+    undeclared: Option<&Undeclared>,
     tx: &SyncSender<Result<Vec<Message>>>,
     bytes_read: &AtomicU64,
     path: &Path,
@@ -399,6 +496,17 @@ fn produce(
         };
         while let Some(row) = rows.next().map_err(sql_err)? {
             let (connection, time, data) = row_fields(row)?;
+            if let Some(u) = undeclared.filter(|u| u.declared.binary_search(&connection).is_err()) {
+                if !u.filter.accepts_undeclared(connection) {
+                    continue;
+                }
+                // What came before it goes out first, then the error.
+                if !heads.is_empty() && !flush(&mut arena, &mut heads) {
+                    return Ok(());
+                }
+                let id: i64 = row.get(0).map_err(sql_err)?;
+                return Err(Error::UndeclaredConnection { at: Place::Row { table: "messages", id }, kind: "topic id", id: connection });
+            }
             let start = arena.len();
             arena.extend_from_slice(data);
             heads.push((connection, time, start..arena.len()));
@@ -427,11 +535,7 @@ fn row_fields<'r>(row: &'r rusqlite::Row<'_>) -> Result<(u32, u64, &'r [u8])> {
     let id: i64 = row.get(0).map_err(sql_err)?;
     let topic: i64 = row.get(1).map_err(sql_err)?;
     let time = check_time(id, row.get(2).map_err(sql_err)?)?;
-    let connection = u32::try_from(topic).map_err(|_| Error::Malformed {
-        offset: 0,
-        what: "message",
-        reason: format!("message id {id} has topic id {topic}, outside 0..2^32"),
-    })?;
+    let connection = topic_id(id, topic)?;
     let data = match row.get_ref(3).map_err(sql_err)? {
         ValueRef::Blob(b) | ValueRef::Text(b) => b,
         other => {
@@ -495,9 +599,10 @@ fn uri_for(path: &Path, immutable: bool) -> String {
 fn open_read(uri: &str) -> Result<rusqlite::Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let db = rusqlite::Connection::open_with_flags(uri, flags).map_err(sql_err)?;
-    // Pages through a memory map rather than copied by read(2); a larger page cache for the
-    // index walk. Both are read-side only and leave the file as it is.
-    db.execute_batch("PRAGMA mmap_size=1073741824; PRAGMA cache_size=-65536;").map_err(sql_err)?;
+    // No memory map: SQLite's own map of a file another process truncates would kill rbag with
+    // SIGBUS (rbag's guard only knows its own maps); read(2) returns an error or short data
+    // instead. A larger page cache for the index walk. Both are read-side only.
+    db.execute_batch("PRAGMA mmap_size=0; PRAGMA cache_size=-65536;").map_err(sql_err)?;
     Ok(db)
 }
 
@@ -714,6 +819,9 @@ impl SqliteWriter {
             SqlitePreset::Resilient => "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         };
         db.execute_batch(pragmas).map_err(sql_err)?;
+        // The "complete" mark: rbag's files say who wrote them, and are marked finished only at
+        // close; other tools' files carry neither and are never flagged.
+        db.execute_batch(&format!("PRAGMA application_id = {RBAG_APPLICATION_ID}; PRAGMA user_version = 0;")).map_err(sql_err)?;
         let ddl = [CREATE_SCHEMA, CREATE_METADATA, CREATE_TOPICS, CREATE_DEFINITIONS, CREATE_MESSAGES, CREATE_INDEX];
         let setup = || -> rusqlite::Result<()> {
             db.execute_batch("BEGIN")?;
@@ -907,6 +1015,9 @@ impl SqliteWriter {
                 Ok(size) => self.committed_bytes = size,
                 Err(e) => return Err(self.poison(e)),
             }
+        }
+        if let Err(e) = self.db()?.execute_batch("PRAGMA user_version = 1") {
+            return Err(self.poison(e));
         }
         if let Some(db) = self.db.take() {
             // The last connection closing checkpoints a WAL and removes the -wal and -shm files.
@@ -1155,10 +1266,13 @@ mod tests {
         write_bag(&path, 100, SqlitePreset::Default);
         let db = rusqlite::Connection::open(&path).unwrap();
         let filter = Filter { start: Some(10), end: Some(20), ..Filter::default() };
-        let (sql, params) = select_sql(&[1, 2], &filter).unwrap();
-        let mut stmt = db.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-        let plan: Vec<String> = stmt.query_map(params_from_iter(&params), |r| r.get::<_, String>(3)).unwrap().map(|r| r.unwrap()).collect();
-        assert!(plan.iter().any(|p| p.contains("timestamp_idx") && p.contains("timestamp>")), "{plan:?}");
+        // Also when a strict read takes the rows of undeclared topic ids too.
+        for declared in [None, Some(&[1, 2][..])] {
+            let (sql, params) = select_sql(&[1, 2], declared, &filter).unwrap();
+            let mut stmt = db.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let plan: Vec<String> = stmt.query_map(params_from_iter(&params), |r| r.get::<_, String>(3)).unwrap().map(|r| r.unwrap()).collect();
+            assert!(plan.iter().any(|p| p.contains("timestamp_idx") && p.contains("timestamp>")), "{plan:?}");
+        }
     }
 
     #[test]

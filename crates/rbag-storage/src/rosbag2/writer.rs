@@ -19,6 +19,8 @@ type Kept = (u64, u64, Vec<u8>);
 pub struct Rosbag2Writer {
     /// The bag directory; `None` when writing one storage file.
     dir: Option<PathBuf>,
+    /// The bag's name, which its files are named after.
+    stem: String,
     single: Option<PathBuf>,
     format: Format,
     options: WriteOptions,
@@ -42,7 +44,14 @@ impl Rosbag2Writer {
     /// Creates a bag directory at `path` (which must not exist), or a single storage file when
     /// `path` ends in `.db3` or `.mcap`.
     pub fn create(path: &Path, format: Format, options: &WriteOptions) -> Result<Self> {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        Self::create_named(path, path, format, options)
+    }
+
+    /// [`Rosbag2Writer::create`] at `path`, laid out and named as `name` would be: its
+    /// extension decides between one file and a directory, and a directory's files are
+    /// `<name>_<n>.<ext>` (so a bag staged under a temporary name keeps its final names).
+    pub fn create_named(path: &Path, name: &Path, format: Format, options: &WriteOptions) -> Result<Self> {
+        let ext = name.extension().and_then(|e| e.to_str()).unwrap_or("");
         let single = matches!((format, ext), (Format::Sqlite3, "db3") | (Format::Mcap, "mcap"));
         let r2 = &options.rosbag2;
         if !(1..=super::metadata::LATEST_VERSION).contains(&r2.metadata_version) {
@@ -82,6 +91,7 @@ impl Rosbag2Writer {
             ..BagMetadata::default()
         };
         let mut w = Rosbag2Writer {
+            stem: name.file_name().and_then(|n| n.to_str()).unwrap_or("bag").to_string(),
             dir: (!single).then(|| path.to_path_buf()),
             single: single.then(|| path.to_path_buf()),
             format,
@@ -100,7 +110,7 @@ impl Rosbag2Writer {
     }
 
     fn file_name(&self, index: usize) -> String {
-        let stem = self.dir.as_ref().and_then(|d| d.file_name()).and_then(|n| n.to_str()).unwrap_or("bag");
+        let stem = &self.stem;
         let ext = if self.format == Format::Mcap { "mcap" } else { "db3" };
         format!("{stem}_{index}.{ext}")
     }
@@ -111,7 +121,7 @@ impl Rosbag2Writer {
                 let name = self.file_name(self.next_index);
                 (dir.join(&name), name)
             }
-            (None, Some(p)) => (p.clone(), p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string()),
+            (None, Some(p)) => (p.clone(), self.stem.clone()),
             (None, None) => return Err(Error::Invalid("no output".into())),
         };
         self.next_index += 1;

@@ -49,14 +49,16 @@ impl BagFile {
     pub(crate) fn create(target: PathBuf, format: Format, options: &WriteOptions, overwrite: bool) -> Result<Self, RecordError> {
         let active = active_path(&target, format);
         for path in [&target, &active] {
-            if std::fs::symlink_metadata(path).is_ok() {
-                if !overwrite || path.is_dir() {
-                    return Err(RecordError::OutputExists { path: path.clone() });
-                }
-                std::fs::remove_file(path).map_err(|e| RecordError::io(path, e))?;
-            }
+            let checked = rbag_storage::output::check(path, &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: overwrite }).map_err(|e| match e {
+                rbag_storage::Error::OutputExists { .. } => RecordError::OutputExists { path: path.clone() },
+                e => e.into(),
+            })?;
+            // A recording cannot be staged and renamed at the end (its partial file must stay
+            // visible for recovery), so what --force replaces goes first; only a bag does.
+            rbag_storage::output::discard(checked)?;
         }
-        let writer = rbag_storage::create(&active, format, options).map_err(|e| e.in_file(&active))?;
+        // Written in place under its active name: a killed recorder leaves `X.bag.active`.
+        let writer = rbag_storage::create_at(&active, &target, format, options).map_err(|e| e.in_file(&active))?;
         let on_disk = match format {
             Format::Ros1 => options.compression != Compression::None,
             Format::Mcap => options.compression != Compression::None || matches!(options.rosbag2.mcap_preset, McapPreset::ZstdFast | McapPreset::ZstdSmall),

@@ -84,6 +84,8 @@ pub struct Args {
     migrate_rules: Option<PathBuf>,
     #[command(flatten)]
     types: super::TypeArgs,
+    #[command(flatten)]
+    read: super::ReadArgs,
 }
 
 /// The `--migrate-rules` file.
@@ -138,14 +140,18 @@ pub fn output_format(out: &Path, storage: Option<&str>) -> Result<Format> {
     })
 }
 
+/// A failed convert leaves nothing at OUT; say so, with the flag that helps where one does.
+fn output_error(e: rbag_storage::Error, out: &Path) -> anyhow::Error {
+    let hint = match &e {
+        rbag_storage::Error::OutputExists { .. } => " (use --force to replace it)",
+        rbag_storage::Error::OutputIsInput { .. } | rbag_storage::Error::UnsafeOutput { .. } => "",
+        _ => " (nothing was written there)",
+    };
+    anyhow::Error::new(e).context(format!("cannot convert into {}{hint}", out.display()))
+}
+
 pub fn run(args: Args) -> Result<Outcome> {
     let format = output_format(&args.output, args.storage.as_deref())?;
-    if args.output.exists() && !args.force {
-        bail!("{} exists; use --force to overwrite it", args.output.display());
-    }
-    if args.inputs.iter().any(|i| i == &args.output) {
-        bail!("{} is both an input and the output", args.output.display());
-    }
     if let Some(s) = args.chunk_interval {
         if !(s.is_finite() && s > 0.0) {
             bail!("--chunk-interval must be a positive number of seconds");
@@ -155,20 +161,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     if format == Format::Ros1 && args.rosbag2.splits_or_compresses() {
         bail!("splitting and --compression-mode apply to rosbag2 output (-s sqlite3 or mcap)");
     }
-    if args.force && args.output.is_dir() {
-        // Only ever delete what is plainly a bag: metadata.yaml beside plain files.
-        let is_bag = args.output.join("metadata.yaml").is_file()
-            && std::fs::read_dir(&args.output)?.all(|e| e.is_ok_and(|e| e.file_type().is_ok_and(|t| t.is_file())));
-        if !is_bag {
-            bail!("{} is a directory that is not a rosbag2 bag; rbag will not delete it", args.output.display());
-        }
-        std::fs::remove_dir_all(&args.output).with_context(|| format!("cannot remove {}", args.output.display()))?;
-    } else if args.force && args.output.exists() {
-        std::fs::remove_file(&args.output).with_context(|| format!("cannot remove {}", args.output.display()))?;
-    }
     let mut inputs = Vec::new();
     for path in &args.inputs {
-        inputs.push((path.clone(), super::open(path)?));
+        inputs.push((path.clone(), super::open_with(path, &args.read)?));
     }
     if let Some(e) = args.encoding.as_deref().filter(|e| !matches!(*e, "ros1" | "cdr")) {
         bail!("unknown encoding {e:?}: use ros1 or cdr");
@@ -194,14 +189,14 @@ pub fn run(args: Args) -> Result<Outcome> {
         encoding: args.encoding.clone(),
         types,
         targets,
+        overwrite: args.force,
     };
     let bar = output::progress_bar(0, "converting");
     let mut on_progress = |p: Progress| {
         bar.set_length(p.messages_total);
         bar.set_position(p.messages_done);
     };
-    let report = rbag_bag::convert(&inputs, &args.output, format, &options, &mut on_progress)
-        .with_context(|| format!("cannot convert into {} (what was written so far stays; `rbag reindex` recovers it)", args.output.display()))?;
+    let report = rbag_bag::convert(&inputs, &args.output, format, &options, &mut on_progress).map_err(|e| output_error(e, &args.output))?;
     bar.finish_and_clear();
     let rewritten = if report.messages_rewritten > 0 { format!(" ({} re-encoded)", report.messages_rewritten) } else { String::new() };
     note!("wrote {} messages{rewritten} on {} connections to {}", report.messages_written, report.connections_written, report.output.display());

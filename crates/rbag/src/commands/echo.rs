@@ -51,10 +51,12 @@ pub struct Args {
     full_length: bool,
     #[command(flatten)]
     types: super::TypeArgs,
+    #[command(flatten)]
+    read: super::ReadArgs,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let reader = super::open(&args.path)?;
+    let reader = super::open_with(&args.path, &args.read)?;
     let connections = reader.connections().to_vec();
     // Selected topics, each with its field path if one was given.
     let mut selections: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -67,12 +69,19 @@ pub fn run(args: Args) -> Result<Outcome> {
         selections.insert(topic.to_string(), path.map(str::to_string));
     }
     let explicit = !selections.is_empty();
-    let mut decoders = Decoders::new(args.types.sources(&reader.info()?.properties)?);
+    let info = reader.info()?;
+    let mut decoders = Decoders::new(args.types.sources(&info.properties)?);
     // Compile every selected connection first, so a missing type fails before any output.
     let mut schemas: BTreeMap<u32, (Arc<Schema>, Encoding)> = BTreeMap::new();
     let mut skipped = Vec::new();
     for c in &connections {
         if explicit && !selections.contains_key(&c.topic) {
+            continue;
+        }
+        // A lenient reader's stand-in for an undeclared connection: no type to decode with.
+        if let Some(n) = info.undeclared.get(&c.id) {
+            note!("warning: {}: skipping {n} message(s) on connection {}, which the bag never declares (no type to decode them with)", args.path.display(), c.id);
+            skipped.push(c.topic.clone());
             continue;
         }
         match decoders.schema(c) {
@@ -101,7 +110,14 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
     }
     let topics: Vec<String> = schemas.keys().filter_map(|id| by_id.get(id)).map(|c| c.topic.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-    let filter = Filter { topics: topics.clone(), start: args.start, end: args.end, ..Filter::default() };
+    // Without a selection, every topic but the undecodable ones is read, so that a message on
+    // a connection the bag never declares fails the read instead of going unseen.
+    let filter = if explicit {
+        Filter { topics: topics.clone(), start: args.start, end: args.end, ..Filter::default() }
+    } else {
+        let exclude_topics = skipped.iter().filter(|t| !topics.contains(t)).cloned().collect();
+        Filter { exclude_topics, start: args.start, end: args.end, ..Filter::default() }
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut style = if args.json {
         Style::Json
@@ -111,7 +127,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         Style::Yaml { max_array: (!args.full_length).then_some(args.truncate_length), multi: topics.len() > 1 }
     };
     let mut printed = 0u64;
-    if !topics.is_empty() {
+    if !topics.is_empty() || !explicit {
         for m in reader.messages(&filter)? {
             if args.count.is_some_and(|n| printed >= n) {
                 break;

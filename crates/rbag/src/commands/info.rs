@@ -19,12 +19,14 @@ pub struct Args {
     /// Print JSON (one object per bag, or an array for several).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    read: super::ReadArgs,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
     let mut infos = Vec::new();
     for path in &args.paths {
-        let reader = super::open(path)?;
+        let reader = super::open_with(path, &args.read)?;
         let info = rbag_bag::info(path, reader.as_ref()).with_context(|| format!("cannot summarise {}", path.display()))?;
         infos.push(info);
     }
@@ -108,6 +110,12 @@ fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
     write_topics(out, "services", &services, |t| {
         (t.name.trim_end_matches("/_service_event").to_string(), t.message_type.trim_end_matches("_Event").to_string())
     })?;
+    // Messages on connections the bag never declares: counted above, with no topic or type.
+    for (i, u) in info.undeclared.iter().enumerate() {
+        let l = if i == 0 { label("undeclared") } else { " ".repeat(14) };
+        let unit = if u.message_count == 1 { "message" } else { "messages" };
+        writeln!(out, "{l}{} {unit} on connection {}, which the bag never declares", u.message_count, u.connection)?;
+    }
     Ok(())
 }
 
@@ -130,7 +138,7 @@ fn write_topics(out: &mut impl Write, heading: &str, list: &[&TopicInfo], names:
             None => String::new(),
         };
         let conns = if t.connections > 1 { format!(" ({} connections)", t.connections) } else { String::new() };
-        let format = if t.encoding == "ros1" { String::new() } else { format!(" [{}]", t.encoding) };
+        let format = if t.encoding == "ros1" || t.encoding.is_empty() { String::new() } else { format!(" [{}]", t.encoding) };
         let size = t.size_bytes.filter(|_| t.encoding != "ros1").map(|b| format!(" {}", human_size(b))).unwrap_or_default();
         writeln!(out, "{l}{name:<name_width$} {:>count_width$} {unit}{freq} : {ty}{format}{size}{conns}", t.message_count)?;
     }

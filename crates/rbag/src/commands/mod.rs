@@ -36,11 +36,97 @@ use anyhow::Result;
 /// Opens a bag for reading and prints what the storage warned about (a scanned file, a
 /// skipped chunk). Storage errors already name the file.
 pub fn open(path: &Path) -> Result<Box<dyn rbag_storage::StorageReader>> {
-    let reader = rbag_storage::open(path)?;
+    open_with(path, &ReadArgs::default())
+}
+
+/// How verbs that read messages treat a damaged bag.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct ReadArgs {
+    /// Read messages on connections the bag never declares (a ROS 1 connection with no
+    /// connection record, an MCAP channel with no Channel record, a rosbag2 topic id missing
+    /// from the topics table) as topic /rbag/undeclared/<id> with no type, kept raw where the
+    /// output allows, instead of failing on the first one. rbag then exits with 3.
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+/// [`open`] with `read`'s options. Under `--lenient`, messages read on stand-ins for
+/// undeclared connections are counted, and the run ends with exit code 3 (see `main`).
+pub fn open_with(path: &Path, read: &ReadArgs) -> Result<Box<dyn rbag_storage::StorageReader>> {
+    let reader = rbag_storage::open_with(path, &rbag_storage::ReadOptions { lenient: read.lenient })?;
     for w in reader.warnings() {
         note!("warning: {}: {w}", path.display());
     }
-    Ok(reader)
+    if !read.lenient {
+        return Ok(reader);
+    }
+    let stand_ins: Vec<u32> = reader.info()?.undeclared.keys().copied().filter(|&id| reader.connection(id).is_some()).collect();
+    if stand_ins.is_empty() {
+        return Ok(reader);
+    }
+    Ok(Box::new(undeclared::Counted { inner: reader, stand_ins }))
+}
+
+pub mod undeclared {
+    //! Counting the messages a lenient read takes from stand-in connections, for the exit code.
+
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use rbag_storage::{Connection, Filter, Message, MessageIter, ReadStats, Result, StorageInfo, StorageReader};
+
+    static READ: AtomicU64 = AtomicU64::new(0);
+
+    /// Messages read on stand-ins for undeclared connections in this run.
+    pub fn read() -> u64 {
+        READ.load(Ordering::Relaxed)
+    }
+
+    /// A reader whose message streams count the messages of `stand_ins` (sorted).
+    pub struct Counted {
+        pub inner: Box<dyn StorageReader>,
+        pub stand_ins: Vec<u32>,
+    }
+
+    impl Counted {
+        fn count<'a>(&'a self, iter: MessageIter<'a>) -> MessageIter<'a> {
+            Box::new(iter.inspect(|m| {
+                if m.as_ref().is_ok_and(|m| self.stand_ins.binary_search(&m.connection).is_ok()) {
+                    READ.fetch_add(1, Ordering::Relaxed);
+                }
+            }))
+        }
+    }
+
+    impl StorageReader for Counted {
+        fn connections(&self) -> &[Connection] {
+            self.inner.connections()
+        }
+        fn info(&self) -> Result<StorageInfo> {
+            self.inner.info()
+        }
+        fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
+            Ok(self.count(self.inner.messages(filter)?))
+        }
+        fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
+            self.inner.nth(topic, n)
+        }
+        fn seek<'a>(&'a self, time_ns: u64) -> Result<MessageIter<'a>> {
+            Ok(self.count(self.inner.seek(time_ns)?))
+        }
+        fn median_periods(&self) -> Result<BTreeMap<String, u64>> {
+            self.inner.median_periods()
+        }
+        fn stats(&self) -> ReadStats {
+            self.inner.stats()
+        }
+        fn warnings(&self) -> Vec<String> {
+            self.inner.warnings()
+        }
+        fn connection(&self, id: u32) -> Option<&Connection> {
+            self.inner.connection(id)
+        }
+    }
 }
 
 /// Where message types come from, for verbs that decode.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use rbag_ros2::qos::Overrides;
 use rbag_ros2::record::{DefinitionHook, Log, Ros2RecordSpec, Ros2Recording};
 use rbag_ros2::select::Ros2Selection;
@@ -177,15 +177,13 @@ fn default_output() -> PathBuf {
 
 fn output_dir(args: &Args) -> Result<PathBuf> {
     let out = args.output.clone().unwrap_or_else(default_output);
-    if out.exists() {
-        if !args.force {
-            bail!("output folder {} already exists; pass --force to replace it", out.display());
-        }
-        if !out.join("metadata.yaml").exists() && out.is_dir() && std::fs::read_dir(&out)?.next().is_some() {
-            bail!("{} is a directory that is not a rosbag2 bag; rbag will not delete it", out.display());
-        }
-        std::fs::remove_dir_all(&out).with_context(|| format!("cannot replace {}", out.display()))?;
-    }
+    // A recording is written in place (a killed recorder's files must stay visible for
+    // `rbag reindex`), so what --force replaces goes first: only a bag rbag could have written.
+    let checked = rbag_storage::output::check(&out, &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: args.force }).map_err(|e| match e {
+        rbag_storage::Error::OutputExists { .. } => anyhow::anyhow!("output folder {} already exists; pass --force to replace it", out.display()),
+        e => e.into(),
+    })?;
+    rbag_storage::output::discard(checked).with_context(|| format!("cannot replace {}", out.display()))?;
     Ok(out)
 }
 

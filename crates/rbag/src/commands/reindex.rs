@@ -20,7 +20,7 @@ pub struct Args {
     /// Write the repaired bag here instead (one input only).
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
-    /// Overwrite an existing output.
+    /// Replace an existing output (only a bag, and only once the repaired one is complete).
     #[arg(long)]
     force: bool,
 }
@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             if args.output.is_some() {
                 bail!("a rosbag2 directory is reindexed in place (its metadata.yaml is rewritten); drop -o");
             }
-            let report = rbag_storage::reindex(input, input, None).with_context(|| format!("cannot reindex {}", input.display()))?;
+            let report = rbag_storage::reindex(input, input, None, false).with_context(|| format!("cannot reindex {}", input.display()))?;
             for r in &report.repairs {
                 note!("repaired {r}");
             }
@@ -46,16 +46,13 @@ pub fn run(args: Args) -> Result<Outcome> {
             Some(o) => (o.clone(), None),
             None => rbag_storage::ros1::default_output(input),
         };
-        if output != *input && output.exists() && !args.force {
-            bail!("{} exists; use --force to overwrite it or -o to choose another output", output.display());
-        }
-        if let Some(b) = &backup {
-            if b.exists() && !args.force {
-                bail!("backup {} exists; use --force to overwrite it", b.display());
-            }
-        }
-        let report = rbag_storage::reindex(input, &output, backup.as_deref())
-            .with_context(|| format!("cannot reindex {} (it is left unchanged)", input.display()))?;
+        let report = rbag_storage::reindex(input, &output, backup.as_deref(), args.force).map_err(|e| {
+            let hint = match e {
+                rbag_storage::Error::OutputExists { .. } => "; use --force to replace it or -o to choose another output",
+                _ => "",
+            };
+            anyhow::Error::new(e).context(format!("cannot reindex {} (it is left unchanged{hint})", input.display()))
+        })?;
         note!(
             "{} -> {}: kept {} messages in {} chunks; dropped {} bytes and {} messages of torn tail{}",
             input.display(),
