@@ -348,3 +348,77 @@ fn ros1_reads_only_needed_chunks() {
 fn mcap_reads_only_needed_chunks() {
     reads_only_needed_chunks(Format::Mcap, "mcap")
 }
+
+/// A writer dropped unfinished (an error upstream) leaves nothing at its path, and no
+/// temporary beside it: `create` stages and renames only at `finish`.
+pub fn dropped_writer_leaves_nothing(format: Format, ext: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = out(dir.path(), ext);
+    let mut w = rbag_storage::create(&path, format, &WriteOptions::default()).unwrap();
+    let a = w.add_connection(&conn(format, "/a", "/pub1")).unwrap();
+    for i in 0..100u64 {
+        w.write(a, 1000 + i, 1000 + i, &[i as u8; 64]).unwrap();
+    }
+    w.checkpoint().unwrap();
+    drop(w);
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A writer that stops without closing (a killed recorder, written in place) leaves a file that
+/// says so: a ROS 1 bag without an index, an MCAP file without a summary, an SQLite3 file
+/// without rbag's completion mark. A closed one carries no such warning.
+pub fn unfinished_file_is_flagged(format: Format, ext: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    for finish in [false, true] {
+        let path = dir.path().join(format!("rec{finish}.{ext}"));
+        let mut w = rbag_storage::create_at(&path, &path, format, &WriteOptions::default()).unwrap();
+        let a = w.add_connection(&conn(format, "/a", "/pub1")).unwrap();
+        for i in 0..100u64 {
+            w.write(a, 1000 + i, 1000 + i, &[i as u8; 64]).unwrap();
+        }
+        w.checkpoint().unwrap();
+        if finish {
+            w.finish().unwrap();
+        } else {
+            // As a SIGKILL leaves it: no destructor, no close.
+            std::mem::forget(w);
+        }
+        match rbag_storage::open(&path) {
+            Ok(r) => assert_eq!(r.warnings().is_empty(), finish, "{path:?}: {:?}", r.warnings()),
+            Err(e) => assert!(!finish, "{path:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn dropped_writer_leaves_nothing_ros1() {
+    dropped_writer_leaves_nothing(Format::Ros1, "bag")
+}
+
+#[test]
+fn dropped_writer_leaves_nothing_mcap() {
+    dropped_writer_leaves_nothing(Format::Mcap, "mcap");
+    dropped_writer_leaves_nothing(Format::Mcap, "")
+}
+
+#[test]
+fn dropped_writer_leaves_nothing_sqlite3() {
+    dropped_writer_leaves_nothing(Format::Sqlite3, "db3");
+    dropped_writer_leaves_nothing(Format::Sqlite3, "")
+}
+
+#[test]
+fn unfinished_file_is_flagged_ros1() {
+    unfinished_file_is_flagged(Format::Ros1, "bag")
+}
+
+#[test]
+fn unfinished_file_is_flagged_mcap() {
+    unfinished_file_is_flagged(Format::Mcap, "mcap")
+}
+
+#[test]
+fn unfinished_file_is_flagged_sqlite3() {
+    unfinished_file_is_flagged(Format::Sqlite3, "db3")
+}

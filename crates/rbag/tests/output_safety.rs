@@ -367,3 +367,77 @@ fn property_no_spelling_of_an_output_loses_a_file() {
     eprintln!("{cases} cases: {written} written, {refused} refused");
     assert!(written > 0 && refused > 0);
 }
+
+/// A ROS 1 bag of `n` std_msgs/String messages of about 100 bytes.
+fn string_bag(path: &Path, n: u64) {
+    let mut w = rbag_storage::create(path, rbag_storage::Format::Ros1, &Default::default()).unwrap();
+    let c = w.add_connection(&rbag_testkit::sample::connection(&rbag_testkit::sample::TOPICS[0])).unwrap();
+    let text = "x".repeat(96);
+    for i in 0..n {
+        let s = format!("{i:08}{text}");
+        let mut data = (s.len() as u32).to_le_bytes().to_vec();
+        data.extend_from_slice(s.as_bytes());
+        w.write(c, START + i * 1000, START + i * 1000, &data).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// SIGKILL at 20 points spread over a convert that runs at least a second, to each output
+/// format: the output's name holds either nothing or a complete bag.
+#[test]
+fn a_killed_convert_leaves_nothing_or_a_complete_bag() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let input = root.join("in.bag");
+    let mut n = 800_000;
+    string_bag(&input, n);
+    for (out, extra) in [("o.mcap", &[][..]), ("o.db3", &[][..]), ("odir", &["-s", "sqlite3", "--max-bag-size", "4MiB"][..]), ("o.bag", &["--compression", "lz4"][..])] {
+        let target = root.join(out);
+        let convert = || {
+            let mut c = rbag();
+            c.current_dir(root).args(["convert", "in.bag", "-o", out]).args(extra);
+            c
+        };
+        // Grow the input until this convert takes a second.
+        let full = loop {
+            let t = std::time::Instant::now();
+            let o = convert().output().unwrap();
+            assert!(o.status.success(), "{out}: {}", stderr(&o));
+            let took = t.elapsed();
+            let _ = std::fs::remove_dir_all(&target).or_else(|_| std::fs::remove_file(&target));
+            if took >= std::time::Duration::from_secs(1) || n >= 12_800_000 {
+                break took;
+            }
+            n *= 2;
+            std::fs::remove_file(&input).unwrap();
+            string_bag(&input, n);
+        };
+        let (mut nothing, mut complete) = (0, 0);
+        for k in 1..=20u32 {
+            let mut child = convert().stderr(std::process::Stdio::null()).spawn().unwrap();
+            std::thread::sleep(full * k / 21);
+            let _ = child.kill();
+            let status = child.wait().unwrap();
+            if std::fs::symlink_metadata(&target).is_err() {
+                nothing += 1;
+            } else {
+                assert!(status.success(), "{out} at {k}/21: the output exists but the convert was killed ({status})");
+                let r = rbag_storage::open(&target).unwrap();
+                assert!(r.warnings().is_empty(), "{out}: {:?}", r.warnings());
+                assert_eq!(r.info().unwrap().message_count, n, "{out} at {k}/21");
+                complete += 1;
+                let _ = std::fs::remove_dir_all(&target).or_else(|_| std::fs::remove_file(&target));
+            }
+            // What a kill leaves is hidden and named as partial; clear it for the next round.
+            for e in std::fs::read_dir(root).unwrap().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && name.contains(".rbag-") {
+                    assert!(name.ends_with(".partial") || name.contains(".partial-"), "{name}");
+                    let _ = std::fs::remove_dir_all(e.path()).or_else(|_| std::fs::remove_file(e.path()));
+                }
+            }
+        }
+        eprintln!("{out}: full convert {full:?} of {n} messages; killed runs left nothing {nothing} times, a complete bag {complete} times");
+        assert!(nothing >= 15, "{out}: most kills land mid-convert");
+    }
+}
