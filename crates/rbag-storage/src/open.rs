@@ -104,9 +104,12 @@ pub fn create_at(path: &Path, name: &Path, format: Format, options: &WriteOption
 /// renaming the input to `backup` when repairing in place). The input is never modified when
 /// this fails. An existing `output` is replaced only with `replace`, and only if it is a bag.
 pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>, replace: bool) -> Result<ReindexReport> {
+    if input.is_dir() {
+        // Not through `detect`: a broken metadata.yaml is what directory reindex repairs.
+        return rosbag2::reindex(input);
+    }
     match detect(input)? {
         Format::Ros1 => ros1::reindex(input, output, backup, replace).map_err(|e| e.in_file(input)),
-        Format::Sqlite3 | Format::Mcap if input.is_dir() => rosbag2::reindex(input),
         other => Err(Error::UnknownFormat { path: input.into(), reason: format!("a single {} file has its own index; reindex works on a bag directory", other.name()) }),
     }
 }

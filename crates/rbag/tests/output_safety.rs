@@ -441,3 +441,99 @@ fn a_killed_convert_leaves_nothing_or_a_complete_bag() {
         assert!(nothing >= 15, "{out}: most kills land mid-convert");
     }
 }
+
+/// Directory reindex is for a broken metadata.yaml: it rebuilds it from the files, keeps the
+/// old one beside it (never overwriting an earlier backup), and keeps the old version.
+#[test]
+fn directory_reindex_repairs_a_broken_metadata_yaml_and_keeps_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let bag = sample_dir_bag(dir.path(), "wb");
+    let expected = read_all(&bag).len();
+    let meta = bag.join("metadata.yaml");
+    // A parseable metadata.yaml of version 4 with a wrong count: the version is kept.
+    let v4 = std::fs::read_to_string(&meta).unwrap().replace("version: 9", "version: 4");
+    std::fs::write(&meta, &v4).unwrap();
+    let o = run(&[&"reindex", &bag]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(bag.join("metadata.orig.yaml")).unwrap(), v4.as_bytes());
+    assert!(std::fs::read_to_string(&meta).unwrap().contains("version: 4"));
+    // A broken one: repaired, and the first backup survives.
+    std::fs::write(&meta, "rosbag2_bagfile_information: [unclosed").unwrap();
+    assert_clear_error(&run(&[&"info", &bag]), &["metadata.yaml"]);
+    let o = run(&[&"reindex", &bag]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("metadata.orig.1.yaml"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(bag.join("metadata.orig.yaml")).unwrap(), v4.as_bytes());
+    assert_eq!(std::fs::read(bag.join("metadata.orig.1.yaml")).unwrap(), b"rosbag2_bagfile_information: [unclosed");
+    assert_eq!(read_all(&bag).len(), expected);
+}
+
+/// A file name that is not UTF-8 keeps its exact bytes in the backup and the repaired name.
+#[test]
+fn reindex_keeps_non_utf8_names_byte_for_byte() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bag = sample_bag(dir.path(), "s.bag", 1);
+    let odd = dir.path().join(OsStr::from_bytes(b"t\xff.bag"));
+    std::fs::rename(&bag, &odd).unwrap();
+    let o = rbag().arg("reindex").arg(&odd).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join(OsStr::from_bytes(b"t\xff.orig.bag")).exists());
+    let active = dir.path().join(OsStr::from_bytes(b"u\xfe.bag.active"));
+    std::fs::copy(&odd, &active).unwrap();
+    let o = rbag().arg("reindex").arg(&active).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join(OsStr::from_bytes(b"u\xfe.bag")).exists());
+}
+
+/// A full disk mid-convert: exit 1 naming the output and the cause, and nothing left on the
+/// full file system. The disk is a 2 MiB tmpfs in a private mount namespace (needs root).
+#[test]
+fn a_full_disk_leaves_no_output_and_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.bag");
+    string_bag(&input, 100_000);
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    for out in ["out.mcap", "out.db3", "out", "out.bag"] {
+        let script = format!(
+            "mount -t tmpfs -o size=2m tmpfs {d} || exit 99; {rbag} convert {i} -o {d}/{out}; rc=$?; ls -A {d}; exit $rc",
+            d = disk.display(),
+            rbag = env!("CARGO_BIN_EXE_rbag"),
+            i = input.display()
+        );
+        let o = std::process::Command::new("unshare").args(["-m", "sh", "-c", &script]).output().unwrap();
+        if o.status.code() == Some(99) || (!o.status.success() && stderr(&o).contains("unshare")) {
+            rbag_testkit::skip("a_full_disk_leaves_no_output_and_no_temporary", &format!("cannot mount a tmpfs in a private namespace: {}", stderr(&o)));
+            return;
+        }
+        assert_clear_error(&o, &[out, "No space left"]);
+        let listing = String::from_utf8_lossy(&o.stdout);
+        assert!(listing.trim().is_empty(), "{out}: the full disk holds {listing:?}");
+    }
+}
+
+/// A closed stdout (`| head -c1`) is a quiet exit 0 for every reading verb.
+#[test]
+fn a_closed_stdout_is_a_quiet_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let bag = sample_bag(dir.path(), "s.bag", 3);
+    for args in [vec!["info", "--json"], vec!["info"], vec!["echo", "--json"], vec!["echo"], vec!["echo", "--csv", "/chatter"]] {
+        let script = format!("{} {} {} | head -c1 >/dev/null; exit ${{PIPESTATUS[0]}}", env!("CARGO_BIN_EXE_rbag"), args.join(" "), bag.display());
+        let o = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// A storage file in a bag directory that metadata.yaml does not list (a recorder killed
+/// before it listed its last file) is not ignored silently.
+#[test]
+fn an_unlisted_storage_file_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let bag = sample_dir_bag(dir.path(), "wb");
+    std::fs::copy(bag.join("wb_2.mcap"), bag.join("wb_3.mcap")).unwrap();
+    let o = run(&[&"info", &bag]);
+    assert!(stderr(&o).contains("wb_3.mcap") && stderr(&o).contains("not read"), "{}", stderr(&o));
+}

@@ -50,8 +50,7 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
     if reader.warnings().is_empty() {
         return Ok(None);
     }
-    let tmp = path.with_extension("mcap.repair");
-    let _ = std::fs::remove_file(&tmp);
+    let tmp = crate::output::staging_path(path, "repair");
     let mut writer: Box<dyn crate::StorageWriter> = Box::new(crate::mcap::McapWriter::create(&tmp, &crate::WriteOptions::default())?);
     let mut ids = BTreeMap::new();
     for c in reader.connections() {
@@ -67,6 +66,7 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
     }
     writer.finish()?;
     drop(reader);
+    std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
     Ok(Some(format!("{name}: rewrote it with an index from its {n} complete message(s)")))
 }
@@ -78,7 +78,18 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
     if names.iter().any(|n| n.ends_with(".zstd")) {
         return Err(Error::Invalid(format!("{}: FILE-compressed bags keep their metadata.yaml; it cannot be rebuilt from .zstd files", dir.display())));
     }
-    let mut meta = BagMetadata { version: LATEST_VERSION, starting_time_ns: i64::MAX as u64, ..BagMetadata::default() };
+    // What the old metadata.yaml says that the files cannot (its version, compression,
+    // custom data) is kept when it still parses; a broken one is no obstacle, it is the case
+    // reindex exists for.
+    let meta_path = dir.join(FILE_NAME);
+    let old = std::fs::symlink_metadata(&meta_path).is_ok().then(|| BagMetadata::read(&meta_path).ok()).flatten();
+    let mut meta = BagMetadata {
+        version: old.as_ref().map_or(LATEST_VERSION, |m| m.version.clamp(1, LATEST_VERSION)),
+        starting_time_ns: i64::MAX as u64,
+        custom_data: old.as_ref().map(|m| m.custom_data.clone()).unwrap_or_default(),
+        ros_distro: old.as_ref().map(|m| m.ros_distro.clone()).unwrap_or_default(),
+        ..BagMetadata::default()
+    };
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut start = None::<u64>;
     let mut end = None::<u64>;
@@ -118,6 +129,12 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
     if let (Some(s), Some(e)) = (start, end) {
         meta.starting_time_ns = s;
         meta.duration_ns = e - s;
+    }
+    if std::fs::symlink_metadata(&meta_path).is_ok() {
+        // The old file is kept, never overwritten: metadata.orig.yaml (or .orig.1.yaml, …).
+        let backup = crate::output::backup_path(&meta_path);
+        std::fs::copy(&meta_path, &backup).map_err(|e| Error::io(&backup, e))?;
+        repairs.push(format!("{}: the previous one is kept as {}", meta_path.display(), backup.display()));
     }
     meta.write(dir)?;
     Ok(ReindexReport { output: dir.join(FILE_NAME), messages_kept: meta.message_count, repairs, ..ReindexReport::default() })
