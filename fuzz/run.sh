@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one fuzz target: ./run.sh TARGET SECONDS [extra libFuzzer flags...]
-# Seeds come from examples/make_seeds.rs and the real bags in $RBAG_BAGS (default
-# ../shared/corpus/ros1 beside the repository); both land in corpus/TARGET, which git ignores.
+# Seeds come from examples/make_seeds.rs, seeds/TARGET (small crafted files kept in git) and the
+# real bags in $RBAG_BAGS (default ../shared/corpus/ros1 beside the repository); all land in
+# corpus/TARGET, which git ignores.
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -14,6 +15,11 @@ san=${SANITIZER:-address}
 
 mkdir -p corpus/"$target" artifacts/"$target"
 cargo run --quiet --release --example make_seeds -- corpus >/dev/null
+# Hand-crafted cases kept in git (seeds/README.md): undeclared connections, decompression bombs,
+# repeated file lists.
+if [ -d seeds/"$target" ]; then
+    cp -f seeds/"$target"/* corpus/"$target"/
+fi
 dict=ros1.dict
 if [ "$target" = mcap_file ]; then
     for b in "$ros2"/mcap/*/*.mcap; do

@@ -64,6 +64,15 @@ pub enum Error {
     #[error("{at}: message on {kind} {id}, which the bag never declares")]
     UndeclaredConnection { at: Place, kind: &'static str, id: u32 },
 
+    /// More decompressed data than the memory budget has free (see [`crate::budget`]): only for
+    /// what cannot be decoded in a bounded way, such as one message larger than the budget.
+    #[error("offset {offset}: {what} needs {}, over the memory budget of {}{} (RBAG_MEMORY_BUDGET sets it)", crate::budget::mib(*needed), crate::budget::mib(*limit), if *in_use > 0 { format!(" with {} of it in use", crate::budget::mib(*in_use)) } else { String::new() })]
+    OverBudget { offset: u64, what: &'static str, needed: u64, in_use: u64, limit: u64 },
+
+    /// The system refused memory that the budget allowed (a `ulimit -v`, an overcommitted host).
+    #[error("offset {offset}: out of memory: {what} needs {}", crate::budget::mib(*needed))]
+    OutOfMemory { offset: u64, what: &'static str, needed: u64 },
+
     #[error("{0}")]
     Invalid(String),
 

@@ -16,6 +16,7 @@
 //! # Ok::<(), rbag_storage::Error>(())
 //! ```
 
+pub mod budget;
 mod error;
 mod filter;
 mod mmap;

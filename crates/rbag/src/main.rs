@@ -24,6 +24,11 @@ use clap::{Parser, Subcommand};
 #[command(name = "rbag", version, propagate_version = true, max_term_width = 100)]
 #[command(after_help = "Exit codes: 0 ok, 1 error (bad input, I/O), 2 usage error, 3 finished but data was dropped.")]
 pub struct Cli {
+    /// Decompressed bag data held in memory at once, over every bag read (units allowed:
+    /// 256MiB, 2GB). Chunks beyond it are streamed; only a single message larger than it is an
+    /// error. Default: RBAG_MEMORY_BUDGET, else 512MiB.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = units::parse_size)]
+    memory_budget: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -98,10 +103,25 @@ fn run_ros2(verb: &str, _args: Vec<std::ffi::OsString>) -> anyhow::Result<Outcom
 fn main() -> ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let result = match ros2_verb(&argv) {
-        Some(verb) => run_ros2(verb, argv),
-        None => run(Cli::parse_from(argv)),
+        Some(verb) => memory_budget(None).and_then(|()| run_ros2(verb, argv)),
+        None => {
+            let cli = Cli::parse_from(argv);
+            memory_budget(cli.memory_budget).and_then(|()| run(cli))
+        }
     };
     finish(result)
+}
+
+/// Sets the memory budget from `--memory-budget`, or checks `RBAG_MEMORY_BUDGET` (a usage error
+/// when it is not a size).
+fn memory_budget(flag: Option<u64>) -> anyhow::Result<()> {
+    match flag {
+        Some(bytes) => rbag_storage::budget::set_limit(bytes),
+        None => {
+            rbag_storage::budget::env_limit().map_err(|e| anyhow::Error::new(UsageError(e)))?;
+        }
+    }
+    Ok(())
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
+use super::chunks;
 use super::parse;
 use super::records::{self, op, Raw, Walk, MAGIC};
 use crate::mmap::{self, Mapped};
@@ -64,8 +65,9 @@ struct ChunkMeta {
     compression: String,
     compressed: u64,
     uncompressed: u64,
-    /// The complete records recovered from a chunk the file ends inside.
-    salvaged: Option<Bytes>,
+    /// A chunk the file ends inside: its records decode as far as they go, and `uncompressed`
+    /// bytes of them are complete.
+    salvaged: bool,
 }
 
 impl ChunkMeta {
@@ -82,7 +84,7 @@ impl ChunkMeta {
             compression: compression.to_string(),
             compressed: 0,
             uncompressed: 0,
-            salvaged: None,
+            salvaged: false,
         }
     }
 }
@@ -97,10 +99,20 @@ fn chunk_compression(name: &str) -> Option<Compression> {
     }
 }
 
-/// A chunk's messages that a query wants, in log-time order.
-struct Loaded {
-    data: Bytes,
-    entries: Vec<(u64, u64, u16, Range<usize>)>,
+/// A message a query wants: its log time, where its record starts (in its chunk's records, or
+/// in the file for messages outside chunks) and its channel.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    log_time: u64,
+    at: u64,
+    channel: u16,
+}
+
+/// Chunks up to this many decompressed bytes (and within the memory budget) are read whole as
+/// soon as a query reaches them; larger ones only when one of their messages is next, with
+/// their entries taken from their message indexes (or a streamed pass).
+fn eager_max() -> u64 {
+    (crate::budget::limit() / 16).min(32 << 20)
 }
 
 impl McapReader {
@@ -254,7 +266,7 @@ impl McapReader {
                         compression: ci.compression,
                         compressed: ci.compressed_size,
                         uncompressed: ci.uncompressed_size,
-                        salvaged: None,
+                        salvaged: false,
                     });
                 }
                 op::METADATA_INDEX => {
@@ -336,7 +348,7 @@ impl McapReader {
 
     fn scan_chunk(&mut self, rec: &Raw, buf: &Bytes, schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> Result<ChunkMeta> {
         let head = records::chunk(&buf[rec.body.clone()], rec.offset)?;
-        let data = self.decompress(buf, rec.body.start, &head, rec.offset)?;
+        let source = source_of(buf, rec, &head, false)?;
         let mut meta = ChunkMeta {
             start: head.start,
             end: head.end,
@@ -344,19 +356,22 @@ impl McapReader {
             uncompressed: head.uncompressed_size,
             ..ChunkMeta::scanned(rec.offset, rec.offset as usize..rec.body.end, false, &head.compression)
         };
-        let mut counts = BTreeMap::new();
-        for inner in Walk::new(&data, 0, rec.offset, true) {
-            let inner = inner?;
-            match inner.op {
-                op::SCHEMA | op::CHANNEL => schema_or_channel(&inner, &data, schemas, channels)?,
-                op::MESSAGE => {
-                    let m = records::message(&data[inner.body.clone()], rec.offset)?;
-                    *counts.entry(m.channel).or_insert(0u64) += 1;
-                    meta.channels.get_or_insert_default().insert(m.channel);
-                }
-                _ => {}
-            }
+        if source.compression != Compression::None {
+            self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
         }
+        // Held when the budget has room for it, else streamed: either way every record is read.
+        let mut data = source.data(true)?;
+        let mut counts = BTreeMap::new();
+        chunks::walk(&mut data, rec.offset, false, u64::MAX, &mut |item| {
+            match item {
+                chunks::Item::Meta { op, body } => schema_or_channel_body(op, body, rec.offset, schemas, channels)?,
+                chunks::Item::Message { channel, .. } => {
+                    *counts.entry(channel).or_insert(0u64) += 1;
+                    meta.channels.get_or_insert_default().insert(channel);
+                }
+            }
+            Ok(())
+        })?;
         for (c, n) in counts {
             *self.counts.entry(c).or_default() += n;
         }
@@ -364,109 +379,126 @@ impl McapReader {
     }
 
     /// Recovers the complete messages of a chunk the file ends inside (a recorder killed
-    /// mid-write); returns how many.
+    /// mid-write); returns how many. Its records are streamed, up to
+    /// [`Limits::salvage_limit`] bytes.
     fn salvage_chunk(&mut self, buf: &Bytes, at: usize, schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> usize {
         let Some(rest) = buf.get(at..) else { return 0 };
         if rest.len() < 9 || rest[0] != op::CHUNK {
             return 0;
         }
         let Ok(head) = records::torn_chunk(&rest[9..], at as u64) else { return 0 };
-        let body = &rest[9..];
-        let Some(compressed) = body.get(head.records.clone()) else { return 0 };
-        let data = match chunk_compression(&head.compression) {
-            Some(Compression::None) => compressed.to_vec(),
-            Some(c) => crate::ros1::compression::salvage(c, compressed, self.limits.salvage_limit(compressed.len())),
-            None => return 0,
-        };
-        let mut meta = ChunkMeta { compressed: compressed.len() as u64, ..ChunkMeta::scanned(at as u64, at..buf.len(), false, &head.compression) };
-        let mut complete = 0;
+        let raw = Raw { op: op::CHUNK, body: at + 9..buf.len(), offset: at as u64 };
+        let Ok(source) = source_of(buf, &raw, &head, true) else { return 0 };
+        let Ok(mut data) = source.data(false) else { return 0 };
+        let limit = self.limits.salvage_limit(source.compressed.len());
+        let mut meta = ChunkMeta { compressed: source.compressed.len() as u64, ..ChunkMeta::scanned(at as u64, at..buf.len(), false, &head.compression) };
         let mut n = 0;
-        for rec in Walk::new(&data, 0, at as u64, true) {
-            let Ok(rec) = rec else { break };
-            match rec.op {
-                op::SCHEMA | op::CHANNEL if schema_or_channel(&rec, &data, schemas, channels).is_err() => break,
-                op::MESSAGE => {
-                    let Ok(m) = records::message(&data[rec.body.clone()], at as u64) else { break };
-                    *self.counts.entry(m.channel).or_default() += 1;
-                    meta.channels.get_or_insert_default().insert(m.channel);
-                    meta.start = meta.start.min(m.log_time);
-                    meta.end = meta.end.max(m.log_time);
+        let mut counts: BTreeMap<u16, u64> = BTreeMap::new();
+        let complete = chunks::walk(&mut data, at as u64, true, limit, &mut |item| {
+            match item {
+                chunks::Item::Meta { op, body } => schema_or_channel_body(op, body, at as u64, schemas, channels)?,
+                chunks::Item::Message { channel, log_time, .. } => {
+                    *counts.entry(channel).or_default() += 1;
+                    meta.channels.get_or_insert_default().insert(channel);
+                    meta.start = meta.start.min(log_time);
+                    meta.end = meta.end.max(log_time);
                     n += 1;
                 }
-                _ => {}
             }
-            complete = rec.body.end;
-        }
+            Ok(())
+        });
+        let Ok(complete) = complete else { return 0 };
         if n > 0 {
-            meta.uncompressed = complete as u64;
-            meta.salvaged = Some(Bytes::from(data).slice(0..complete));
+            for (c, k) in counts {
+                *self.counts.entry(c).or_default() += k;
+            }
+            meta.uncompressed = complete;
+            meta.salvaged = true;
             self.chunks.push(meta);
         }
         n
     }
 
-    /// The records of a chunk, decompressed and CRC-checked; uncompressed chunks are a slice of
-    /// the map.
-    fn decompress(&self, buf: &Bytes, body_start: usize, head: &records::ChunkHead, offset: u64) -> Result<Bytes> {
-        let compressed = buf.slice(body_start + head.records.start..body_start + head.records.end);
-        let data = match chunk_compression(&head.compression) {
-            Some(Compression::None) => {
-                if head.uncompressed_size != compressed.len() as u64 {
-                    return Err(Error::Malformed { offset, what: "MCAP chunk", reason: format!("uncompressed chunk says {} bytes but holds {}", head.uncompressed_size, compressed.len()) });
-                }
-                compressed
-            }
-            Some(c) => {
-                self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
-                Bytes::from(crate::ros1::compression::decompress(c, &compressed, head.uncompressed_size, offset, &self.limits)?)
-            }
-            None => return Err(Error::UnsupportedCompression { offset, name: head.compression.clone() }),
-        };
-        if head.crc != 0 {
-            let crc = crc32fast::hash(&data);
-            if crc != head.crc {
-                return Err(Error::Malformed { offset, what: "MCAP chunk", reason: format!("CRC mismatch: the chunk says {:08x}, its data hashes to {crc:08x}", head.crc) });
-            }
-        }
-        Ok(data)
-    }
-
-    /// Decompresses chunk `i` and picks the messages `want` accepts, sorted by log time (file
-    /// order for ties).
-    fn load(&self, i: usize, want: &dyn Fn(u16, u64) -> bool) -> Result<Loaded> {
+    /// Where chunk `i`'s records are and how they decode.
+    fn source(&self, i: usize) -> Result<chunks::Source> {
         let meta = &self.chunks[i];
         let buf = self.map.slice(0..self.map.len());
-        self.chunks_read.fetch_add(1, Ordering::Relaxed);
-        self.bytes_read.fetch_add(meta.range.len() as u64, Ordering::Relaxed);
-        let (data, base, start) = if let Some(s) = &meta.salvaged {
-            (s.clone(), meta.offset, 0)
-        } else if meta.loose {
-            (buf.clone(), 0, meta.range.start)
-        } else {
-            let walk = Walk::new(&buf, meta.range.start, 0, false).next();
-            let rec = match walk {
-                Some(Ok(r)) if r.op == op::CHUNK => r,
-                Some(Err(e)) => return Err(e),
-                _ => return Err(Error::Malformed { offset: meta.offset, what: "MCAP chunk index", reason: "it does not point at a Chunk record".into() }),
-            };
-            let head = records::chunk(&buf[rec.body.clone()], rec.offset)?;
-            (self.decompress(&buf, rec.body.start, &head, rec.offset)?, meta.offset, 0)
+        let rec = match Walk::new(&buf, meta.range.start, 0, false).next() {
+            Some(Ok(r)) if r.op == op::CHUNK => r,
+            // A torn chunk runs to the end of the file.
+            Some(Err(_)) | None if meta.salvaged => Raw { op: op::CHUNK, body: meta.range.start + 9..buf.len(), offset: meta.offset },
+            Some(Err(e)) => return Err(e),
+            _ => return Err(Error::Malformed { offset: meta.offset, what: "MCAP chunk index", reason: "it does not point at a Chunk record".into() }),
         };
-        let end = if meta.loose { meta.range.end } else { data.len() };
-        let mut entries = Vec::new();
-        for rec in Walk::new(&data[..end], start, base, !meta.loose) {
-            let rec = rec?;
-            if rec.op != op::MESSAGE {
-                continue;
-            }
-            let m = records::message(&data[rec.body.clone()], rec.offset)?;
-            if want(m.channel, m.log_time) {
-                let s = rec.body.start;
-                entries.push((m.log_time, m.publish_time, m.channel, s + m.data.start..s + m.data.end));
-            }
+        let body = buf.get(rec.body.clone()).unwrap_or_default();
+        let head = if meta.salvaged { records::torn_chunk(body, rec.offset)? } else { records::chunk(body, rec.offset)? };
+        let mut source = source_of(&buf, &rec, &head, meta.salvaged)?;
+        if meta.salvaged {
+            source.size = meta.uncompressed;
         }
-        entries.sort_by_key(|e| e.0);
-        Ok(Loaded { data, entries })
+        Ok(source)
+    }
+
+    /// The messages of chunk `i` that `want` accepts, sorted by log time (file order for ties),
+    /// with the chunk's records when they were read to find them. A large chunk with message
+    /// indexes is not read here at all.
+    fn entries(&self, i: usize, want: &dyn Fn(u16, u64) -> bool) -> Result<(Vec<Entry>, Option<chunks::Data>)> {
+        let meta = &self.chunks[i];
+        self.bytes_read.fetch_add(meta.range.len() as u64, Ordering::Relaxed);
+        let mut entries = Vec::new();
+        if meta.loose {
+            let buf = self.map.slice(0..self.map.len());
+            for rec in Walk::new(&buf[..meta.range.end], meta.range.start, 0, false) {
+                let rec = rec?;
+                if rec.op == op::MESSAGE {
+                    let m = records::message(&buf[rec.body.clone()], rec.offset)?;
+                    if want(m.channel, m.log_time) {
+                        entries.push(Entry { log_time: m.log_time, at: rec.offset, channel: m.channel });
+                    }
+                }
+            }
+            entries.sort_by_key(|e| (e.log_time, e.at));
+            return Ok((entries, Some(chunks::Data::Held(buf))));
+        }
+        let large = meta.uncompressed > eager_max();
+        if large && !meta.salvaged && !meta.message_indexes.is_empty() {
+            let buf = self.map.slice(0..self.map.len());
+            for &off in &meta.message_indexes {
+                match Walk::new(&buf, off as usize, 0, false).next() {
+                    Some(Ok(r)) if r.op == op::MESSAGE_INDEX => records::message_index(&buf[r.body.clone()], r.offset, &mut |ch, t, at| {
+                        if want(ch, t) {
+                            entries.push(Entry { log_time: t, at, channel: ch });
+                        }
+                    })?,
+                    Some(Err(e)) => return Err(e),
+                    _ => return Err(Error::Malformed { offset: off, what: "MCAP chunk index", reason: "message index offset does not point at a MessageIndex".into() }),
+                }
+            }
+            entries.sort_by_key(|e| (e.log_time, e.at));
+            return Ok((entries, None));
+        }
+        let mut data = self.chunk_data(i, !large)?;
+        chunks::walk(&mut data, meta.offset, false, u64::MAX, &mut |item| {
+            if let chunks::Item::Message { at, channel, log_time, .. } = item {
+                if want(channel, log_time) {
+                    entries.push(Entry { log_time, at, channel });
+                }
+            }
+            Ok(())
+        })?;
+        entries.sort_by_key(|e| (e.log_time, e.at));
+        Ok((entries, Some(data)))
+    }
+
+    /// Chunk `i`'s records, held whole when `hold` and the memory budget has room, else
+    /// streamed.
+    fn chunk_data(&self, i: usize, hold: bool) -> Result<chunks::Data> {
+        self.chunks_read.fetch_add(1, Ordering::Relaxed);
+        let source = self.source(i)?;
+        if source.compression != Compression::None {
+            self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
+        }
+        source.data(hold)
     }
 
     /// The bag's metadata.yaml text, as rosbag2 (Jazzy on) stores it in the file.
@@ -519,19 +551,31 @@ impl McapReader {
             })
             .collect();
         let filter = filter.clone();
-        let merge = Merge { reader: self, pending, heap: BinaryHeap::new(), loaded: HashMap::new(), wanted, filter, failed: false };
+        let merge = Merge { reader: self, pending, heap: BinaryHeap::new(), open: HashMap::new(), wanted, filter, failed: false };
         mmap::checked_iter(Some(&self.map), Box::new(merge))
     }
 }
 
-/// Lazy k-way merge over the chunks a query needs: a chunk is decompressed only once the merge
-/// reaches its start time, so memory holds just the chunks that overlap in time.
+/// A chunk being drained by the merge.
+struct Open {
+    entries: Vec<Entry>,
+    /// Read when one of its messages is first wanted (if finding its entries did not).
+    data: Option<chunks::Data>,
+    /// Its held records were given back to the memory budget: stream them.
+    stream_only: bool,
+}
+
+/// Lazy k-way merge over the chunks a query needs: a chunk is opened only once the merge
+/// reaches its start time, so memory holds just the chunks that overlap in time; a large one
+/// is read only when one of its messages is next. Records are held whole while the memory
+/// budget has room and streamed beyond it; when a message (or a decoder) does not fit, the
+/// other chunks' records are given back and streamed again when their turn comes.
 struct Merge<'a> {
     reader: &'a McapReader,
     pending: VecDeque<usize>,
-    /// (log time, chunk offset, entry) of each loaded chunk's next message.
+    /// (log time, chunk offset, chunk, entry) of each open chunk's next message.
     heap: BinaryHeap<Reverse<(u64, u64, usize, usize)>>,
-    loaded: HashMap<usize, Loaded>,
+    open: HashMap<usize, Open>,
     wanted: BTreeSet<u16>,
     filter: Filter,
     failed: bool,
@@ -541,12 +585,58 @@ impl Merge<'_> {
     fn load_next(&mut self) -> Result<()> {
         let Some(i) = self.pending.pop_front() else { return Ok(()) };
         let (wanted, filter, reader) = (&self.wanted, &self.filter, self.reader);
-        let loaded = self.reader.load(i, &|ch, t| filter.accepts_time(t) && reader.selects(wanted, filter, ch))?;
-        if let Some(first) = loaded.entries.first() {
-            self.heap.push(Reverse((first.0, self.reader.chunks[i].offset, i, 0)));
-            self.loaded.insert(i, loaded);
+        let (entries, data) = self.reader.entries(i, &|ch, t| filter.accepts_time(t) && reader.selects(wanted, filter, ch))?;
+        if let Some(first) = entries.first() {
+            self.heap.push(Reverse((first.log_time, self.reader.chunks[i].offset, i, 0)));
+            self.open.insert(i, Open { entries, data, stream_only: false });
         }
         Ok(())
+    }
+
+    /// Gives the records (or streaming decoder) of every open chunk but `keep` back to the
+    /// memory budget; they are streamed, from their start, when their turn comes. Whether any
+    /// were held.
+    fn give_back(&mut self, keep: usize) -> bool {
+        let mut any = false;
+        for (&k, o) in self.open.iter_mut() {
+            if k != keep && !self.reader.chunks[k].loose && o.data.is_some() && !self.reader.chunks[k].compression.is_empty() {
+                o.data = None;
+                o.stream_only = true;
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Entry `e` of chunk `chunk` as a message, reading the chunk first if need be; a budget
+    /// shortfall gives the other chunks' held records back and tries once more.
+    fn message(&mut self, chunk: usize, e: Entry) -> Result<Message> {
+        let mut retried = false;
+        loop {
+            match self.try_message(chunk, e) {
+                Err(Error::OverBudget { .. }) if !retried && self.give_back(chunk) => retried = true,
+                other => return other,
+            }
+        }
+    }
+
+    fn try_message(&mut self, chunk: usize, e: Entry) -> Result<Message> {
+        let reader = self.reader;
+        let open = self.open.get_mut(&chunk).ok_or_else(|| Error::Invalid("merge chunk is not open".into()))?;
+        if open.data.is_none() {
+            open.data = Some(reader.chunk_data(chunk, !open.stream_only)?);
+        }
+        let data = open.data.as_mut().ok_or_else(|| Error::Invalid("chunk data is missing".into()))?;
+        let offset = reader.chunks[chunk].offset;
+        let (m, payload) = chunks::message_at(data, e.at, offset)?;
+        if m.channel != e.channel || m.log_time != e.log_time {
+            return Err(Error::Malformed {
+                offset,
+                what: "MCAP message index",
+                reason: format!("it puts a message of channel {} at {} ns at byte {}, where the record says channel {} at {} ns", e.channel, e.log_time, e.at, m.channel, m.log_time),
+            });
+        }
+        Ok(Message { connection: u32::from(m.channel), log_time: m.log_time, publish_time: m.publish_time, data: payload })
     }
 }
 
@@ -572,40 +662,62 @@ impl Iterator for Merge<'_> {
             }
         }
         let Reverse((_, offset, chunk, k)) = self.heap.pop()?;
-        let loaded = self.loaded.get(&chunk)?;
-        let (log_time, publish_time, channel, range) = loaded.entries[k].clone();
-        if !self.reader.declared(channel) && !(self.reader.options.lenient && self.reader.connection(u32::from(channel)).is_some()) {
-            // The record starts 31 bytes (op, length, fixed fields) before its payload.
+        let e = self.open.get(&chunk)?.entries[k];
+        let channel = e.channel;
+        let stand_in = self.reader.options.lenient && self.reader.connection(u32::from(channel)).is_some();
+        if !(self.reader.declared(channel) || stand_in) {
             let meta = &self.reader.chunks[chunk];
-            let at = range.start.saturating_sub(31) as u64;
-            let at = if meta.loose { Place::Offset(at) } else { Place::InChunk { chunk: meta.offset, at } };
+            let at = if meta.loose { Place::Offset(e.at) } else { Place::InChunk { chunk: meta.offset, at: e.at } };
             self.failed = true;
             return Some(Err(Error::UndeclaredConnection { at, kind: "channel", id: u32::from(channel) }.in_file(&self.reader.path)));
         }
-        let msg = Message { connection: channel as u32, log_time, publish_time, data: loaded.data.slice(range) };
-        if let Some(e) = loaded.entries.get(k + 1) {
-            self.heap.push(Reverse((e.0, offset, chunk, k + 1)));
-        } else if self.loaded.remove(&chunk).is_some() {
+        let msg = self.message(chunk, e);
+        let open = self.open.get(&chunk)?;
+        if let Some(next) = open.entries.get(k + 1) {
+            self.heap.push(Reverse((next.log_time, offset, chunk, k + 1)));
+        } else if self.open.remove(&chunk).is_some() {
             let meta = &self.reader.chunks[chunk];
             if meta.compression.is_empty() {
                 self.reader.map.release(meta.range.clone());
             }
         }
-        Some(Ok(msg))
+        if msg.is_err() {
+            self.failed = true;
+        }
+        Some(msg.map_err(|e| e.in_file(&self.reader.path)))
     }
 }
 
 /// Collects a Schema or Channel record (top level, in a chunk, or in the summary).
 fn schema_or_channel(rec: &Raw, buf: &[u8], schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> Result<()> {
-    let body = &buf[rec.body.clone()];
-    if rec.op == op::SCHEMA {
-        let s = parse::schema(body, rec.offset)?;
+    schema_or_channel_body(rec.op, &buf[rec.body.clone()], rec.offset, schemas, channels)
+}
+
+/// [`schema_or_channel`] from a record's op and body.
+fn schema_or_channel_body(op: u8, body: &[u8], offset: u64, schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> Result<()> {
+    if op == op::SCHEMA {
+        let s = parse::schema(body, offset)?;
         schemas.insert(s.id, s);
     } else {
-        let c = parse::channel(body, rec.offset)?;
+        let c = parse::channel(body, offset)?;
         channels.insert(c.id, c);
     }
     Ok(())
+}
+
+/// Where the records of the chunk record `rec` (with header `head`) are, and how they decode.
+fn source_of(buf: &Bytes, rec: &Raw, head: &records::ChunkHead, torn: bool) -> Result<chunks::Source> {
+    let compression = chunk_compression(&head.compression).ok_or_else(|| Error::UnsupportedCompression { offset: rec.offset, name: head.compression.clone() })?;
+    let start = rec.body.start + head.records.start;
+    let end = (rec.body.start + head.records.end).min(buf.len());
+    Ok(chunks::Source {
+        compression,
+        compressed: buf.slice(start.min(end)..end),
+        size: head.uncompressed_size,
+        crc: if torn { 0 } else { head.crc },
+        lenient: torn,
+        offset: rec.offset,
+    })
 }
 
 /// Connections from channels and the schemas they name.
@@ -659,7 +771,7 @@ impl StorageReader for McapReader {
                     match rec {
                         Some(Ok(r)) if r.op == op::MESSAGE_INDEX => {
                             let body = self.map.slice(r.body.clone());
-                            records::message_index(&body, r.offset, &mut |ch, t| times.entry(ch).or_default().push(t))
+                            records::message_index(&body, r.offset, &mut |ch, t, _| times.entry(ch).or_default().push(t))
                                 .map_err(|e| e.in_file(&self.path))?;
                         }
                         Some(Err(e)) => return Err(e.in_file(&self.path)),
@@ -668,9 +780,13 @@ impl StorageReader for McapReader {
                 }
             }
         } else {
-            for m in self.iter(&Filter::default()) {
-                let m = m?;
-                times.entry(m.connection as u16).or_default().push(m.log_time);
+            // Times only: each chunk's records are walked (streamed when the budget has no room
+            // for them), payloads are not copied.
+            for i in 0..self.chunks.len() {
+                let (entries, _) = self.entries(i, &|_, _| true).map_err(|e| e.in_file(&self.path))?;
+                for e in entries {
+                    times.entry(e.channel).or_default().push(e.log_time);
+                }
             }
         }
         let topic = |ch: u16| self.connection(ch as u32).map(|c| c.topic.as_str()).unwrap_or("");

@@ -143,8 +143,9 @@ fn chunk_inner(body: &[u8], offset: u64, torn: bool) -> Result<ChunkHead> {
     })
 }
 
-/// `(channel, log_time)` of each entry of a MessageIndex record body.
-pub fn message_index(body: &[u8], offset: u64, out: &mut impl FnMut(u16, u64)) -> Result<()> {
+/// `(channel, log_time, offset in the chunk's records)` of each entry of a MessageIndex record
+/// body.
+pub fn message_index(body: &[u8], offset: u64, out: &mut impl FnMut(u16, u64, u64)) -> Result<()> {
     let bad = |reason: String| Error::Malformed { offset, what: "MCAP message index", reason };
     if body.len() < 6 {
         return Err(bad("shorter than its fixed fields".into()));
@@ -153,7 +154,7 @@ pub fn message_index(body: &[u8], offset: u64, out: &mut impl FnMut(u16, u64)) -
     let len = u32::from_le_bytes([body[2], body[3], body[4], body[5]]) as usize;
     let entries = body.get(6..6 + len).filter(|e| e.len() % 16 == 0).ok_or_else(|| bad(format!("entries of {len} bytes do not fit")))?;
     for e in entries.chunks_exact(16) {
-        out(channel, u64_at(e, 0));
+        out(channel, u64_at(e, 0), u64_at(e, 8));
     }
     Ok(())
 }

@@ -3,7 +3,9 @@
 use std::borrow::Cow;
 use std::io::{Read, Write};
 
-use super::record::Limits;
+use bytes::Bytes;
+
+use crate::budget::{self, Budgeted, Reservation};
 use crate::{Compression, Error, Result};
 
 /// Parses a chunk's `compression` field.
@@ -19,15 +21,16 @@ pub fn parse(name: &[u8], offset: u64) -> Result<Compression> {
     }
 }
 
-fn reader<'a>(compression: Compression, data: &'a [u8]) -> Box<dyn Read + 'a> {
+/// A decoder of `compression` over `input`.
+pub fn decoder<'a, R: Read + Send + 'a>(compression: Compression, input: R) -> Box<dyn Read + Send + 'a> {
     match compression {
-        Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(data)),
-        Compression::Bz2 => Box::new(bzip2::read::BzDecoder::new(data)),
-        Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(data) {
+        Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(input)),
+        Compression::Bz2 => Box::new(bzip2::read::BzDecoder::new(input)),
+        Compression::Zstd => match zstd::stream::read::Decoder::new(input) {
             Ok(d) => Box::new(d),
             Err(e) => Box::new(FailingReader(Some(e))),
         },
-        Compression::None => Box::new(data),
+        Compression::None => Box::new(input),
     }
 }
 
@@ -40,41 +43,198 @@ impl Read for FailingReader {
     }
 }
 
-/// Decompresses a whole chunk whose header says it holds `size` bytes.
-pub fn decompress(compression: Compression, data: &[u8], size: u64, offset: u64, limits: &Limits) -> Result<Vec<u8>> {
-    let limit = limits.inflate_limit(data.len());
-    if compression != Compression::None && size > limit {
-        return Err(Error::TooLarge { offset, what: "chunk (its size for so few compressed bytes)", len: size, limit });
-    }
-    // Do not trust `size` for the allocation: grow past 64 MiB only as data arrives.
-    let mut out = Vec::with_capacity(size.min(64 << 20) as usize);
-    // Read one byte past `size` so a chunk that inflates to more than it claims is caught.
-    reader(compression, data)
-        .take(size + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| Error::Decompress { offset, compression: compression.name(), reason: e.to_string() })?;
-    if out.len() as u64 != size {
-        return Err(Error::Decompress {
-            offset,
-            compression: compression.name(),
-            reason: format!("header says {size} bytes, data holds {}{}", if out.len() as u64 > size { "more than " } else { "" }, out.len().min(size as usize)),
-        });
-    }
-    Ok(out)
-}
+/// A reader that ends where its inner reader fails: what decodes of a torn stream.
+pub struct UntilError<R>(pub R);
 
-/// Decompresses as much of a torn chunk as decodes, up to `limit` bytes.
-pub fn salvage(compression: Compression, data: &[u8], limit: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut r = reader(compression, data).take(limit);
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
+impl<R: Read> Read for UntilError<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            match self.0.read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return Ok(0),
+                Ok(n) => return Ok(n),
+            }
         }
     }
-    out
+}
+
+/// Reads into all of `buf`; how many bytes there were before the end of `r`.
+fn fill(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Decompresses a whole chunk whose header says it holds `size` bytes into a buffer that
+/// `reservation` (at least `size` bytes of the memory budget) pays for. `lenient` decodes a
+/// torn stream as far as it goes (what a scan found to hold `size` bytes of records).
+pub fn decompress(compression: Compression, data: &[u8], size: u64, offset: u64, reservation: Reservation, lenient: bool) -> Result<Bytes> {
+    let name = compression.name();
+    let bad = |reason: String| Error::Decompress { offset, compression: name, reason };
+    let mut out = budget::vec_with_capacity(size, offset, "chunk")?;
+    out.resize(size as usize, 0);
+    let mut strict = decoder(compression, data);
+    let mut torn;
+    let r: &mut dyn Read = if lenient {
+        torn = UntilError(&mut strict);
+        &mut torn
+    } else {
+        &mut strict
+    };
+    let got = fill(r, &mut out).map_err(|e| bad(e.to_string()))?;
+    if got as u64 != size {
+        return Err(bad(format!("header says {size} bytes, data holds {got}")));
+    }
+    // One byte more would mean the chunk inflates to more than it says.
+    if !lenient && fill(r, &mut [0u8]).map_err(|e| bad(e.to_string()))? != 0 {
+        return Err(bad(format!("header says {size} bytes, data holds more")));
+    }
+    Ok(Budgeted::bytes(out, reservation))
+}
+
+/// Roughly what a streaming decoder of `data` holds besides its output: bz2's block (900 kB
+/// blocks need about 3.7 MB), lz4's two block buffers, zstd's window (its frame header says
+/// how large; libzstd refuses windows over 128 MiB).
+pub fn decoder_footprint(compression: Compression, data: &[u8]) -> u64 {
+    const SLACK: u64 = 256 << 10;
+    match compression {
+        Compression::None => 0,
+        Compression::Bz2 => (4 << 20) + SLACK,
+        Compression::Lz4 => {
+            // Frame descriptor: magic, FLG, BD; BD bits 4-6 give the largest block.
+            let block = match data.get(5).map(|bd| (bd >> 4) & 7) {
+                Some(4) => 64 << 10,
+                Some(5) => 256 << 10,
+                Some(6) => 1 << 20,
+                _ => 4 << 20,
+            };
+            2 * block + SLACK
+        }
+        Compression::Zstd => zstd_window(data).unwrap_or(8 << 20).min(128 << 20) + SLACK,
+    }
+}
+
+/// The window size a zstd frame header asks the decoder for, if `data` starts with one.
+fn zstd_window(data: &[u8]) -> Option<u64> {
+    if data.get(..4)? != [0x28, 0xB5, 0x2F, 0xFD] {
+        return None;
+    }
+    let fhd = *data.get(4)?;
+    let single_segment = fhd & 0x20 != 0;
+    if !single_segment {
+        let wd = *data.get(5)?;
+        let log = 10 + u32::from(wd >> 3);
+        let base = 1u64.checked_shl(log)?;
+        return Some(base + (base / 8) * u64::from(wd & 7));
+    }
+    // Single segment: the window is the content size, after any dictionary id.
+    let dict = [0usize, 1, 2, 4][usize::from(fhd & 3)];
+    let at = 5 + dict;
+    let fcs = match fhd >> 6 {
+        0 => u64::from(*data.get(at)?),
+        1 => u64::from(u16::from_le_bytes(data.get(at..at + 2)?.try_into().ok()?)) + 256,
+        2 => u64::from(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?)),
+        _ => u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?),
+    };
+    Some(fcs)
+}
+
+/// A chunk's decompressed bytes read in order without holding them: for a chunk larger than
+/// the memory budget has free. Reading from an earlier position starts the decoder over.
+pub struct Stream {
+    compression: Compression,
+    compressed: Bytes,
+    lenient: bool,
+    decoder: Box<dyn Read + Send>,
+    /// Decompressed bytes read so far.
+    pos: u64,
+    /// File offset of the chunk, for errors.
+    chunk: u64,
+    /// Pays for the decoder's own buffers.
+    _reservation: Reservation,
+}
+
+impl Stream {
+    /// A stream over `compressed`, whose decoder is paid for from the memory budget.
+    pub fn new(compression: Compression, compressed: Bytes, lenient: bool, chunk: u64) -> Result<Self> {
+        let footprint = decoder_footprint(compression, &compressed);
+        let reservation = budget::reserve(footprint, chunk, "a streaming chunk decoder")?;
+        let decoder = Self::start(compression, &compressed, lenient);
+        Ok(Stream { compression, compressed, lenient, decoder, pos: 0, chunk, _reservation: reservation })
+    }
+
+    fn start(compression: Compression, compressed: &Bytes, lenient: bool) -> Box<dyn Read + Send> {
+        let d = decoder(compression, std::io::Cursor::new(compressed.clone()));
+        if lenient {
+            Box::new(UntilError(d))
+        } else {
+            d
+        }
+    }
+
+    /// Decompressed bytes read so far.
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    fn error(&self, e: std::io::Error) -> Error {
+        Error::Decompress { offset: self.chunk, compression: self.compression.name(), reason: e.to_string() }
+    }
+
+    fn short(&self, what: &str, at: u64) -> Error {
+        Error::Malformed { offset: self.chunk, what: "chunk", reason: format!("{what} at byte {at} of its data runs past its end") }
+    }
+
+    /// Moves to decompressed byte `to`, starting over when it lies behind.
+    pub fn seek(&mut self, to: u64) -> Result<()> {
+        if to < self.pos {
+            self.decoder = Self::start(self.compression, &self.compressed, self.lenient);
+            self.pos = 0;
+        }
+        let mut left = to - self.pos;
+        let mut scratch = [0u8; 16 << 10];
+        while left > 0 {
+            let n = left.min(scratch.len() as u64) as usize;
+            let got = fill(&mut self.decoder, &mut scratch[..n]).map_err(|e| self.error(e))?;
+            self.pos += got as u64;
+            if got < n {
+                return Err(self.short("a record", to));
+            }
+            left -= n as u64;
+        }
+        Ok(())
+    }
+
+    /// Fills `buf`, or says how many bytes there were before the end: 0 at a clean end.
+    pub fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let got = fill(&mut self.decoder, buf).map_err(|e| self.error(e))?;
+        self.pos += got as u64;
+        Ok(got)
+    }
+
+    /// Fills `buf` with the next bytes of `what`.
+    pub fn read_exact(&mut self, buf: &mut [u8], what: &str) -> Result<()> {
+        let at = self.pos;
+        if self.read_some(buf)? < buf.len() {
+            return Err(self.short(what, at));
+        }
+        Ok(())
+    }
+
+    /// The next `len` bytes of `what`, in a buffer paid for from the memory budget.
+    pub fn read_budgeted(&mut self, len: u64, what: &'static str) -> Result<Bytes> {
+        let (mut buf, reservation) = budget::buffer(len, self.chunk, what)?;
+        buf.resize(len as usize, 0);
+        self.read_exact(&mut buf, what)?;
+        Ok(Budgeted::bytes(buf, reservation))
+    }
 }
 
 /// Compresses chunk data for writing (uncompressed chunks are passed through, not copied).
@@ -106,11 +266,8 @@ pub fn compress(compression: Compression, data: &[u8]) -> Result<Cow<'_, [u8]>> 
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_size_no_real_data_reaches_is_refused_before_inflating() {
-        let z = compress(Compression::Bz2, &[0u8; 1000]).unwrap();
-        let e = decompress(Compression::Bz2, &z, 1 << 30, 7, &Limits::default()).unwrap_err();
-        assert!(matches!(e, Error::TooLarge { offset: 7, .. }), "{e}");
+    fn all(c: Compression, z: &[u8], size: u64) -> Result<Bytes> {
+        decompress(c, z, size, 0, budget::try_reserve(size).unwrap(), false)
     }
 
     #[test]
@@ -118,12 +275,36 @@ mod tests {
         let data: Vec<u8> = (0..200_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
         for c in [Compression::None, Compression::Lz4, Compression::Bz2] {
             let z = compress(c, &data).unwrap();
-            let l = Limits::default();
-            assert_eq!(decompress(c, &z, data.len() as u64, 0, &l).unwrap(), data);
-            assert!(decompress(c, &z, data.len() as u64 - 1, 0, &l).is_err(), "{c:?} size lie");
+            assert_eq!(all(c, &z, data.len() as u64).unwrap(), data);
+            assert!(all(c, &z, data.len() as u64 - 1).is_err(), "{c:?} size lie");
+            assert!(all(c, &z, data.len() as u64 + 1).is_err(), "{c:?} size lie");
             let cut = &z[..z.len() / 2];
-            let part = salvage(c, cut, u64::MAX);
-            assert!(data.starts_with(&part), "{c:?} salvage is a prefix");
+            let mut part = Vec::new();
+            UntilError(decoder(c, cut)).read_to_end(&mut part).unwrap();
+            assert!(data.starts_with(&part), "{c:?} what decodes of a torn stream is a prefix");
         }
+    }
+
+    #[test]
+    fn streams_read_forward_and_start_over() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+        for c in [Compression::None, Compression::Lz4, Compression::Bz2] {
+            let z = Bytes::from(compress(c, &data).unwrap().into_owned());
+            let mut s = Stream::new(c, z, false, 7).unwrap();
+            s.seek(1000).unwrap();
+            assert_eq!(s.read_budgeted(10, "test").unwrap(), data[1000..1010]);
+            s.seek(5).unwrap();
+            assert_eq!(s.read_budgeted(3, "test").unwrap(), data[5..8]);
+            s.seek(299_990).unwrap();
+            assert!(s.read_budgeted(20, "test").is_err(), "{c:?} past the end");
+        }
+    }
+
+    #[test]
+    fn zstd_window_from_the_frame_header() {
+        let z = zstd::stream::encode_all(&[0u8; 100_000][..], 3).unwrap();
+        let w = zstd_window(&z).unwrap();
+        assert!((100_000..=4 << 20).contains(&w), "{w}");
+        assert_eq!(zstd_window(b"nope"), None);
     }
 }

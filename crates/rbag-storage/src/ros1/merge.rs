@@ -3,23 +3,28 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use bytes::Bytes;
-
 use super::chunk::Entry;
-use super::reader::Ros1Reader;
-use crate::{Filter, Message, Result};
+use super::reader::{ChunkData, Ros1Reader};
+use crate::{Error, Filter, Message, Result};
 
 /// A chunk being drained by the merge.
 struct Cursor {
-    data: Bytes,
     entries: Vec<Entry>,
     next: usize,
     chunk_pos: u64,
     chunk: usize,
+    /// Read when the merge first wants one of its messages.
+    data: Option<ChunkData>,
+    /// Its held data was given back to the memory budget: read it again as a stream.
+    stream_only: bool,
 }
 
-/// K-way merge over the chunks that overlap in time. Chunks are opened in start-time order, only
-/// when the merge reaches their start, so memory holds the overlapping chunks, not the bag.
+/// K-way merge over the chunks that overlap in time. A chunk's index entries are read when the
+/// merge reaches its start time; its data only when one of its messages is next, so memory
+/// holds the chunks whose messages interleave, not all that overlap (chunks of one instant are
+/// read one after the other). Data is held whole while the memory budget has room, and
+/// streamed beyond it; when a message (or a decoder) does not fit, the other chunks' data is
+/// given back and they are streamed again when their turn comes.
 pub(super) struct Merge<'a> {
     reader: &'a Ros1Reader,
     order: Vec<usize>,
@@ -48,8 +53,8 @@ impl<'a> Merge<'a> {
         let (want, filter) = (&self.want, &self.filter);
         let reader = self.reader;
         let keep = |conn: u32, t: u64| reader.keep(want, filter, conn, t);
-        let loaded = self.reader.load(i, &keep)?;
-        if let Some(first) = loaded.entries.first() {
+        let entries = self.reader.entries(i, &keep)?;
+        if let Some(first) = entries.first() {
             let pos = self.reader.chunks[i].pos;
             let slot = match self.slots.iter().position(Option::is_none) {
                 Some(s) => s,
@@ -59,11 +64,48 @@ impl<'a> Merge<'a> {
                 }
             };
             self.heap.push(Reverse((first.time, pos, first.offset, slot)));
-            self.slots[slot] = Some(Cursor { data: loaded.data, entries: loaded.entries, next: 1, chunk_pos: pos, chunk: i });
+            self.slots[slot] = Some(Cursor { entries, next: 1, chunk_pos: pos, chunk: i, data: None, stream_only: false });
         } else {
             self.reader.release(i);
         }
         Ok(())
+    }
+
+    /// Gives the data (or streaming decoder) of every chunk but `keep` back to the memory
+    /// budget; they are streamed, from their start, when their turn comes. Whether any was held.
+    fn give_back(&mut self, keep: usize) -> bool {
+        let mut any = false;
+        for (k, c) in self.slots.iter_mut().enumerate() {
+            if let Some(c) = c.as_mut().filter(|c| k != keep && c.data.is_some()) {
+                c.data = None;
+                c.stream_only = true;
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// The message of the entry just taken from `slot`: its chunk's data is read first if
+    /// need be. A budget shortfall gives the other chunks' held data back and tries once more.
+    fn message(&mut self, slot: usize, e: Entry) -> Result<Message> {
+        let mut retried = false;
+        loop {
+            let result = self.try_message(slot, e);
+            match result {
+                Err(Error::OverBudget { .. }) if !retried && self.give_back(slot) => retried = true,
+                other => return other,
+            }
+        }
+    }
+
+    fn try_message(&mut self, slot: usize, e: Entry) -> Result<Message> {
+        let reader = self.reader;
+        let cursor = self.slots[slot].as_mut().ok_or_else(|| Error::Invalid("merge slot is empty".into()))?;
+        if cursor.data.is_none() {
+            cursor.data = Some(reader.chunk_data(cursor.chunk, !cursor.stream_only)?);
+        }
+        let data = cursor.data.as_mut().ok_or_else(|| Error::Invalid("chunk data is missing".into()))?;
+        reader.message_of(data, e, cursor.chunk_pos)
     }
 }
 
@@ -96,9 +138,10 @@ impl Iterator for Merge<'_> {
             }
         }
         let Reverse((_, _, _, slot)) = self.heap.pop()?;
-        let cursor = self.slots[slot].as_mut()?;
+        let cursor = self.slots[slot].as_ref()?;
         let entry = cursor.entries[cursor.next - 1];
-        let msg = self.reader.message(&cursor.data, entry, cursor.chunk_pos);
+        let msg = self.message(slot, entry);
+        let cursor = self.slots[slot].as_mut()?;
         if let Some(e) = cursor.entries.get(cursor.next) {
             self.heap.push(Reverse((e.time, cursor.chunk_pos, e.offset, slot)));
             cursor.next += 1;
@@ -112,4 +155,3 @@ impl Iterator for Merge<'_> {
         Some(msg)
     }
 }
-

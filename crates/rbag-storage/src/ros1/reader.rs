@@ -51,10 +51,11 @@ struct ChunkHeader {
     data_len: u64,
 }
 
-/// Uncompressed chunk data and the index entries a query wants from it, in read order.
-pub(super) struct Loaded {
-    pub data: Bytes,
-    pub entries: Vec<Entry>,
+/// A chunk's decompressed data: held whole (a slice of the map, or a buffer paid for from the
+/// memory budget), or streamed when the budget has no room for all of it.
+pub(super) enum ChunkData {
+    Held(Bytes),
+    Streamed(compression::Stream),
 }
 
 impl Ros1Reader {
@@ -153,9 +154,11 @@ impl Ros1Reader {
         if let Some(map) = &self.map {
             return Ok(map.slice(offset as usize..(offset + len) as usize));
         }
-        let mut buf = vec![0u8; len as usize];
+        // Without a map, what is read is held in memory: paid for from the budget.
+        let (mut buf, paid) = crate::budget::buffer(len, offset, what)?;
+        buf.resize(len as usize, 0);
         self.file.read_exact_at(&mut buf, offset).map_err(|e| Error::io(&self.path, e))?;
-        Ok(Bytes::from(buf))
+        Ok(crate::budget::Budgeted::bytes(buf, paid))
     }
 
     fn read_bag_header(&self) -> Result<BagHeader> {
@@ -306,6 +309,12 @@ impl Ros1Reader {
             return Ok(());
         }
         let h = self.read_chunk_header(i)?;
+        let (buf, start) = self.index_region(i, &h)?;
+        parse_index_region(&buf, start, &self.limits, &mut |e| f(e.conn, e.time))
+    }
+
+    /// The index-data records that follow chunk `i` (whose header is `h`), and their offset.
+    fn index_region(&self, i: usize, h: &ChunkHeader) -> Result<(Bytes, u64)> {
         let start = h.data_offset + h.data_len;
         let end = self.region_end(i);
         if start > end {
@@ -319,63 +328,94 @@ impl Ros1Reader {
         if len > self.limits.max_data_len {
             return Err(Error::TooLarge { offset: start, what: "index data after a chunk", len, limit: self.limits.max_data_len });
         }
-        let buf = self.read_at(start, len, "index data")?;
-        parse_index_region(&buf, start, &self.limits, &mut |e| f(e.conn, e.time))
+        Ok((self.read_at(start, len, "index data")?, start))
     }
 
-    /// Reads and decompresses chunk `i`, with the entries `keep` accepts.
-    pub(super) fn load(&self, i: usize, keep: &dyn Fn(u32, u64) -> bool) -> Result<Loaded> {
-        let meta = &self.chunks[i];
-        self.chunks_read.fetch_add(1, Ordering::Relaxed);
-        if let Some(loc) = &meta.located {
-            let raw = self.read_at(loc.data_offset, loc.data_len, "chunk data")?;
-            let data = self.decompress(loc.compression, raw, loc.size, meta.pos, loc.salvaged)?;
-            let entries = loc.entries.iter().copied().filter(|e| keep(e.conn, e.time)).collect();
-            return Ok(Loaded { data, entries });
+    /// The index entries of chunk `i` that `keep` accepts, in read order (time, then position).
+    /// Reads the index only: the chunk's data is read when a message of it is wanted
+    /// ([`Ros1Reader::chunk_data`]), so chunks that merely overlap in time are not all held.
+    pub(super) fn entries(&self, i: usize, keep: &dyn Fn(u32, u64) -> bool) -> Result<Vec<Entry>> {
+        if let Some(loc) = &self.chunks[i].located {
+            return Ok(loc.entries.iter().copied().filter(|e| keep(e.conn, e.time)).collect());
         }
-        // One read for the chunk and the index records that follow it.
-        let end = self.region_end(i);
-        let max_region = self.limits.max_data_len.saturating_mul(2);
-        if end.saturating_sub(meta.pos) > max_region {
-            return Err(Error::TooLarge { offset: meta.pos, what: "chunk with its index", len: end - meta.pos, limit: max_region });
-        }
-        let region = self.read_at(meta.pos, end.saturating_sub(meta.pos), "chunk")?;
-        let h = self.chunk_header(&region, meta.pos)?;
-        let rel = (h.data_offset - meta.pos) as usize;
-        let data_end = rel as u64 + h.data_len;
-        if data_end > region.len() as u64 {
-            return Err(Error::Truncated { offset: meta.pos, what: "chunk data", needed: h.data_len, available: (region.len() - rel) as u64 });
-        }
+        let h = self.read_chunk_header(i)?;
+        let (buf, start) = self.index_region(i, &h)?;
         let mut entries = Vec::new();
-        parse_index_region(&region[data_end as usize..], meta.pos + data_end, &self.limits, &mut |e| {
+        parse_index_region(&buf, start, &self.limits, &mut |e| {
             if keep(e.conn, e.time) {
                 entries.push(e);
             }
         })?;
         // One sorted run per connection: the stable sort merges runs in near-linear time.
         entries.sort();
-        let data = if h.compression == Compression::None {
-            if h.size != h.data_len {
-                return Err(Error::Malformed { offset: meta.pos, what: "chunk", reason: format!("uncompressed chunk of {} bytes says size {}", h.data_len, h.size) });
-            }
-            region.slice(rel..data_end as usize)
-        } else {
-            self.decompress(h.compression, region.slice(rel..data_end as usize), h.size, meta.pos, false)?
-        };
-        Ok(Loaded { data, entries })
+        Ok(entries)
     }
 
-    fn decompress(&self, c: Compression, raw: Bytes, size: u64, pos: u64, salvaged: bool) -> Result<Bytes> {
-        if c == Compression::None {
-            return Ok(raw);
+    /// Reads chunk `i`'s data: held whole when the memory budget has room for it (and `hold`
+    /// allows), else streamed. Fails only when not even a streaming decoder fits the budget.
+    pub(super) fn chunk_data(&self, i: usize, hold: bool) -> Result<ChunkData> {
+        let meta = &self.chunks[i];
+        self.chunks_read.fetch_add(1, Ordering::Relaxed);
+        let (compression, data_offset, data_len, size, salvaged) = match &meta.located {
+            Some(loc) => (loc.compression, loc.data_offset, loc.data_len, loc.size, loc.salvaged),
+            None => {
+                let h = self.read_chunk_header(i)?;
+                if h.data_offset + h.data_len > self.region_end(i) {
+                    return Err(Error::Truncated {
+                        offset: meta.pos,
+                        what: "chunk data",
+                        needed: h.data_len,
+                        available: self.region_end(i).saturating_sub(h.data_offset),
+                    });
+                }
+                if h.compression == Compression::None && h.size != h.data_len {
+                    return Err(Error::Malformed { offset: meta.pos, what: "chunk", reason: format!("uncompressed chunk of {} bytes says size {}", h.data_len, h.size) });
+                }
+                (h.compression, h.data_offset, h.data_len, h.size, false)
+            }
+        };
+        let raw = self.read_at(data_offset, data_len, "chunk data")?;
+        if compression == Compression::None {
+            return Ok(ChunkData::Held(raw));
         }
         self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
-        if salvaged {
-            let mut out = compression::salvage(c, &raw, size);
-            out.truncate(size as usize);
-            return Ok(Bytes::from(out));
+        if let Some(reservation) = hold.then(|| crate::budget::try_reserve(size)).flatten() {
+            return Ok(ChunkData::Held(compression::decompress(compression, &raw, size, meta.pos, reservation, salvaged)?));
         }
-        Ok(Bytes::from(compression::decompress(c, &raw, size, pos, &self.limits)?))
+        Ok(ChunkData::Streamed(compression::Stream::new(compression, raw, salvaged, meta.pos)?))
+    }
+
+    /// The message of entry `e` of the chunk at `chunk_pos`, from its data.
+    pub(super) fn message_of(&self, data: &mut ChunkData, e: Entry, chunk_pos: u64) -> Result<Message> {
+        match data {
+            ChunkData::Held(bytes) => self.message(bytes, e, chunk_pos),
+            ChunkData::Streamed(stream) => self.streamed_message(stream, e, chunk_pos),
+        }
+    }
+
+    /// The message of entry `e`, read from a streamed chunk into a buffer of its own.
+    fn streamed_message(&self, s: &mut compression::Stream, e: Entry, chunk_pos: u64) -> Result<Message> {
+        s.seek(e.offset as u64)?;
+        let at = chunk_pos + e.offset as u64;
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len, "a message record")?;
+        let hl = u32::from_le_bytes(len);
+        record::check_header_len(hl, at, &self.limits)?;
+        let mut header = crate::budget::vec_with_capacity(hl as u64, at, "record header")?;
+        header.resize(hl as usize, 0);
+        s.read_exact(&mut header, "a message record")?;
+        s.read_exact(&mut len, "a message record")?;
+        let dl = u32::from_le_bytes(len) as u64;
+        record::check_data_len(dl, at, &self.limits)?;
+        let (op, conn, time) = match record::message_fields(&header, at + 4) {
+            Ok(f) => f,
+            Err(err) => (record::Header::parse(&header, at + 4)?.op().map_err(|_| err)?, 0, 0),
+        };
+        if op != op::MSG_DATA {
+            return Err(Error::Malformed { offset: chunk_pos, what: "index data", reason: format!("offset {} in the chunk holds op 0x{op:02x}, not a message", e.offset) });
+        }
+        let data = s.read_budgeted(dl, "message")?;
+        self.checked_message(e, conn, time, data, chunk_pos)
     }
 
     /// Ids of the connections `filter` selects, sorted (connections are few: a binary search
@@ -399,10 +439,15 @@ impl Ros1Reader {
 
     pub(super) fn message(&self, data: &Bytes, e: Entry, chunk_pos: u64) -> Result<Message> {
         let (conn, time, payload) = chunk::message_at(data, e.offset, chunk_pos, &self.limits)?;
+        self.checked_message(e, conn, time, data.slice_ref(payload), chunk_pos)
+    }
+
+    /// The message at entry `e`, whose record says `conn` and `time`, once its connection checks.
+    fn checked_message(&self, e: Entry, conn: u32, time: u64, data: Bytes, chunk_pos: u64) -> Result<Message> {
         if !self.declared(e.conn) {
             // Lenient: on the stand-in of the connection the index names.
             if self.options.lenient && self.connection(e.conn).is_some() {
-                return Ok(Message { connection: e.conn, log_time: time, publish_time: time, data: data.slice_ref(payload) });
+                return Ok(Message { connection: e.conn, log_time: time, publish_time: time, data });
             }
             return Err(Error::UndeclaredConnection { at: Place::InChunk { chunk: chunk_pos, at: e.offset as u64 }, kind: "connection", id: e.conn });
         }
@@ -413,7 +458,7 @@ impl Ros1Reader {
                 reason: format!("entry for connection {} points at a message of connection {conn}", e.conn),
             });
         }
-        Ok(Message { connection: conn, log_time: time, publish_time: time, data: data.slice_ref(payload) })
+        Ok(Message { connection: conn, log_time: time, publish_time: time, data })
     }
 }
 
@@ -582,13 +627,14 @@ impl Ros1Reader {
         for (i, count) in relevant {
             if n < skipped + count {
                 let keep = |c: u32, _| conns.contains(&c);
-                let loaded = self.load(i, &keep)?;
-                let e = *loaded.entries.get((n - skipped) as usize).ok_or_else(|| Error::Malformed {
+                let entries = self.entries(i, &keep)?;
+                let e = *entries.get((n - skipped) as usize).ok_or_else(|| Error::Malformed {
                     offset: self.chunks[i].pos,
                     what: "chunk info",
-                    reason: format!("chunk info counts {count} messages on {topic}, index data has {}", loaded.entries.len()),
+                    reason: format!("chunk info counts {count} messages on {topic}, index data has {}", entries.len()),
                 })?;
-                return self.message(&loaded.data, e, self.chunks[i].pos).map(Some);
+                let mut data = self.chunk_data(i, true)?;
+                return self.message_of(&mut data, e, self.chunks[i].pos).map(Some);
             }
             skipped += count;
         }

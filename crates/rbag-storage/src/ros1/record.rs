@@ -24,30 +24,23 @@ pub mod op {
 pub struct Limits {
     /// A record header (connection headers carry whole message definitions).
     pub max_header_len: u32,
-    /// A record's data, and a chunk's uncompressed size.
+    /// A record's data, and a chunk's uncompressed size. How much of it is held in memory at
+    /// once is up to [`crate::budget`], not this.
     pub max_data_len: u64,
 }
 
 impl Default for Limits {
     /// 1 GiB of data: roscpp itself refuses messages over 10^9 bytes, so no real bag holds a
-    /// larger record, and a lying length costs at most that much memory.
+    /// larger record.
     fn default() -> Self {
         Limits { max_header_len: 16 << 20, max_data_len: 1 << 30 }
     }
 }
 
 impl Limits {
-    /// The largest uncompressed size a chunk with `compressed` bytes may declare: 100 000 times
-    /// those bytes, at least 64 MiB, at most `max_data_len`. Real data (even blank images)
-    /// stays far below that ratio in chunks this large; a decompression bomb is refused before
-    /// it inflates.
-    pub fn inflate_limit(&self, compressed: usize) -> u64 {
-        ((compressed as u64).saturating_mul(100_000)).max(64 << 20).min(self.max_data_len)
-    }
-
-    /// How much a torn compressed chunk (whose header gives no size) may inflate to: 1024 times
-    /// its compressed bytes, at least 64 MiB, at most `max_data_len`. Real chunks compress far
-    /// less; a decompression bomb stops there instead of filling memory.
+    /// How far a torn compressed chunk (whose header gives no size) is decoded: 1024 times its
+    /// compressed bytes, at least 64 MiB, at most `max_data_len`. Decoding streams (memory stays
+    /// bounded either way); this bounds the time a decompression bomb costs.
     pub fn salvage_limit(&self, compressed: usize) -> u64 {
         ((compressed as u64).saturating_mul(1024)).max(64 << 20).min(self.max_data_len)
     }
@@ -303,7 +296,11 @@ pub fn read_record_into(r: &mut impl std::io::Read, offset: u64, remaining: u64,
     if with_len + data_len > remaining {
         return Err(truncated("record data", with_len + data_len));
     }
-    buf.resize((with_len + data_len) as usize, 0);
+    // The file holds that many bytes (checked above); a failed allocation is an error, not an abort.
+    let total = (with_len + data_len) as usize;
+    buf.try_reserve_exact(total.saturating_sub(buf.len()))
+        .map_err(|_| Error::OutOfMemory { offset, what: "record", needed: with_len + data_len })?;
+    buf.resize(total, 0);
     r.read_exact(&mut buf[with_len as usize..]).map_err(io)?;
     Ok(())
 }

@@ -16,7 +16,7 @@ use super::record::Limits;
 use super::scan;
 use super::writer::Ros1Writer;
 use crate::output::{self, Staged};
-use crate::{Compression, Error, OutputPolicy, ReindexReport, Result, WriteOptions};
+use crate::{budget, Compression, Error, OutputPolicy, ReindexReport, Result, WriteOptions};
 
 /// Where `reindex` writes when no output is given: `X.bag.active` → `X.bag`; `X.bag` is
 /// repaired in place with the original kept as `X.orig.bag` (as `rosbag reindex` does).
@@ -81,12 +81,14 @@ fn write_reindexed(file: &File, input: &Path, tmp: &Path, scan: &scan::Scan) -> 
         if entries.is_empty() {
             continue;
         }
-        let mut raw = vec![0u8; loc.data_len as usize];
+        // A chunk is copied whole: paid for from the memory budget (an error, not an abort, past it).
+        let (mut raw, _paid) = budget::buffer(loc.data_len, loc.data_offset, "chunk data")?;
+        raw.resize(loc.data_len as usize, 0);
         file.read_exact_at(&mut raw, loc.data_offset).map_err(|e| Error::io(input, e))?;
         if loc.salvaged {
             // Keep the complete records of a torn compressed chunk, recompressed whole.
-            let mut data = compression::salvage(loc.compression, &raw, loc.size);
-            data.truncate(loc.size as usize);
+            let reservation = budget::reserve(loc.size, meta.pos, "torn chunk")?;
+            let data = compression::decompress(loc.compression, &raw, loc.size, meta.pos, reservation, true)?;
             let packed = compression::compress(loc.compression, &data)?;
             w.write_chunk(loc.compression, data.len() as u64, &packed, &entries)?;
         } else {

@@ -70,10 +70,20 @@ impl Rosbag2Reader {
         }
         let mut unpacked = None;
         let mut files = Vec::new();
+        let mut seen: HashMap<(u64, u64), &String> = HashMap::new();
         for name in &names {
             let mut path = dir.join(name);
             if !path.exists() {
                 return Err(Error::InFile { path: meta_path.clone(), inner: Box::new(Error::Invalid(format!("it lists {name}, which is missing from {}", dir.display()))) });
+            }
+            // Only regular files (opening a FIFO would wait for a writer), each once: two names
+            // of one file would read its messages twice.
+            let md = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+            if !md.is_file() {
+                return Err(Error::InFile { path: meta_path.clone(), inner: Box::new(Error::Invalid(format!("it lists {name}, which is not a regular file"))) });
+            }
+            if let Some(first) = seen.insert((std::os::unix::fs::MetadataExt::dev(&md), std::os::unix::fs::MetadataExt::ino(&md)), name) {
+                return Err(Error::InFile { path: meta_path.clone(), inner: Box::new(Error::Invalid(format!("it lists {first} and {name}, which are the same file"))) });
             }
             if name.ends_with(".zstd") {
                 let tmp = match &mut unpacked {
@@ -249,7 +259,7 @@ impl StorageReader for Rosbag2Reader {
             let (file, mut m) = item?;
             m.connection = self.global(file, m.connection);
             if self.message_compression {
-                m.data = unzstd_message(&m.data).map_err(|e| e.in_file(&self.path))?.into();
+                m.data = unzstd_message(&m.data).map_err(|e| e.in_file(&self.path))?;
             }
             Ok(m)
         })))
@@ -292,14 +302,22 @@ impl StorageReader for Rosbag2Reader {
 }
 
 /// One MESSAGE-mode payload: a complete zstd frame that states its size.
-fn unzstd_message(data: &[u8]) -> Result<Vec<u8>> {
+/// The payload is paid for from the memory budget (see [`crate::budget`]) while it lives.
+fn unzstd_message(data: &[u8]) -> Result<bytes::Bytes> {
     let bad = |reason: String| Error::Decompress { offset: 0, compression: "zstd", reason };
     let size = zstd::zstd_safe::get_frame_content_size(data).map_err(|_| bad("the message is not a zstd frame".into()))?;
     let size = size.ok_or_else(|| bad("the message's zstd frame does not state its size".into()))?;
     if size > MAX_MESSAGE as u64 {
         return Err(Error::TooLarge { offset: 0, what: "zstd message", len: size, limit: MAX_MESSAGE as u64 });
     }
-    zstd::bulk::decompress(data, size as usize).map_err(|e| bad(e.to_string()))
+    let (mut out, paid) = crate::budget::buffer(size, 0, "zstd message")?;
+    zstd::bulk::Decompressor::new()
+        .and_then(|mut d| d.decompress_to_buffer(data, &mut out))
+        .map_err(|e| bad(e.to_string()))?;
+    if out.len() as u64 != size {
+        return Err(bad(format!("the frame says {size} bytes, it holds {}", out.len())));
+    }
+    Ok(crate::budget::Budgeted::bytes(out, paid))
 }
 
 #[cfg(test)]

@@ -150,6 +150,9 @@ fn base(p: &str) -> String {
     p.rsplit('/').next().unwrap_or(p).to_string()
 }
 
+/// The largest metadata.yaml rbag reads: real ones are kilobytes.
+pub const MAX_FILE_LEN: u64 = 16 << 20;
+
 impl BagMetadata {
     /// Parses metadata.yaml text, or the unwrapped copy storage files hold; `path` names the
     /// file in errors.
@@ -180,6 +183,13 @@ impl BagMetadata {
                 message_count: t.message_count,
             });
         }
+        let relative_file_paths: Vec<String> = raw.relative_file_paths.unwrap_or_default().iter().map(|p| base(p)).collect();
+        // Read twice, a file's messages would be read twice (and a long list of one small file
+        // costs what the list says).
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = relative_file_paths.iter().find(|p| !seen.insert(p.as_str())) {
+            return Err(bad(format!("relative_file_paths lists {dup} more than once")));
+        }
         Ok(BagMetadata {
             version: raw.version,
             storage_identifier: raw.storage_identifier,
@@ -189,7 +199,7 @@ impl BagMetadata {
             topics,
             compression_format: raw.compression_format.unwrap_or_default(),
             compression_mode: raw.compression_mode.unwrap_or_default().to_ascii_uppercase(),
-            relative_file_paths: raw.relative_file_paths.unwrap_or_default().iter().map(|p| base(p)).collect(),
+            relative_file_paths,
             files: raw
                 .files
                 .unwrap_or_default()
@@ -201,15 +211,37 @@ impl BagMetadata {
         })
     }
 
-    /// Reads `<dir>/metadata.yaml`.
+    /// Reads `<dir>/metadata.yaml`: only a regular file (a link to one is fine), and at most
+    /// [`MAX_FILE_LEN`] bytes of it.
     pub fn read(path: &Path) -> Result<Self> {
-        // Real ones are kilobytes; a huge file is not metadata and is not loaded whole.
-        const LIMIT: u64 = 64 << 20;
-        let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
-        if len > LIMIT {
-            return Err(Error::InFile { path: path.into(), inner: Box::new(Error::TooLarge { offset: 0, what: "metadata.yaml", len, limit: LIMIT }) });
+        use std::io::Read;
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        let in_file = |inner: Error| Error::InFile { path: path.into(), inner: Box::new(inner) };
+        // Non-blocking, so that opening a FIFO does not wait for a writer: it is refused below.
+        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        let kind = meta.file_type();
+        if !kind.is_file() {
+            let what = if kind.is_dir() {
+                "a directory"
+            } else if kind.is_fifo() {
+                "a FIFO"
+            } else if kind.is_char_device() || kind.is_block_device() {
+                "a device"
+            } else if kind.is_socket() {
+                "a socket"
+            } else {
+                "not a file"
+            };
+            return Err(in_file(Error::Invalid(format!("{FILE_NAME} is {what}, not a regular file"))));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        // Real ones are kilobytes; more is not metadata and is not loaded.
+        let mut text = Vec::new();
+        (&file).take(MAX_FILE_LEN + 1).read_to_end(&mut text).map_err(|e| Error::io(path, e))?;
+        if text.len() as u64 > MAX_FILE_LEN {
+            return Err(in_file(Error::TooLarge { offset: 0, what: "metadata.yaml", len: meta.len().max(text.len() as u64), limit: MAX_FILE_LEN }));
+        }
+        let text = String::from_utf8(text).map_err(|e| in_file(Error::Invalid(format!("{FILE_NAME} is not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))))?;
         Self::parse(&text, path)
     }
 

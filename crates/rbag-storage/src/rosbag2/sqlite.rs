@@ -508,6 +508,8 @@ fn produce(
                 return Err(Error::UndeclaredConnection { at: Place::Row { table: "messages", id }, kind: "topic id", id: connection });
             }
             let start = arena.len();
+            // A failed allocation (a row of a gigabyte under a memory limit) is an error, not an abort.
+            arena.try_reserve(data.len()).map_err(|_| Error::OutOfMemory { offset: 0, what: "message row", needed: data.len() as u64 })?;
             arena.extend_from_slice(data);
             heads.push((connection, time, start..arena.len()));
             if (heads.len() >= BATCH_MESSAGES || arena.len() >= BATCH_BYTES) && !flush(&mut arena, &mut heads) {
@@ -527,7 +529,10 @@ fn produce(
 /// A `SELECT id, topic_id, timestamp, data` row as a message.
 fn row_message(row: &rusqlite::Row<'_>) -> Result<Message> {
     let (connection, time, data) = row_fields(row)?;
-    Ok(Message { connection, log_time: time, publish_time: time, data: Bytes::copy_from_slice(data) })
+    let mut copy = Vec::new();
+    copy.try_reserve_exact(data.len()).map_err(|_| Error::OutOfMemory { offset: 0, what: "message row", needed: data.len() as u64 })?;
+    copy.extend_from_slice(data);
+    Ok(Message { connection, log_time: time, publish_time: time, data: Bytes::from(copy) })
 }
 
 /// The connection, time and payload of a `SELECT id, topic_id, timestamp, data` row.

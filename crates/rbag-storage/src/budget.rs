@@ -1,0 +1,222 @@
+//! The memory budget: how many bytes of decompressed (or otherwise read-ahead) bag data the
+//! process holds at once, over every open reader.
+//!
+//! Bags compress well (a chunk of blank images shrinks 28,000:1 with zstd, 850,000:1 with bz2),
+//! so neither the file size nor a ratio says what reading one costs: a 12 KB bag can hold a
+//! gigabyte. Every buffer of decompressed chunk data is therefore paid for from one process-wide
+//! counter first ([`try_reserve`]); the [`Reservation`] travels with the buffer (see
+//! [`Budgeted`]) and is returned when the last message slice of it is dropped. A reader that
+//! cannot reserve a whole chunk decodes it in a bounded way instead (streaming it, or decoding
+//! it again when it is needed); only a single message larger than what is free fails, with
+//! [`crate::Error::OverBudget`].
+//!
+//! The limit is [`DEFAULT_LIMIT`] (512 MiB) unless the environment variable `RBAG_MEMORY_BUDGET`
+//! says otherwise (read once, with units: `256MiB`, `2GB`, plain bytes) or a program calls
+//! [`set_limit`]. Anything that later holds decompressed data on a reader's behalf (read-ahead
+//! threads, remote reads, language bindings) must reserve from here too.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// The limit when neither `RBAG_MEMORY_BUDGET` nor [`set_limit`] says otherwise: 512 MiB.
+pub const DEFAULT_LIMIT: u64 = 512 << 20;
+
+/// The environment variable that sets the limit, read once.
+pub const ENV: &str = "RBAG_MEMORY_BUDGET";
+
+/// Bytes reserved now.
+static USED: AtomicU64 = AtomicU64::new(0);
+/// The limit set by [`set_limit`]; 0 while unset (the environment or the default applies).
+static SET: AtomicU64 = AtomicU64::new(0);
+static FROM_ENV: OnceLock<u64> = OnceLock::new();
+
+/// The limit in bytes.
+pub fn limit() -> u64 {
+    match SET.load(Ordering::Relaxed) {
+        0 => *FROM_ENV.get_or_init(|| env_limit().ok().flatten().unwrap_or(DEFAULT_LIMIT)),
+        n => n,
+    }
+}
+
+/// Sets the limit for the rest of the process (over `RBAG_MEMORY_BUDGET`). Reservations held
+/// already stay valid; 0 is taken as 1 byte.
+pub fn set_limit(bytes: u64) {
+    SET.store(bytes.max(1), Ordering::Relaxed);
+}
+
+/// The limit `RBAG_MEMORY_BUDGET` asks for: `None` when it is unset, an error naming the
+/// variable when it is not a size. Programs call it at start to report a bad value; the
+/// budget itself then falls back to the default.
+pub fn env_limit() -> Result<Option<u64>, String> {
+    match std::env::var(ENV) {
+        Ok(v) => parse_size(&v).map(Some).map_err(|e| format!("{ENV}={v:?}: {e}")),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => Err(format!("{ENV}={v:?}: not a size")),
+    }
+}
+
+/// Bytes reserved now, over all readers.
+pub fn used() -> u64 {
+    USED.load(Ordering::Relaxed)
+}
+
+/// Reserves `bytes` if they fit under the limit with everything reserved already.
+pub fn try_reserve(bytes: u64) -> Option<Reservation> {
+    let limit = limit();
+    let mut used = USED.load(Ordering::Relaxed);
+    loop {
+        let after = used.checked_add(bytes).filter(|&a| a <= limit)?;
+        match USED.compare_exchange_weak(used, after, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => return Some(Reservation { bytes }),
+            Err(now) => used = now,
+        }
+    }
+}
+
+/// [`try_reserve`], or [`crate::Error::OverBudget`] naming `what` at `offset`.
+pub fn reserve(bytes: u64, offset: u64, what: &'static str) -> crate::Result<Reservation> {
+    try_reserve(bytes).ok_or_else(|| over(bytes, offset, what))
+}
+
+/// The error for `bytes` of `what` at `offset` that do not fit.
+pub fn over(bytes: u64, offset: u64, what: &'static str) -> crate::Error {
+    crate::Error::OverBudget { offset, what, needed: bytes, in_use: used(), limit: limit() }
+}
+
+/// Bytes of the budget, returned when dropped.
+#[derive(Debug)]
+#[must_use = "the bytes are returned to the budget when this is dropped"]
+pub struct Reservation {
+    bytes: u64,
+}
+
+impl Reservation {
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Returns what is not needed any more (`keep` bytes stay reserved).
+    pub fn shrink_to(&mut self, keep: u64) {
+        if keep < self.bytes {
+            USED.fetch_sub(self.bytes - keep, Ordering::AcqRel);
+            self.bytes = keep;
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        USED.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// A buffer paid for from the budget: as the owner of a [`bytes::Bytes`], its reservation lives
+/// as long as any slice of it.
+pub struct Budgeted {
+    data: Vec<u8>,
+    _reservation: Reservation,
+}
+
+impl AsRef<[u8]> for Budgeted {
+    fn as_ref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+impl Budgeted {
+    /// `data` with the reservation that paid for it, as shareable bytes.
+    pub fn bytes(data: Vec<u8>, mut reservation: Reservation) -> bytes::Bytes {
+        reservation.shrink_to(data.capacity() as u64);
+        bytes::Bytes::from_owner(Budgeted { data, _reservation: reservation })
+    }
+}
+
+/// An empty vector with room for `bytes`, or an error instead of the allocation failure (which
+/// would abort the process).
+pub fn vec_with_capacity(bytes: u64, offset: u64, what: &'static str) -> crate::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    let n = usize::try_from(bytes).map_err(|_| crate::Error::OutOfMemory { offset, what, needed: bytes })?;
+    v.try_reserve_exact(n).map_err(|_| crate::Error::OutOfMemory { offset, what, needed: bytes })?;
+    Ok(v)
+}
+
+/// `bytes` of `what` at `offset`, reserved and allocated: the buffer to fill, with what pays
+/// for it (see [`Budgeted::bytes`]).
+pub fn buffer(bytes: u64, offset: u64, what: &'static str) -> crate::Result<(Vec<u8>, Reservation)> {
+    let r = reserve(bytes, offset, what)?;
+    Ok((vec_with_capacity(bytes, offset, what)?, r))
+}
+
+/// A size with an optional unit, as rbag's command line takes sizes: `512MiB`, `2GB`, `4096`.
+/// `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024; `K`/`KB`, `M`/`MB`, `G`/`GB`, `T`/`TB`
+/// powers of 1000.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| format!("{text:?} is not a size (e.g. 512MiB, 2GB, 4096)"))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kib" => 1024.0,
+        "mib" => 1024f64.powi(2),
+        "gib" => 1024f64.powi(3),
+        "tib" => 1024f64.powi(4),
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        other => return Err(format!("unknown unit {other:?} in {text:?} (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")),
+    };
+    let bytes = value * mult;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("{text:?} is not a usable size"));
+    }
+    Ok(bytes as u64)
+}
+
+/// `bytes` in MiB for messages: `512 MiB`, `1.5 MiB`.
+pub fn mib(bytes: u64) -> String {
+    if bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1G").unwrap(), 1_000_000_000);
+        assert_eq!(parse_size(" 4096 ").unwrap(), 4096);
+        assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("0").is_err());
+        assert_eq!(mib(512 << 20), "512 MiB");
+        assert_eq!(mib(3 << 19), "1.5 MiB");
+    }
+
+    #[test]
+    fn reservations_return_their_bytes() {
+        let before = used();
+        let mut r = try_reserve(1000).unwrap();
+        assert_eq!(used(), before + 1000);
+        r.shrink_to(10);
+        assert_eq!(used(), before + 10);
+        drop(r);
+        assert_eq!(used(), before);
+        assert!(try_reserve(u64::MAX).is_none());
+        let b = Budgeted::bytes(vec![7u8; 100], try_reserve(100).unwrap());
+        let s = b.slice(10..20);
+        drop(b);
+        assert!(used() >= before + 100, "a slice keeps the buffer paid for");
+        drop(s);
+        assert_eq!(used(), before);
+    }
+}
