@@ -49,7 +49,11 @@ pub fn set_limit(bytes: u64) {
 /// budget itself then falls back to the default.
 pub fn env_limit() -> Result<Option<u64>, String> {
     match std::env::var(ENV) {
-        Ok(v) => parse_size(&v).map(Some).map_err(|e| format!("{ENV}={v:?}: {e}")),
+        Ok(v) => match parse_size(&v) {
+            Ok(0) => Err(format!("{ENV}={v:?}: the budget must be at least 1 byte")),
+            Ok(n) => Ok(Some(n)),
+            Err(e) => Err(format!("{ENV}={v:?}: {e}")),
+        },
         Err(std::env::VarError::NotPresent) => Ok(None),
         Err(std::env::VarError::NotUnicode(v)) => Err(format!("{ENV}={v:?}: not a size")),
     }
@@ -168,7 +172,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         other => return Err(format!("unknown unit {other:?} in {text:?} (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")),
     };
     let bytes = value * mult;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+    if !bytes.is_finite() || bytes > u64::MAX as f64 {
         return Err(format!("{text:?} is not a usable size"));
     }
     Ok(bytes as u64)
@@ -197,7 +201,7 @@ mod tests {
         assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
         assert!(parse_size("lots").is_err());
         assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("0").is_err());
+        assert_eq!(parse_size("0").unwrap(), 0);
         assert_eq!(mib(512 << 20), "512 MiB");
         assert_eq!(mib(3 << 19), "1.5 MiB");
     }

@@ -76,6 +76,13 @@ pub trait StorageReader: Send + Sync {
         Vec::new()
     }
 
+    /// What the file holds that cannot be read, one line each: a torn tail, a damaged chunk
+    /// that was skipped. Also in [`StorageReader::warnings`]; verbs that copy or print messages
+    /// report these as dropped.
+    fn lost(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The connection a message refers to.
     fn connection(&self, id: u32) -> Option<&Connection> {
         let conns = self.connections();

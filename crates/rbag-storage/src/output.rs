@@ -236,7 +236,7 @@ pub(crate) fn staging_path(target: &Path, what: &str) -> PathBuf {
     target.with_file_name(format!(".{name}.rbag-{}-{n}.{what}", std::process::id()))
 }
 
-/// The directory an output goes in, made when missing.
+/// The directory an output goes in.
 fn parent_dir(target: &Path) -> &Path {
     target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
@@ -252,10 +252,13 @@ pub struct Staged {
 
 impl Staged {
     /// Prepares a temporary name for `checked` (nothing is created there yet; the writer
-    /// creates a file or a directory) and makes the output's directory if it is missing.
+    /// creates a file or a directory). The output's directory must exist: a mistyped path is
+    /// an error, not a new tree.
     pub fn new(checked: CheckedOutput) -> Result<Self> {
         let dir = parent_dir(&checked.path);
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        if !dir.is_dir() {
+            return Err(unsafe_output(&checked.path, &format!("its directory {} does not exist", dir.display())));
+        }
         let target = if checked.path.file_name().is_some() { checked.path.clone() } else { resolve(&checked.path)? };
         let temp = staging_path(&target, "partial");
         Ok(Staged { checked: CheckedOutput { path: target, ..checked }, temp, committed: false })

@@ -114,7 +114,12 @@ fn prefix_names_carry_the_local_date() {
 #[test]
 fn existing_output_is_refused_unless_overwrite() {
     let dir = tempfile::tempdir().unwrap();
+    // --force replaces only a bag: a file that is not one is refused, overwrite or not.
     std::fs::write(dir.path().join("run.bag"), b"old").unwrap();
+    let err = Recorder::create(RecordOptions { overwrite: true, ..opts(dir.path(), "run.bag") }, T0).err().unwrap();
+    assert!(err.to_string().contains("not a bag"), "{err}");
+    assert_eq!(std::fs::read(dir.path().join("run.bag")).unwrap(), b"old");
+    std::fs::write(dir.path().join("run.bag"), b"#ROSBAG V2.0\nold").unwrap();
     let err = Recorder::create(opts(dir.path(), "run.bag"), T0).err().unwrap();
     assert!(matches!(&err, RecordError::OutputExists { path } if path == &dir.path().join("run.bag")), "{err}");
     let rec = Recorder::create(RecordOptions { overwrite: true, ..opts(dir.path(), "run.bag") }, T0).unwrap();

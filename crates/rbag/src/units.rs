@@ -22,25 +22,8 @@ pub fn parse_time(s: &str) -> Result<u64, String> {
 }
 
 /// A size in bytes, with an optional unit (`768KiB`, `2GB`, `1.5M`); plain numbers are bytes.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("{s:?} is not a size (e.g. 768KiB, 2GB, 1048576)"))?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "kib" => 1024.0,
-        "m" | "mb" => 1e6,
-        "mib" => 1024.0 * 1024.0,
-        "g" | "gb" => 1e9,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "tb" => 1e12,
-        "tib" => 1024f64.powi(4),
-        other => return Err(format!("unknown size unit {other:?} in {s:?} (B, KB, KiB, MB, MiB, GB, GiB, TB, TiB)")),
-    };
-    Ok((v * mult).round() as u64)
-}
+/// The one parser the memory budget's `RBAG_MEMORY_BUDGET` uses too.
+pub use rbag_storage::budget::parse_size;
 
 /// A size as rosbag's flags take it: a plain number is in `unit` bytes (rosbag's `--size` and
 /// `--buffsize` are MB, `--chunksize` KB), and an explicit unit (`2GiB`) wins.

@@ -355,3 +355,40 @@ fn real_mcap_with_a_flipped_channel_id() {
     assert_eq!(got.iter().filter(|m| m.0 == "/rbag/undeclared/3").count() as u64, count);
     assert_eq!(got.len() as u64, rbag_storage::open(&mcap).unwrap().info().unwrap().message_count);
 }
+
+/// A torn tail (a killed recorder's `.bag.active`, an MCAP file cut short) is data rbag cannot
+/// give: `echo` and `convert` read what is whole, say what was dropped, and exit 3; `info`
+/// warns and exits 0.
+#[test]
+fn a_torn_tail_is_reported_as_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    // A ROS 1 bag cut inside its last chunk, as a killed recorder leaves it.
+    let bag = sample_bag(dir.path(), "whole.bag", 10);
+    let mut bytes = std::fs::read(&bag).unwrap();
+    // A recorder writes index_pos 0 until it closes the bag.
+    let at = bytes.windows(10).position(|w| w == b"index_pos=").unwrap() + 10;
+    bytes[at..at + 8].fill(0);
+    let torn = dir.path().join("cut.bag.active");
+    std::fs::write(&torn, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    // An MCAP file cut inside its data.
+    let mcap = dir.path().join("whole.mcap");
+    assert!(run(&[&"convert", &bag, &"-o", &mcap]).status.success());
+    let bytes = std::fs::read(&mcap).unwrap();
+    let cut_mcap = dir.path().join("cut.mcap");
+    std::fs::write(&cut_mcap, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    for input in [&torn, &cut_mcap] {
+        let name = input.file_name().unwrap().to_str().unwrap();
+        let o = run(&[&"echo", input, &"--json"]);
+        assert_lenient(&o, &["dropped:", name]);
+        assert!(!out(&o).is_empty());
+        let o = run(&[&"convert", input, &"-o", &dir.path().join(format!("{name}.out.mcap"))]);
+        assert_lenient(&o, &["dropped:", name]);
+        let o = run(&[&"info", input]);
+        assert_sane(&o);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stderr(&o).contains("warning"), "{}", stderr(&o));
+        // Stopping before the tail drops nothing.
+        let o = run(&[&"echo", input, &"-n", &"1"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+}

@@ -179,6 +179,10 @@ fn force_refuses_symlinks_devices_and_fifos() {
     let o = run(&[&"convert", &src, &"-o", &"/dev/null", &"--force"]);
     assert_refused(&o, &["/dev/null"]);
     assert!(Path::new("/dev/null").exists());
+    // As root, this once deleted the system's /dev/stdout link.
+    let o = run(&[&"convert", &src, &"-o", &"/dev/stdout", &"--force"]);
+    assert_refused(&o, &["/dev/stdout"]);
+    assert!(std::fs::symlink_metadata("/dev/stdout").is_ok_and(|m| m.file_type().is_symlink()));
     assert_eq!(snapshot(root), before);
 }
 
@@ -438,7 +442,8 @@ fn a_killed_convert_leaves_nothing_or_a_complete_bag() {
             }
         }
         eprintln!("{out}: full convert {full:?} of {n} messages; killed runs left nothing {nothing} times, a complete bag {complete} times");
-        assert!(nothing >= 15, "{out}: most kills land mid-convert");
+        // The property above is the point; this only makes sure the kills did land mid-run.
+        assert!(nothing > 0, "{out}: no kill landed before the convert finished");
     }
 }
 
@@ -508,7 +513,8 @@ fn a_full_disk_leaves_no_output_and_no_temporary() {
             rbag_testkit::skip("a_full_disk_leaves_no_output_and_no_temporary", &format!("cannot mount a tmpfs in a private namespace: {}", stderr(&o)));
             return;
         }
-        assert_clear_error(&o, &[out, "No space left"]);
+        assert_clear_error(&o, &[out]);
+        assert!(stderr(&o).contains("No space left") || stderr(&o).contains("disk is full"), "{}", stderr(&o));
         let listing = String::from_utf8_lossy(&o.stdout);
         assert!(listing.trim().is_empty(), "{out}: the full disk holds {listing:?}");
     }
@@ -520,7 +526,7 @@ fn a_closed_stdout_is_a_quiet_exit() {
     let dir = tempfile::tempdir().unwrap();
     let bag = sample_bag(dir.path(), "s.bag", 3);
     for args in [vec!["info", "--json"], vec!["info"], vec!["echo", "--json"], vec!["echo"], vec!["echo", "--csv", "/chatter"]] {
-        let script = format!("{} {} {} | head -c1 >/dev/null; exit ${{PIPESTATUS[0]}}", env!("CARGO_BIN_EXE_rbag"), args.join(" "), bag.display());
+        let script = format!("{} {} {} {} | head -c1 >/dev/null; exit ${{PIPESTATUS[0]}}", env!("CARGO_BIN_EXE_rbag"), args[0], bag.display(), args[1..].join(" "));
         let o = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));

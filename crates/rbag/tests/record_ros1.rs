@@ -764,6 +764,11 @@ fn splits_compresses_names_and_publishes_begin_write() {
     let (ok, out, err) = env.run(record(&env, &[&"/blob", &"-o", &"existing.bag", &"-l", &"2"]), LONG);
     assert!(!ok && err.contains("existing.bag") && err.contains("--force"), "refuses to overwrite: {out}{err}");
     assert_eq!(std::fs::read(dir.join("existing.bag")).unwrap(), b"not a bag");
+    // --force replaces only a bag (issue 13): a file that is not one stays.
+    let (ok, out, err) = env.run(record(&env, &[&"/blob", &"-o", &"existing.bag", &"-l", &"2", &"--force"]), LONG);
+    assert!(!ok && err.contains("existing.bag") && err.contains("not a bag"), "--force keeps a file that is not a bag: {out}{err}");
+    assert_eq!(std::fs::read(dir.join("existing.bag")).unwrap(), b"not a bag");
+    std::fs::copy(dir.join("m.mcap"), dir.join("existing.bag")).unwrap();
     let (ok, out, err) = env.run(record(&env, &[&"/blob", &"-o", &"existing.bag", &"-l", &"2", &"--force"]), LONG);
     assert!(ok, "--force: {out}{err}");
     assert_eq!(ticks(&read_all(&dir.join("existing.bag")), "/blob").len(), 2);

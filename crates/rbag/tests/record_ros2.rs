@@ -874,6 +874,17 @@ fn existing_output_directory_needs_force() {
     assert!(err.contains(other.to_str().unwrap()), "{err}");
     assert!(other.join("precious.txt").exists(), "--force deleted a directory that is not a bag");
 
+    // --force replaces only what is provably a bag (issue 13): the stray file is named, and
+    // nothing is touched.
+    let mut c = rbag(&domain);
+    c.args(["record", "--ros2", "-a", "--force", "-o"]).arg(&first.out);
+    let o = run(c);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("marker"), "the error names the stray file: {err}");
+    assert!(first.out.join("marker").exists() && first.out.join("metadata.yaml").exists());
+    std::fs::remove_file(first.out.join("marker")).unwrap();
+
     // With --force: the old bag is replaced by a new recording.
     let mut second = record(&domain, dir.path(), "bag", &["-a", "--force"]);
     second.expect_subscribed("/chatter", "std_msgs/msg/String");

@@ -37,6 +37,9 @@ pub struct McapReader {
     counts: BTreeMap<u16, u64>,
     metadata: BTreeMap<String, BTreeMap<String, String>>,
     indexed: bool,
+    /// The subset of `warnings` that says data could not be read (a torn record, a damaged
+    /// chunk skipped).
+    lost: Vec<String>,
     warnings: Vec<String>,
     options: ReadOptions,
     /// Messages per channel id that the statistics (or a scan) count but no Channel record
@@ -140,6 +143,7 @@ impl McapReader {
             return Err(Error::Malformed { offset: 0, what: "MCAP magic", reason: "the file does not start with \\x89MCAP0\\r\\n".into() });
         }
         let mut reader = McapReader {
+            lost: Vec::new(),
             path: path.into(),
             map,
             profile: String::new(),
@@ -309,7 +313,9 @@ impl McapReader {
                         _ => buf.len(),
                     };
                     let salvaged = self.salvage_chunk(buf, at, &mut schemas, &mut channels);
-                    self.warnings.push(format!("the file ends inside a record ({e}); {salvaged} messages of it were recovered and everything before it was kept"));
+                    let lost = format!("the file ends inside a record ({e}); {salvaged} messages of it were recovered and everything before it was kept");
+                    self.warnings.push(lost.clone());
+                    self.lost.push(lost);
                     break;
                 }
             };
@@ -330,7 +336,9 @@ impl McapReader {
                 op::CHUNK => match self.scan_chunk(&rec, buf, &mut schemas, &mut channels) {
                     Ok(meta) => self.chunks.push(meta),
                     Err(e) => {
-                        self.warnings.push(format!("chunk at offset {} is damaged and was skipped ({e})", rec.offset));
+                        let lost = format!("chunk at offset {} is damaged and was skipped ({e})", rec.offset);
+                        self.warnings.push(lost.clone());
+                        self.lost.push(lost);
                     }
                 },
                 op::METADATA => {
@@ -803,5 +811,9 @@ impl StorageReader for McapReader {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+
+    fn lost(&self) -> Vec<String> {
+        self.lost.clone()
     }
 }

@@ -22,6 +22,8 @@ use crate::{
 
 /// A ROS 1 bag v2.0 opened for reading.
 pub struct Ros1Reader {
+    /// Bytes and messages of a torn tail found by scanning an unindexed bag.
+    torn: (u64, u64),
     path: PathBuf,
     file: File,
     /// The whole file, mapped; `None` where mapping failed and reads use `pread`.
@@ -79,6 +81,7 @@ impl Ros1Reader {
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let map = Mapped::new(&file, path).filter(|m| m.len() as u64 == file_len);
         let mut reader = Ros1Reader {
+            torn: (0, 0),
             path: path.into(),
             file,
             map,
@@ -234,6 +237,7 @@ impl Ros1Reader {
     fn load_by_scan(&mut self) -> Result<()> {
         let scan = scan::scan(&self.file, &self.path, self.file_len, &self.limits)?;
         self.bytes_read.fetch_add(scan.bytes_read, Ordering::Relaxed);
+        self.torn = (scan.torn_bytes, scan.torn_messages);
         self.chunks = scan.chunks;
         self.set_connections(scan.connections.into_values().collect());
         self.index_pos = self.file_len;
@@ -499,7 +503,16 @@ impl StorageReader for Ros1Reader {
         if self.options.lenient {
             out.extend(crate::reading::undeclared_warnings("connection", &self.undeclared));
         }
+        out.extend(self.lost());
         out
+    }
+
+    fn lost(&self) -> Vec<String> {
+        let (bytes, messages) = self.torn;
+        if bytes == 0 && messages == 0 {
+            return Vec::new();
+        }
+        vec![format!("the file ends inside its last chunk or record: {bytes} bytes of torn tail ({messages} incomplete message(s)) cannot be read")]
     }
 
     fn info(&self) -> Result<StorageInfo> {

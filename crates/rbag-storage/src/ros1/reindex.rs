@@ -21,9 +21,11 @@ use crate::{budget, Compression, Error, OutputPolicy, ReindexReport, Result, Wri
 /// Where `reindex` writes when no output is given: `X.bag.active` → `X.bag`; `X.bag` is
 /// repaired in place with the original kept as `X.orig.bag` (as `rosbag reindex` does).
 pub fn default_output(input: &Path) -> (PathBuf, Option<PathBuf>) {
-    let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if let Some(stem) = name.strip_suffix(".active") {
-        return (input.with_file_name(stem), None);
+    use std::os::unix::ffi::OsStrExt;
+    // Bytes, not UTF-8: a name that is not valid UTF-8 keeps its exact bytes.
+    let name = input.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+    if let Some(stem) = name.strip_suffix(b".active") {
+        return (input.with_file_name(std::ffi::OsStr::from_bytes(stem)), None);
     }
     (input.to_path_buf(), Some(output::backup_path(input)))
 }

@@ -299,6 +299,10 @@ impl StorageReader for Rosbag2Reader {
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
     }
+
+    fn lost(&self) -> Vec<String> {
+        self.files.iter().flat_map(|f| f.lost()).collect()
+    }
 }
 
 /// One MESSAGE-mode payload: a complete zstd frame that states its size.

@@ -203,5 +203,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     for s in &report.skipped {
         note!("skipped {} messages on {}: {}", s.messages, s.topic, s.reason);
     }
-    Ok(if report.skipped.is_empty() { Outcome::Ok } else { Outcome::Dropped })
+    let mut lost = false;
+    for (path, reader) in &inputs {
+        lost |= super::report_lost(path, reader.as_ref());
+    }
+    Ok(if report.skipped.is_empty() && !lost { Outcome::Ok } else { Outcome::Dropped })
 }

@@ -144,7 +144,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
     }
     out.flush()?;
-    Ok(if skipped.is_empty() { Outcome::Ok } else { Outcome::Dropped })
+    // Data the bag holds but cannot give (a torn tail), unless -n stopped before the end.
+    let lost = if args.count.is_some_and(|n| printed >= n) { false } else { super::report_lost(&args.path, reader.as_ref()) };
+    Ok(if skipped.is_empty() && !lost { Outcome::Ok } else { Outcome::Dropped })
 }
 
 /// `/imu.linear_acceleration.x` → (`/imu`, `linear_acceleration.x`). Topic names hold no `.`.

@@ -67,6 +67,16 @@ pub fn open_with(path: &Path, read: &ReadArgs) -> Result<Box<dyn rbag_storage::S
     Ok(Box::new(undeclared::Counted { inner: reader, stand_ins }))
 }
 
+/// Says what `reader` could not read of `path` (a torn tail, a skipped chunk) as dropped;
+/// returns whether there was any, for exit code 3.
+pub fn report_lost(path: &Path, reader: &dyn rbag_storage::StorageReader) -> bool {
+    let lost = reader.lost();
+    for l in &lost {
+        note!("dropped: {}: {l}", path.display());
+    }
+    !lost.is_empty()
+}
+
 pub mod undeclared {
     //! Counting the messages a lenient read takes from stand-in connections, for the exit code.
 
@@ -122,6 +132,9 @@ pub mod undeclared {
         }
         fn warnings(&self) -> Vec<String> {
             self.inner.warnings()
+        }
+        fn lost(&self) -> Vec<String> {
+            self.inner.lost()
         }
         fn connection(&self, id: u32) -> Option<&Connection> {
             self.inner.connection(id)
