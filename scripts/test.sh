@@ -11,6 +11,10 @@ export RBAG_SKIP_LOG="$PWD/target/test-skips.log"
 mkdir -p target
 : > "$RBAG_SKIP_LOG"
 
+# Lint gates (issue 14): formatting and clippy, before anything runs.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
 # Doc examples first, so the run closes on the main runner's summary.
 cargo test --workspace --doc --quiet
 if cargo nextest --version >/dev/null 2>&1; then

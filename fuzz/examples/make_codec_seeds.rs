@@ -71,7 +71,9 @@ fn sample(schema: &Schema, idx: usize, depth: usize) -> Value<'static> {
                 Array::Unbounded => 2,
             };
             match f.kind {
-                Kind::Prim(p) => Value::Prims(PrimArray { prim: p, le: Cow::Owned((0..n).flat_map(|_| prim_le(p)).collect()) }),
+                Kind::Prim(p) => {
+                    Value::Prims(PrimArray { prim: p, le: Cow::Owned((0..n).flat_map(|_| prim_le(p)).collect()) })
+                }
                 k => Value::Array((0..n).map(|_| one(schema, k, depth)).collect()),
             }
         })

@@ -70,13 +70,21 @@ pub fn check(schema: &Schema, encoding: Encoding, bytes: &[u8]) {
     let (again, left2) = codec::decode_counted(schema, &out, encoding)
         .unwrap_or_else(|e| panic!("{}: encoded output does not decode: {e}\n  {out:02x?}", schema.name()));
     assert_eq!(left2, 0, "{}: encoded output has {left2} bytes left over", schema.name());
-    assert!(same(&value, &again), "{}: round trip changed the value\n  before {value:?}\n  after  {again:?}", schema.name());
+    assert!(
+        same(&value, &again),
+        "{}: round trip changed the value\n  before {value:?}\n  after  {again:?}",
+        schema.name()
+    );
 
     match encoding {
         Encoding::Ros1 if left == 0 => {
             assert_eq!(out.len(), bytes.len(), "{}: re-encoded length", schema.name());
             for (i, (a, b)) in bytes.iter().zip(&out).enumerate() {
-                assert!(a == b || (*a > 1 && *b == 1), "{}: re-encoded bytes differ at {i}: {a:#04x} → {b:#04x}", schema.name());
+                assert!(
+                    a == b || (*a > 1 && *b == 1),
+                    "{}: re-encoded bytes differ at {i}: {a:#04x} → {b:#04x}",
+                    schema.name()
+                );
             }
         }
         Encoding::Ros1 => {}
@@ -110,7 +118,13 @@ fn render_all(schema: &Schema, value: &Value) {
     // A type too wide for CSV is refused by `Csv::new` (and never has cells).
     if let Ok(csv) = render::Csv::new(schema) {
         let cells = csv.cells(schema, value);
-        assert_eq!(csv.columns().len(), cells.len(), "{}: CSV cells do not match the columns {:?}", schema.name(), csv.columns());
+        assert_eq!(
+            csv.columns().len(),
+            cells.len(),
+            "{}: CSV cells do not match the columns {:?}",
+            schema.name(),
+            csv.columns()
+        );
     }
 
     for f in &schema.root().fields {

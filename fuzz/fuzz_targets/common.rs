@@ -22,4 +22,3 @@ pub fn dir() -> &'static PathBuf {
         d
     })
 }
-

@@ -14,7 +14,11 @@ fuzz_target!(|data: &[u8]| {
     if let Some((header, fields)) = parse_request(data) {
         let _ = (fields.f64(), fields.u64(), fields.time_ns());
         let reply = reply_bytes(header, &[1]);
-        assert_eq!((header.len(), reply.len() % 4, &reply[4..20]), (16, 0, header), "a reply echoes the header, padded");
+        assert_eq!(
+            (header.len(), reply.len() % 4, &reply[4..20]),
+            (16, 0, header),
+            "a reply echoes the header, padded"
+        );
     }
     let Ok(text) = std::str::from_utf8(data) else { return };
     if let Some(RosTopic::Topic(t)) = topic_from_dds(text) {

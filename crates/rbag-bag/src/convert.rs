@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use rbag_storage::{Connection, Error, Filter, Format, MessageIter, OutputPolicy, Result, StorageReader, TimeMerge, WriteOptions};
+use rbag_storage::{
+    Connection, Error, Filter, Format, MessageIter, OutputPolicy, Result, StorageReader, TimeMerge, WriteOptions,
+};
 
 use crate::decode::{Decoders, TypeSources};
 use crate::transcode::{self, ConnectionPlan, Targets};
@@ -101,7 +103,9 @@ pub fn convert(
                 // No type to decode with: copied raw where the output takes a message with no
                 // type (rosbag2); a ROS 1 bag needs one.
                 let plan = match format {
-                    Format::Ros1 => ConnectionPlan::Skip("its connection is undeclared in the input, and a ROS 1 bag needs a message type".into()),
+                    Format::Ros1 => ConnectionPlan::Skip(
+                        "its connection is undeclared in the input, and a ROS 1 bag needs a message type".into(),
+                    ),
                     _ => ConnectionPlan::Copy,
                 };
                 plans.insert((i, c.id), plan);
@@ -128,7 +132,11 @@ pub fn convert(
                 ConnectionPlan::Copy => c,
                 ConnectionPlan::Rewrite(rw) => &rw.target,
                 ConnectionPlan::Skip(reason) => {
-                    skipped.entry(c.topic.clone()).or_insert_with(|| Skipped { topic: c.topic.clone(), reason: reason.clone(), messages: 0 });
+                    skipped.entry(c.topic.clone()).or_insert_with(|| Skipped {
+                        topic: c.topic.clone(),
+                        reason: reason.clone(),
+                        messages: 0,
+                    });
                     continue;
                 }
             };
@@ -155,7 +163,8 @@ pub fn convert(
         let (i, msg) = item?;
         match plans.get(&(i, msg.connection)) {
             Some(ConnectionPlan::Rewrite(rw)) => {
-                rw.apply(&mut decoders[i], msg.log_time, &msg.data, &mut buf).map_err(|e| Error::Invalid(format!("{}: {e}", inputs[i].0.display())))?;
+                rw.apply(&mut decoders[i], msg.log_time, &msg.data, &mut buf)
+                    .map_err(|e| Error::Invalid(format!("{}: {e}", inputs[i].0.display())))?;
                 let id = ids[&(i, msg.connection)];
                 writer.write(id, msg.log_time, msg.publish_time, &buf)?;
                 rewritten += 1;

@@ -112,9 +112,11 @@ fn compile_with(c: &Connection, mut reg: Registry, sources: &TypeSources) -> Res
     let fallback = sources.get(reg.dialect());
     match Schema::compile_filling(&mut reg, &c.message_type, &mut |name| fallback.get(name).cloned()) {
         Ok(s) => Ok((reg, s)),
-        Err(rbag_msg::Error::UnknownType { name, context }) => {
-            Err(DecodeError::UnknownType { topic: c.topic.clone(), ty: name, needed_by: context.map(|c| format!(" ({c})")).unwrap_or_default() })
-        }
+        Err(rbag_msg::Error::UnknownType { name, context }) => Err(DecodeError::UnknownType {
+            topic: c.topic.clone(),
+            ty: name,
+            needed_by: context.map(|c| format!(" ({c})")).unwrap_or_default(),
+        }),
         Err(source) => Err(DecodeError::Definition { topic: c.topic.clone(), ty: c.message_type.clone(), source }),
     }
 }
@@ -159,7 +161,9 @@ impl Decoders {
             .entry(c.id)
             .or_insert_with(|| {
                 let (_, encoding) = encoding_of(c).map_err(Arc::new)?;
-                compile(c, sources).map(|(r, s)| Entry { schema: Arc::new(s), registry: Arc::new(r), encoding, checked: false }).map_err(Arc::new)
+                compile(c, sources)
+                    .map(|(r, s)| Entry { schema: Arc::new(s), registry: Arc::new(r), encoding, checked: false })
+                    .map_err(Arc::new)
             })
             .as_mut()
             .map_err(|e| e.clone())
@@ -176,11 +180,20 @@ impl Decoders {
     }
 
     /// Decodes one message of connection `c`, with the schema it was decoded by.
-    pub fn decode<'a>(&mut self, c: &Connection, log_time: u64, data: &'a [u8]) -> Result<(Arc<Schema>, rbag_msg::Value<'a>), DecodeError> {
+    pub fn decode<'a>(
+        &mut self,
+        c: &Connection,
+        log_time: u64,
+        data: &'a [u8],
+    ) -> Result<(Arc<Schema>, rbag_msg::Value<'a>), DecodeError> {
         let entry = self.entry(c).map_err(|e| DecodeError::Shared(e.to_string()))?;
         let (schema, encoding) = (entry.schema.clone(), entry.encoding);
         if entry.checked {
-            let v = rbag_msg::decode(&schema, data, encoding).map_err(|source| DecodeError::Codec { topic: c.topic.clone(), log_time, source })?;
+            let v = rbag_msg::decode(&schema, data, encoding).map_err(|source| DecodeError::Codec {
+                topic: c.topic.clone(),
+                log_time,
+                source,
+            })?;
             return Ok((schema, v));
         }
         let first = rbag_msg::decode_counted(&schema, data, encoding);

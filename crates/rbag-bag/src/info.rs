@@ -123,6 +123,10 @@ pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
         properties: s.properties,
         types: types.into_iter().collect(),
         topics: topics.into_values().collect(),
-        undeclared: s.undeclared.iter().map(|(&connection, &message_count)| UndeclaredInfo { connection, message_count }).collect(),
+        undeclared: s
+            .undeclared
+            .iter()
+            .map(|(&connection, &message_count)| UndeclaredInfo { connection, message_count })
+            .collect(),
     })
 }

@@ -6,8 +6,8 @@
 
 mod convert;
 pub mod decode;
-pub mod transcode;
 mod info;
+pub mod transcode;
 
 pub use convert::{convert, ConvertOptions, ConvertReport, Progress, Skipped};
 pub use info::{info, BagInfo, CompressionInfo, TopicInfo, TypeInfo, UndeclaredInfo};

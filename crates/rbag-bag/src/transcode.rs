@@ -55,10 +55,21 @@ pub enum ConnectionPlan {
 
 /// Decides how to carry `c` into an output whose messages are `out_encoding`. `first` is the
 /// connection's first message, which settles which definition fits its bytes.
-pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: &mut Decoders, targets: &Targets) -> Result<ConnectionPlan, String> {
-    let (to, target_encoding) = wire(out_encoding).ok_or_else(|| format!("topic {}: cannot write {out_encoding:?} messages", c.topic))?;
+pub fn plan(
+    c: &Connection,
+    out_encoding: &str,
+    first: Option<&[u8]>,
+    decoders: &mut Decoders,
+    targets: &Targets,
+) -> Result<ConnectionPlan, String> {
+    let (to, target_encoding) =
+        wire(out_encoding).ok_or_else(|| format!("topic {}: cannot write {out_encoding:?} messages", c.topic))?;
     let Some((from, _)) = wire(&c.encoding) else {
-        return if c.encoding == out_encoding { Ok(ConnectionPlan::Copy) } else { Err(format!("topic {}: cannot convert {:?} messages", c.topic, c.encoding)) };
+        return if c.encoding == out_encoding {
+            Ok(ConnectionPlan::Copy)
+        } else {
+            Err(format!("topic {}: cannot convert {:?} messages", c.topic, c.encoding))
+        };
     };
     let target_name = rbag_msg::registry::normalize(&c.message_type, to);
     let migrating = targets.migrate.get(to).contains(&target_name);
@@ -78,8 +89,8 @@ pub fn plan(c: &Connection, out_encoding: &str, first: Option<&[u8]>, decoders: 
     if from != to {
         standard.fill_from(targets.standard.get(to));
     }
-    let (target_reg, target_schema) =
-        dialect::target(&source_schema, &source_reg, &standard, to).map_err(|e| format!("topic {}: no {to:?} definition: {e}", c.topic))?;
+    let (target_reg, target_schema) = dialect::target(&source_schema, &source_reg, &standard, to)
+        .map_err(|e| format!("topic {}: no {to:?} definition: {e}", c.topic))?;
     let mut rules = targets.rules.clone();
     if from != to {
         rules.dialect_casts = true;
@@ -106,8 +117,16 @@ impl Rewrite {
             return self.apply_tree(decoders, log_time, data, out);
         }
         out.clear();
-        rbag_msg::stream::transcode(&self.plan, &self.source_schema, self.source_encoding, &self.target_schema, self.target_encoding, data, out)
-            .map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))
+        rbag_msg::stream::transcode(
+            &self.plan,
+            &self.source_schema,
+            self.source_encoding,
+            &self.target_schema,
+            self.target_encoding,
+            data,
+            out,
+        )
+        .map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))
     }
 
     /// Whether [`apply`](Self::apply) transcodes in one pass.
@@ -116,11 +135,21 @@ impl Rewrite {
     }
 
     /// Rewrites one message by decoding it to a tree, applying the plan and encoding the result.
-    pub fn apply_tree(&self, decoders: &mut Decoders, log_time: u64, data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    pub fn apply_tree(
+        &self,
+        decoders: &mut Decoders,
+        log_time: u64,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
         let (_, value) = decoders.decode(&self.source, log_time, data).map_err(|e| e.to_string())?;
-        let value = self.plan.apply(value).map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))?;
+        let value = self
+            .plan
+            .apply(value)
+            .map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))?;
         out.clear();
-        rbag_msg::encode(&self.target_schema, &value, self.target_encoding, false, out).map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))
+        rbag_msg::encode(&self.target_schema, &value, self.target_encoding, false, out)
+            .map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))
     }
 }
 
@@ -129,7 +158,8 @@ impl Rewrite {
 fn target_connection(c: &Connection, to: Dialect, reg: &Registry, schema: &Schema) -> Result<Connection, String> {
     let name = schema.name().to_string();
     let definition = dialect::concatenated(schema, reg, &|_| None);
-    let latched = c.metadata.get("latching").is_some_and(|l| l == "1") || c.metadata.get(QOS_KEY).is_some_and(|q| qos::parse(q).is_ok_and(|ps| ps.iter().any(|p| p.durability == 1)));
+    let latched = c.metadata.get("latching").is_some_and(|l| l == "1")
+        || c.metadata.get(QOS_KEY).is_some_and(|q| qos::parse(q).is_ok_and(|ps| ps.iter().any(|p| p.durability == 1)));
     let mut metadata = BTreeMap::new();
     let (encoding, definition_encoding) = match to {
         Dialect::Ros1 => {

@@ -71,7 +71,12 @@ fn every_corpus_message_round_trips_to_identical_bytes() {
 /// writes zeros there. Every differing byte must be a zero in rbag's output, and the input with
 /// those bytes zeroed must be exactly rbag's output.
 fn assert_only_padding_differs(input: &[u8], out: &[u8], what: &str) {
-    assert!(input.len() >= out.len() && input.len() - out.len() <= 3, "{what}: {} bytes in, {} out", input.len(), out.len());
+    assert!(
+        input.len() >= out.len() && input.len() - out.len() <= 3,
+        "{what}: {} bytes in, {} out",
+        input.len(),
+        out.len()
+    );
     let mut zeroed = input[..out.len()].to_vec();
     for (i, b) in zeroed.iter_mut().enumerate() {
         if *b != out[i] {
@@ -99,8 +104,13 @@ fn streaming_transcoder_equals_decode_then_encode() {
         let mut plans = std::collections::HashMap::new();
         for c in reader.connections() {
             let out = if c.encoding == "ros1" { "cdr" } else { "ros1" };
-            let first = reader.messages(&Filter { topics: vec![c.topic.clone()], ..Filter::default() }).unwrap().next().map(|m| m.unwrap().data.to_vec());
-            let plan = transcode::plan(c, out, first.as_deref(), &mut decoders, &targets).unwrap_or_else(|e| panic!("{}: {e}", bag.display()));
+            let first = reader
+                .messages(&Filter { topics: vec![c.topic.clone()], ..Filter::default() })
+                .unwrap()
+                .next()
+                .map(|m| m.unwrap().data.to_vec());
+            let plan = transcode::plan(c, out, first.as_deref(), &mut decoders, &targets)
+                .unwrap_or_else(|e| panic!("{}: {e}", bag.display()));
             plans.insert(c.id, plan);
         }
         let (mut a, mut b) = (Vec::new(), Vec::new());

@@ -61,7 +61,8 @@ fn main() {
         let mut out = Vec::with_capacity(data.len() + 64);
         let stream = median_ns(iters, || {
             out.clear();
-            rbag_msg::stream::transcode(&plan, &from, Encoding::Ros1, &to, Encoding::Cdr, black_box(&data), &mut out).expect("transcodes");
+            rbag_msg::stream::transcode(&plan, &from, Encoding::Ros1, &to, Encoding::Cdr, black_box(&data), &mut out)
+                .expect("transcodes");
             black_box(&out);
         });
         let mut tree_out = Vec::with_capacity(data.len() + 64);

@@ -59,7 +59,11 @@ pub fn decode<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Resul
 
 /// Decodes one message and says how many bytes were left after it: more than CDR's final
 /// padding means the definition does not describe the message.
-pub fn decode_counted<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Result<(Value<'a>, usize), CodecError> {
+pub fn decode_counted<'a>(
+    schema: &Schema,
+    bytes: &'a [u8],
+    encoding: Encoding,
+) -> Result<(Value<'a>, usize), CodecError> {
     let mut r = Reader::new(schema, bytes, encoding).map_err(|e| *e)?;
     let v = r.msg(schema.root, 0).map_err(|e| *e)?;
     Ok((v, r.remaining()))
@@ -74,7 +78,13 @@ pub fn allowed_trailing(encoding: Encoding) -> usize {
 }
 
 /// Encodes one message, appending to `out`. CDR output is little-endian unless `big_endian`.
-pub fn encode(schema: &Schema, value: &Value, encoding: Encoding, big_endian: bool, out: &mut Vec<u8>) -> Result<(), CodecError> {
+pub fn encode(
+    schema: &Schema,
+    value: &Value,
+    encoding: Encoding,
+    big_endian: bool,
+    out: &mut Vec<u8>,
+) -> Result<(), CodecError> {
     let mut w = Writer::new(schema, out, encoding, big_endian);
     w.msg(schema.root, value, 0).map_err(|e| *e)
 }
@@ -201,7 +211,10 @@ impl<'s, 'a> Reader<'s, 'a> {
             return Ok(Cow::Borrowed(bytes));
         }
         if wide {
-            let units: Vec<u16> = bytes.chunks_exact(2).map(|c| if self.be { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) }).collect();
+            let units: Vec<u16> = bytes
+                .chunks_exact(2)
+                .map(|c| if self.be { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) })
+                .collect();
             return Ok(Cow::Owned(String::from_utf16_lossy(&units).into_bytes()));
         }
         match bytes.split_last() {
@@ -218,7 +231,9 @@ impl<'s, 'a> Reader<'s, 'a> {
                 self.budget = b;
                 Ok(())
             }
-            None => Err(self.err(self.pos, "the type expands into too many nested messages for the bytes given".into())),
+            None => {
+                Err(self.err(self.pos, "the type expands into too many nested messages for the bytes given".into()))
+            }
         }
     }
 
@@ -264,10 +279,13 @@ impl<'s, 'a> Reader<'s, 'a> {
         if matches!(kind, Kind::Prim(_)) || self.can_hold(n, min_each) {
             return Ok(());
         }
-        Err(self.err(self.pos, match min_each {
-            0 => format!("fixed array of {n} empty elements is more than the {MAX_EMPTY_ELEMENTS} allowed"),
-            _ => format!("fixed array of {n} cannot fit the {} bytes left", self.remaining()),
-        }))
+        Err(self.err(
+            self.pos,
+            match min_each {
+                0 => format!("fixed array of {n} empty elements is more than the {MAX_EMPTY_ELEMENTS} allowed"),
+                _ => format!("fixed array of {n} cannot fit the {} bytes left", self.remaining()),
+            },
+        ))
     }
 
     /// The fewest bytes one element of `kind` takes.
@@ -315,7 +333,8 @@ impl<'s, 'a> Reader<'s, 'a> {
                 if n > 0 {
                     self.align(p.size())?;
                 }
-                let len = n.checked_mul(p.size()).ok_or_else(|| self.err(self.pos, format!("array of {n} is too long")))?;
+                let len =
+                    n.checked_mul(p.size()).ok_or_else(|| self.err(self.pos, format!("array of {n} is too long")))?;
                 let raw = self.take(len)?;
                 let le = if self.be && p.size() > 1 {
                     let mut v = raw.to_vec();
@@ -389,7 +408,12 @@ impl<'s, 'o> Writer<'s, 'o> {
         let layout = &schema.msgs[idx];
         let Value::Message(values) = v else { return Err(self.err(format!("expected a {} message", layout.name))) };
         if values.len() != layout.fields.len() || depth > MAX_DEPTH {
-            return Err(self.err(format!("{} has {} fields, the value {}", layout.name, layout.fields.len(), values.len())));
+            return Err(self.err(format!(
+                "{} has {} fields, the value {}",
+                layout.name,
+                layout.fields.len(),
+                values.len()
+            )));
         }
         for (f, v) in layout.fields.iter().zip(values) {
             self.field(f, v, depth).map_err(|e| e.within(&f.name))?;
@@ -455,7 +479,9 @@ impl<'s, 'o> Writer<'s, 'o> {
                 }
                 Ok(())
             }
-            (Kind::Prim(p), Value::Prims(a)) => Err(self.err(format!("expected {}[], got {}[]", p.name(), a.prim.name()))),
+            (Kind::Prim(p), Value::Prims(a)) => {
+                Err(self.err(format!("expected {}[], got {}[]", p.name(), a.prim.name())))
+            }
             (_, Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     self.one(kind, item, depth).map_err(|e| e.within(&format!("[{i}]")))?;

@@ -38,7 +38,9 @@ pub fn blocks<'a>(root: &str, text: &'a str) -> Result<Vec<Block<'a>>> {
                     return Err(Error::Parse {
                         what: root.to_string(),
                         line: i + 2,
-                        reason: format!("a separator must be followed by `MSG: pkg/Type` (or IDL:, SRV:, ACTION:), not {next:?}"),
+                        reason: format!(
+                            "a separator must be followed by `MSG: pkg/Type` (or IDL:, SRV:, ACTION:), not {next:?}"
+                        ),
                     })
                 }
             };
@@ -66,7 +68,11 @@ pub fn split<'a>(root: &str, text: &'a str) -> Result<Vec<(String, &'a str)>> {
         .into_iter()
         .map(|b| match b.kind {
             "" | "MSG" => Ok((b.name, b.body)),
-            kind => Err(Error::Parse { what: root.to_string(), line: b.first_line, reason: format!("a separator must be followed by `MSG: pkg/Type`, not `{kind}:`") }),
+            kind => Err(Error::Parse {
+                what: root.to_string(),
+                line: b.first_line,
+                reason: format!("a separator must be followed by `MSG: pkg/Type`, not `{kind}:`"),
+            }),
         })
         .collect()
 }

@@ -60,8 +60,8 @@ pub struct MsgDef {
 /// Primitive type names of either dialect (including the ROS 1 aliases `byte`/`char` and
 /// `time`/`duration`).
 pub const PRIMITIVES: &[&str] = &[
-    "bool", "byte", "char", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64",
-    "string", "wstring", "time", "duration",
+    "bool", "byte", "char", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32",
+    "float64", "string", "wstring", "time", "duration",
 ];
 
 impl FieldType {
@@ -98,7 +98,8 @@ pub fn parse(text: &str, dialect: Dialect, what: &str) -> Result<MsgDef> {
             if ty.array != Array::Single || !ty.is_primitive() {
                 return Err(bad(format!("constant {name} must have a primitive, non-array type")));
             }
-            let value = if ty.base == "string" || ty.base == "wstring" { value.trim() } else { strip_comment(value).trim() };
+            let value =
+                if ty.base == "string" || ty.base == "wstring" { value.trim() } else { strip_comment(value).trim() };
             def.constants.push(Constant { ty: ty.base.clone(), name: name.to_string(), value: value.to_string() });
             continue;
         }
@@ -139,7 +140,9 @@ fn field_type(text: &str) -> std::result::Result<FieldType, String> {
         None => (text, Array::Single),
     };
     let (base, string_bound) = match base_text.split_once("<=") {
-        Some((b @ ("string" | "wstring"), n)) => (b, Some(n.parse().map_err(|_| format!("bad string bound in {text:?}"))?)),
+        Some((b @ ("string" | "wstring"), n)) => {
+            (b, Some(n.parse().map_err(|_| format!("bad string bound in {text:?}"))?))
+        }
         Some(_) => return Err(format!("only strings take a <= bound: {text:?}")),
         None => (base_text, None),
     };

@@ -141,7 +141,10 @@ mod tests {
         standard.add("builtin_interfaces/Duration", "int32 sec\nuint32 nanosec\n").unwrap();
         let (reg, s2) = target(&s1, &r1, &standard, Dialect::Ros2).unwrap();
         assert_eq!(s2.name(), "my/msg/Thing");
-        assert_eq!(msg_text(reg.get("my/msg/Thing").unwrap()), "bool FLAG=true\nstd_msgs/Header header\nbuiltin_interfaces/Duration d\nbyte b\nmy/Other o\n");
+        assert_eq!(
+            msg_text(reg.get("my/msg/Thing").unwrap()),
+            "bool FLAG=true\nstd_msgs/Header header\nbuiltin_interfaces/Duration d\nbyte b\nmy/Other o\n"
+        );
         assert_eq!(reg.get("std_msgs/msg/Header").unwrap().fields.len(), 2);
         let text = concatenated(&s2, &reg, &|_| None);
         assert!(text.contains("\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\n"), "{text}");

@@ -24,7 +24,6 @@ use crate::{Error, Result};
 /// Deeper module nesting or type nesting than this is refused.
 const MAX_NESTING: usize = 32;
 
-
 impl Registry {
     /// Adds a type and its dependencies from the definition text rosbag2 recorded for it,
     /// `ros2idl` or `ros2msg` (see [`add_idl_concatenated`]).
@@ -42,7 +41,11 @@ impl Registry {
 /// call this.
 pub fn add_idl_concatenated(reg: &mut Registry, root: &str, text: &str) -> Result<()> {
     if reg.dialect() != Dialect::Ros2 {
-        return Err(Error::Parse { what: root.to_string(), line: 0, reason: "ros2idl definitions need a ROS 2 registry".into() });
+        return Err(Error::Parse {
+            what: root.to_string(),
+            line: 0,
+            reason: "ros2idl definitions need a ROS 2 registry".into(),
+        });
     }
     let mut idl = Vec::new();
     let blocks = crate::concatenated::blocks(root, text)?;
@@ -61,14 +64,18 @@ pub fn add_idl_concatenated(reg: &mut Registry, root: &str, text: &str) -> Resul
     }
     add_idl_defs(reg, idl)?;
     if !reg.contains(root) {
-        return Err(Error::UnknownType { name: normalize(root, Dialect::Ros2), context: Some("its recorded definition does not define it".into()) });
+        return Err(Error::UnknownType {
+            name: normalize(root, Dialect::Ros2),
+            context: Some("its recorded definition does not define it".into()),
+        });
     }
     Ok(())
 }
 
 /// Whether root text is IDL rather than `.msg` (whose comments may hold braces too).
 fn looks_like_idl(text: &str) -> bool {
-    text.lines().any(|l| l.trim_start().strip_prefix("module").is_some_and(|rest| rest.starts_with(char::is_whitespace)))
+    text.lines()
+        .any(|l| l.trim_start().strip_prefix("module").is_some_and(|rest| rest.starts_with(char::is_whitespace)))
 }
 
 /// Registers IDL structs: `X_Request` + `X_Response` in `srv` as a service, `X_Goal` +
@@ -87,7 +94,12 @@ fn add_idl_defs(reg: &mut Registry, defs: Vec<(String, MsgDef)>) -> Result<()> {
             let (r, f) = (format!("{base}_Result"), format!("{base}_Feedback"));
             if defs.contains_key(&r) && defs.contains_key(&f) {
                 let (goal, result, feedback) = (defs.remove(name), defs.remove(&r), defs.remove(&f));
-                reg.add_action_parts(base, goal.unwrap_or_default(), result.unwrap_or_default(), feedback.unwrap_or_default())?;
+                reg.add_action_parts(
+                    base,
+                    goal.unwrap_or_default(),
+                    result.unwrap_or_default(),
+                    feedback.unwrap_or_default(),
+                )?;
             }
         }
     }
@@ -97,16 +109,27 @@ fn add_idl_defs(reg: &mut Registry, defs: Vec<(String, MsgDef)>) -> Result<()> {
     Ok(())
 }
 
-
 /// Parses IDL text into `(pkg/msg/Type, definition)` pairs; `what` names the text in errors.
 pub fn parse_idl(text: &str, what: &str) -> Result<Vec<(String, MsgDef)>> {
     let tokens = tokenize(text).map_err(|(line, reason)| Error::Parse { what: what.to_string(), line, reason })?;
-    let mut p = Parser { toks: tokens, pos: 0, what: what.to_string(), modules: Vec::new(), typedefs: HashMap::new(), structs: Vec::new(), constants: Vec::new() };
+    let mut p = Parser {
+        toks: tokens,
+        pos: 0,
+        what: what.to_string(),
+        modules: Vec::new(),
+        typedefs: HashMap::new(),
+        structs: Vec::new(),
+        constants: Vec::new(),
+    };
     p.definitions(false)?;
     let Parser { mut structs, constants, .. } = p;
     for (owner, line, constant) in constants {
         let def = structs.iter_mut().find(|(n, _)| *n == owner).map(|(_, d)| d);
-        let def = def.ok_or_else(|| Error::Parse { what: what.to_string(), line, reason: format!("constant {} for {owner}, which this IDL does not define", constant.name) })?;
+        let def = def.ok_or_else(|| Error::Parse {
+            what: what.to_string(),
+            line,
+            reason: format!("constant {} for {owner}, which this IDL does not define", constant.name),
+        })?;
         def.constants.push(constant);
     }
     Ok(structs)
@@ -118,7 +141,10 @@ enum Tok {
     /// A number as written.
     Number(String),
     /// A string literal: unescaped value and the text as written.
-    Str { value: String, raw: String },
+    Str {
+        value: String,
+        raw: String,
+    },
     /// A character literal as written.
     Char(String),
     /// `::`
@@ -192,7 +218,10 @@ fn tokenize(text: &str) -> std::result::Result<Vec<Token>, (usize, String)> {
             let start = i;
             while i < chars.len() {
                 let d = chars[i];
-                let exponent_sign = i > start && (d == '+' || d == '-') && matches!(chars[i - 1], 'e' | 'E') && !chars[start..i].iter().any(|c| matches!(c, 'x' | 'X'));
+                let exponent_sign = i > start
+                    && (d == '+' || d == '-')
+                    && matches!(chars[i - 1], 'e' | 'E')
+                    && !chars[start..i].iter().any(|c| matches!(c, 'x' | 'X'));
                 if !(d.is_ascii_alphanumeric() || d == '.' || exponent_sign) {
                     break;
                 }
@@ -437,7 +466,12 @@ impl Parser {
         let Some(owner) = self.modules.last().and_then(|m| m.strip_suffix("_Constants")) else {
             return Ok(()); // a module-level constant belongs to no message
         };
-        let owner = self.modules[..self.modules.len() - 1].iter().map(String::as_str).chain([owner]).collect::<Vec<_>>().join("/");
+        let owner = self.modules[..self.modules.len() - 1]
+            .iter()
+            .map(String::as_str)
+            .chain([owner])
+            .collect::<Vec<_>>()
+            .join("/");
         let value = value_text(&value, false);
         self.constants.push((owner, line, Constant { ty: ty.base, name, value }));
         Ok(())
@@ -589,7 +623,8 @@ fn default_value(annotations: &[(String, Vec<Tok>)], ty: &FieldType) -> Option<S
 /// (adjacent literals joined).
 fn value_text(tokens: &[Tok], quoted: bool) -> String {
     if !tokens.is_empty() && tokens.iter().all(|t| matches!(t, Tok::Str { .. })) {
-        let value: String = tokens.iter().map(|t| if let Tok::Str { value, .. } = t { value.as_str() } else { "" }).collect();
+        let value: String =
+            tokens.iter().map(|t| if let Tok::Str { value, .. } = t { value.as_str() } else { "" }).collect();
         if !quoted {
             return value;
         }
@@ -691,7 +726,8 @@ module pkg {
         assert_eq!(t.fields[4].default.as_deref(), Some("1.5"));
         assert_eq!(t.fields[8].default.as_deref(), Some("\"Hello world!\""));
         assert_eq!(t.fields[9].default.as_deref(), Some("[1, 2]"));
-        let consts: Vec<(&str, &str, &str)> = t.constants.iter().map(|c| (c.ty.as_str(), c.name.as_str(), c.value.as_str())).collect();
+        let consts: Vec<(&str, &str, &str)> =
+            t.constants.iter().map(|c| (c.ty.as_str(), c.name.as_str(), c.value.as_str())).collect();
         assert_eq!(consts, [("int8", "NO_FIX", "-1"), ("string", "NAME", "a \"b\""), ("bool", "YES", "true")]);
         assert!(defs[1].1.fields.is_empty());
     }
@@ -704,7 +740,9 @@ module pkg {
             module p { module action { struct A_Goal { int32 order; }; struct A_Result { sequence<int32> s; }; struct A_Feedback { sequence<int32> s; }; }; };\n";
         let mut r = Registry::new(Dialect::Ros2);
         add_idl_concatenated(&mut r, "p/srv/S_Event", text).unwrap();
-        for name in ["p/srv/S", "p/srv/S_Event", "p/action/A", "p/action/A_SendGoal_Event", "p/action/A_FeedbackMessage"] {
+        for name in
+            ["p/srv/S", "p/srv/S_Event", "p/action/A", "p/action/A_SendGoal_Event", "p/action/A_FeedbackMessage"]
+        {
             assert!(r.contains(name), "{name}");
         }
         let mut reference = Registry::new(Dialect::Ros2);
@@ -747,7 +785,13 @@ module pkg {
         }
         let e = add_idl_concatenated(&mut r, "p/msg/A", "=====\nNOPE p\n").unwrap_err().to_string();
         assert!(e.contains("line 2"), "{e}");
-        let e = add_idl_concatenated(&mut r, "p/msg/Missing", "=====\nIDL: p/msg/B\nmodule p { module msg { struct B { int8 x; }; }; };\n").unwrap_err().to_string();
+        let e = add_idl_concatenated(
+            &mut r,
+            "p/msg/Missing",
+            "=====\nIDL: p/msg/B\nmodule p { module msg { struct B { int8 x; }; }; };\n",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("p/msg/Missing"), "{e}");
     }
 
@@ -759,7 +803,9 @@ module pkg {
         let text = "# {sec: -2} is not IDL\nbuiltin_interfaces/Time stamp\n================================================================================\nMSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
         add_idl_concatenated(&mut r, "a/msg/Stamp", text).unwrap();
         assert_eq!(r.get("builtin_interfaces/msg/Time").unwrap().fields.len(), 2);
-        let e = add_idl_concatenated(&mut r, "a/msg/Bad", "int32 x\n=====\nMSG: a/msg/C\nint32 ok\nbad\n").unwrap_err().to_string();
+        let e = add_idl_concatenated(&mut r, "a/msg/Bad", "int32 x\n=====\nMSG: a/msg/C\nint32 ok\nbad\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a/msg/C") && e.contains("line 5"), "{e}");
     }
 

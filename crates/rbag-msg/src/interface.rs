@@ -64,8 +64,22 @@ impl Registry {
         let (req, resp, event) = (format!("{name}_Request"), format!("{name}_Response"), format!("{name}_Event"));
         self.add_def(&req, request);
         self.add_def(&resp, response);
-        self.add_def(&event, fields(&[(SERVICE_EVENT_INFO, "info", Array::Single), (&req, "request", Array::Bounded(1)), (&resp, "response", Array::Bounded(1))]));
-        self.add_def(name, fields(&[(&req, "request_message", Array::Single), (&resp, "response_message", Array::Single), (&event, "event_message", Array::Single)]));
+        self.add_def(
+            &event,
+            fields(&[
+                (SERVICE_EVENT_INFO, "info", Array::Single),
+                (&req, "request", Array::Bounded(1)),
+                (&resp, "response", Array::Bounded(1)),
+            ]),
+        );
+        self.add_def(
+            name,
+            fields(&[
+                (&req, "request_message", Array::Single),
+                (&resp, "response_message", Array::Single),
+                (&event, "event_message", Array::Single),
+            ]),
+        );
         self.add_core_types()
     }
 
@@ -91,7 +105,11 @@ impl Registry {
             fields(&[("bool", "accepted", Array::Single), (TIME, "stamp", Array::Single)]),
         )?;
         let get_result = format!("{name}_GetResult");
-        self.add_service(&get_result, fields(&[(UUID, "goal_id", Array::Single)]), fields(&[("int8", "status", Array::Single), (&r, "result", Array::Single)]))?;
+        self.add_service(
+            &get_result,
+            fields(&[(UUID, "goal_id", Array::Single)]),
+            fields(&[("int8", "status", Array::Single), (&r, "result", Array::Single)]),
+        )?;
         let feedback_message = format!("{name}_FeedbackMessage");
         self.add_def(&feedback_message, fields(&[(UUID, "goal_id", Array::Single), (&f, "feedback", Array::Single)]));
         self.add_def(
@@ -116,7 +134,11 @@ impl Registry {
             1 => self.add(name, text),
             2 => self.add_srv(&base_of(name, "srv", SERVICE_SUFFIXES), text),
             3 => self.add_action(&base_of(name, "action", ACTION_SUFFIXES), text),
-            n => Err(Error::Parse { what: name.to_string(), line: 0, reason: format!("{} `---` separators: neither .msg, .srv nor .action", n - 1) }),
+            n => Err(Error::Parse {
+                what: name.to_string(),
+                line: 0,
+                reason: format!("{} `---` separators: neither .msg, .srv nor .action", n - 1),
+            }),
         }
     }
 
@@ -133,7 +155,11 @@ impl Registry {
     fn require_ros2(&self, name: &str) -> Result<()> {
         match self.dialect() {
             Dialect::Ros2 => Ok(()),
-            Dialect::Ros1 => Err(Error::Parse { what: name.to_string(), line: 0, reason: "services and actions are derived as ROS 2 does; this registry is ROS 1".into() }),
+            Dialect::Ros1 => Err(Error::Parse {
+                what: name.to_string(),
+                line: 0,
+                reason: "services and actions are derived as ROS 2 does; this registry is ROS 1".into(),
+            }),
         }
     }
 
@@ -143,7 +169,11 @@ impl Registry {
         match name.split('/').collect::<Vec<_>>()[..] {
             [pkg, ty] if !pkg.is_empty() && !ty.is_empty() => Ok(format!("{pkg}/{kind}/{ty}")),
             [pkg, k, ty] if k == kind && !pkg.is_empty() && !ty.is_empty() => Ok(name.to_string()),
-            _ => Err(Error::Parse { what: name.to_string(), line: 0, reason: format!("a .{kind} type is named pkg/{kind}/Type") }),
+            _ => Err(Error::Parse {
+                what: name.to_string(),
+                line: 0,
+                reason: format!("a .{kind} type is named pkg/{kind}/Type"),
+            }),
         }
     }
 
@@ -153,7 +183,11 @@ impl Registry {
         let parts = sections(text);
         if parts.len() != N {
             let what = if N == 2 { ".srv" } else { ".action" };
-            return Err(Error::Parse { what: name.to_string(), line: 0, reason: format!("a {what} has {} `---` separators, found {}", N - 1, parts.len() - 1) });
+            return Err(Error::Parse {
+                what: name.to_string(),
+                line: 0,
+                reason: format!("a {what} has {} `---` separators, found {}", N - 1, parts.len() - 1),
+            });
         }
         let mut defs: [MsgDef; N] = std::array::from_fn(|_| MsgDef::default());
         for (i, (first_line, part)) in parts.into_iter().enumerate() {
@@ -202,7 +236,11 @@ pub(crate) fn shift_lines(e: Error, by: usize) -> Error {
 fn fields(list: &[(&str, &str, Array)]) -> MsgDef {
     let fields = list
         .iter()
-        .map(|(ty, name, array)| Field { ty: FieldType { base: ty.to_string(), string_bound: None, array: *array }, name: name.to_string(), default: None })
+        .map(|(ty, name, array)| Field {
+            ty: FieldType { base: ty.to_string(), string_bound: None, array: *array },
+            name: name.to_string(),
+            default: None,
+        })
         .collect();
     MsgDef { fields, constants: Vec::new() }
 }
@@ -230,13 +268,24 @@ mod tests {
             assert_eq!(r.rihs01(&format!("example_interfaces/srv/{ty}")).unwrap(), format!("RIHS01_{hash}"), "{ty}");
         }
         let event = r.get("example_interfaces/srv/AddTwoInts_Event").unwrap();
-        assert_eq!(event.fields[1].ty, FieldType { base: "example_interfaces/srv/AddTwoInts_Request".into(), string_bound: None, array: Array::Bounded(1) });
+        assert_eq!(
+            event.fields[1].ty,
+            FieldType {
+                base: "example_interfaces/srv/AddTwoInts_Request".into(),
+                string_bound: None,
+                array: Array::Bounded(1)
+            }
+        );
     }
 
     #[test]
     fn fibonacci_hashes_equal_rosidl() {
         let mut r = ros2();
-        r.add_action("example_interfaces/Fibonacci", "# Goal\nint32 order\n---\n# Result\nint32[] sequence\n---\n# Feedback\nint32[] sequence").unwrap();
+        r.add_action(
+            "example_interfaces/Fibonacci",
+            "# Goal\nint32 order\n---\n# Result\nint32[] sequence\n---\n# Feedback\nint32[] sequence",
+        )
+        .unwrap();
         for (ty, hash) in [
             ("Fibonacci", "9508051da1ea4658de144b09bd0690ff3de52104683d847aed764d2915906f51"),
             ("Fibonacci_Goal", "226cb437e4355dcd3e914f930382a3b0cc1da81545bd319ed554e95a03255f51"),

@@ -23,8 +23,8 @@ pub mod stream;
 #[doc(hidden)]
 pub mod testgen;
 
-pub use definition::{parse, Array, Constant, Dialect, Field, FieldType, MsgDef};
 pub use codec::{decode, decode_counted, encode, CodecError, Encoding};
+pub use definition::{parse, Array, Constant, Dialect, Field, FieldType, MsgDef};
 pub use registry::Registry;
 pub use schema::Schema;
 pub use value::Value;

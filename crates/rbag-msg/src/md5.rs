@@ -14,7 +14,12 @@ impl Registry {
     }
 
     /// `memo` holds sums already computed: a type used twice per level is summed once.
-    fn md5_depth(&self, full_name: &str, depth: usize, memo: &mut std::collections::HashMap<String, String>) -> Result<String> {
+    fn md5_depth(
+        &self,
+        full_name: &str,
+        depth: usize,
+        memo: &mut std::collections::HashMap<String, String>,
+    ) -> Result<String> {
         if let Some(sum) = memo.get(full_name) {
             return Ok(sum.clone());
         }
@@ -38,7 +43,9 @@ impl Registry {
             } else {
                 let dep = self.resolve(&f.ty.base, full_name);
                 let sum = self.md5_depth(&dep, depth + 1, memo).map_err(|e| match e {
-                    Error::UnknownType { name, .. } => Error::UnknownType { name, context: Some(format!("field {} of {full_name}", f.name)) },
+                    Error::UnknownType { name, .. } => {
+                        Error::UnknownType { name, context: Some(format!("field {} of {full_name}", f.name)) }
+                    }
                     other => other,
                 })?;
                 lines.push(format!("{sum} {}", f.name));

@@ -125,7 +125,10 @@ impl Plan {
             out.push(match f {
                 FieldPlan::Default(d) => d.clone(),
                 FieldPlan::Copy { index, elem, array, field } => {
-                    let v = std::mem::replace(src.get_mut(*index).ok_or_else(|| self.err(field, "missing in the value"))?, Value::Bool(false));
+                    let v = std::mem::replace(
+                        src.get_mut(*index).ok_or_else(|| self.err(field, "missing in the value"))?,
+                        Value::Bool(false),
+                    );
                     let v = self.convert(*elem, v, field)?;
                     check_len(*array, &v).map_err(|r| self.err(field, &r))?;
                     v
@@ -138,7 +141,9 @@ impl Plan {
     fn convert<'a>(&self, elem: Elem, v: Value<'a>, field: &str) -> Result<Value<'a>, MigrateError> {
         Ok(match (elem, v) {
             (Elem::Same, v) => v,
-            (Elem::Msg(i), Value::Array(items)) => Value::Array(items.into_iter().map(|x| self.msg(i, x)).collect::<Result<_, _>>()?),
+            (Elem::Msg(i), Value::Array(items)) => {
+                Value::Array(items.into_iter().map(|x| self.msg(i, x)).collect::<Result<_, _>>()?)
+            }
             (Elem::Msg(i), v) => self.msg(i, v)?,
             // Same-size reinterpretation: the bytes stay, only the element type changes.
             (Elem::Cast(to), Value::Prims(a)) => Value::Prims(PrimArray { prim: to, le: a.le }),
@@ -212,12 +217,20 @@ impl PlanBuilder<'_> {
             Some(&f) if f == from => return Ok(()),
             Some(_) => {
                 let name = &self.to.msgs[to].name;
-                return Err(MigrateError { ty: name.clone(), field: String::new(), reason: "is reached from two different source types".into() });
+                return Err(MigrateError {
+                    ty: name.clone(),
+                    field: String::new(),
+                    reason: "is reached from two different source types".into(),
+                });
             }
             None => {}
         }
         if depth > MAX_DEPTH {
-            return Err(MigrateError { ty: self.to.msgs[to].name.clone(), field: String::new(), reason: "nesting too deep".into() });
+            return Err(MigrateError {
+                ty: self.to.msgs[to].name.clone(),
+                field: String::new(),
+                reason: "nesting too deep".into(),
+            });
         }
         self.pairs.insert(to, from);
         let (src, dst) = (&self.from.msgs[from], &self.to.msgs[to]);
@@ -227,10 +240,15 @@ impl PlanBuilder<'_> {
             let source_name = self.rules.source_name(&dst.name, &f.name);
             // ROS 1 allows capitals that ROS 2 lowered (CameraInfo's `D`, `K` → `d`, `k`).
             let found = src.fields.iter().position(|s| s.name == source_name).or_else(|| {
-                self.rules.dialect_casts.then(|| src.fields.iter().position(|s| s.name.eq_ignore_ascii_case(source_name))).flatten()
+                self.rules
+                    .dialect_casts
+                    .then(|| src.fields.iter().position(|s| s.name.eq_ignore_ascii_case(source_name)))
+                    .flatten()
             });
             let Some(index) = found else {
-                fields.push(FieldPlan::Default(default_value(self.to, f.kind, f.array, f.default.as_deref()).map_err(err)?));
+                fields.push(FieldPlan::Default(
+                    default_value(self.to, f.kind, f.array, f.default.as_deref()).map_err(err)?,
+                ));
                 continue;
             };
             let s = &src.fields[index];
@@ -240,17 +258,33 @@ impl PlanBuilder<'_> {
                 _ => true,
             };
             if !arrays_fit {
-                return Err(err(format!("changed from {} to {}", describe(self.from, s.kind, s.array), describe(self.to, f.kind, f.array))));
+                return Err(err(format!(
+                    "changed from {} to {}",
+                    describe(self.from, s.kind, s.array),
+                    describe(self.to, f.kind, f.array)
+                )));
             }
             let elem = match (s.kind, f.kind) {
                 (Kind::Prim(a), Kind::Prim(b)) if a == b => Elem::Same,
-                (Kind::Prim(a), Kind::Prim(b)) if self.rules.dialect_casts && is_int(a) && is_int(b) && a.size() == b.size() => Elem::Cast(b),
+                (Kind::Prim(a), Kind::Prim(b))
+                    if self.rules.dialect_casts && is_int(a) && is_int(b) && a.size() == b.size() =>
+                {
+                    Elem::Cast(b)
+                }
                 (Kind::String { .. }, Kind::String { .. }) => Elem::Same,
-                (Kind::Msg(i), Kind::Msg(j)) if type_key(&self.from.msgs[i].name) == type_key(&self.to.msgs[j].name) => {
+                (Kind::Msg(i), Kind::Msg(j))
+                    if type_key(&self.from.msgs[i].name) == type_key(&self.to.msgs[j].name) =>
+                {
                     self.pair(i, j, depth + 1)?;
                     Elem::Msg(j)
                 }
-                _ => return Err(err(format!("changed from {} to {}", describe(self.from, s.kind, s.array), describe(self.to, f.kind, f.array)))),
+                _ => {
+                    return Err(err(format!(
+                        "changed from {} to {}",
+                        describe(self.from, s.kind, s.array),
+                        describe(self.to, f.kind, f.array)
+                    )))
+                }
             };
             fields.push(FieldPlan::Copy { index, elem, array: f.array, field: f.name.clone() });
         }
@@ -302,7 +336,10 @@ fn zero(schema: &Schema, kind: Kind, depth: usize) -> Value<'static> {
             schema.msgs[i]
                 .fields
                 .iter()
-                .map(|f| default_value(schema, f.kind, f.array, f.default.as_deref()).unwrap_or_else(|_| zero(schema, f.kind, depth + 1)))
+                .map(|f| {
+                    default_value(schema, f.kind, f.array, f.default.as_deref())
+                        .unwrap_or_else(|_| zero(schema, f.kind, depth + 1))
+                })
                 .collect(),
         ),
         Kind::Msg(_) => Value::Message(Vec::new()),
@@ -323,7 +360,9 @@ fn parse_default(kind: Kind, array: Array, text: &str) -> Option<Value<'static>>
                 }
                 Some(Value::Prims(PrimArray { prim: p, le: Cow::Owned(le) }))
             }
-            Kind::String { .. } => Some(Value::Array(items.into_iter().map(|s| Value::String(Cow::Owned(unquote(s).into_bytes()))).collect())),
+            Kind::String { .. } => Some(Value::Array(
+                items.into_iter().map(|s| Value::String(Cow::Owned(unquote(s).into_bytes()))).collect(),
+            )),
             Kind::Msg(_) => None,
         };
     }

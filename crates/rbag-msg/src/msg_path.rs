@@ -53,7 +53,8 @@ pub fn load_as(reg: &mut Registry, dir: &Path, package: &str) -> Result<usize> {
             let ty = path.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default();
             let what = path.display().to_string();
             let added = match kind {
-                "msg" => definition::parse(&text, reg.dialect(), &what).map(|def| reg.add_def(&format!("{package}/{ty}"), def)),
+                "msg" => definition::parse(&text, reg.dialect(), &what)
+                    .map(|def| reg.add_def(&format!("{package}/{ty}"), def)),
                 "srv" => reg.add_srv(&format!("{package}/srv/{ty}"), &text),
                 _ => reg.add_action(&format!("{package}/action/{ty}"), &text),
             };
@@ -108,7 +109,9 @@ fn files_with_extension(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
 /// put the file first.
 fn in_file(e: Error, file: &str) -> Error {
     match e {
-        Error::Parse { what, line, reason } if what != file => Error::Parse { what: format!("{file} ({what})"), line, reason },
+        Error::Parse { what, line, reason } if what != file => {
+            Error::Parse { what: format!("{file} ({what})"), line, reason }
+        }
         other => other,
     }
 }

@@ -79,7 +79,10 @@ impl Registry {
 
     /// Like [`get`](Self::get), with an error naming the type and, if given, who needs it.
     pub fn require(&self, name: &str, needed_by: Option<&str>) -> Result<&MsgDef> {
-        self.get(name).ok_or_else(|| Error::UnknownType { name: normalize(name, self.dialect), context: needed_by.map(str::to_string) })
+        self.get(name).ok_or_else(|| Error::UnknownType {
+            name: normalize(name, self.dialect),
+            context: needed_by.map(str::to_string),
+        })
     }
 
     /// The full name of a nested field type written inside `owner` (see [`resolve`]).

@@ -75,7 +75,11 @@ pub fn select<'v, 'a>(schema: &Schema, value: &'v Value<'a>, path: &str) -> Resu
         cur = match (seg, cur.value) {
             (Segment::Field(name), Cow::Borrowed(Value::Message(fields))) => {
                 let layout = &schema.msgs[cur.ty.ok_or_else(|| format!("{path:?} goes inside a non-message"))?];
-                let i = layout.fields.iter().position(|f| f.name == name).ok_or_else(|| format!("{} has no field {name:?}", layout.name))?;
+                let i = layout
+                    .fields
+                    .iter()
+                    .position(|f| f.name == name)
+                    .ok_or_else(|| format!("{} has no field {name:?}", layout.name))?;
                 let Some(v) = fields.get(i) else { return Ok(None) };
                 Selected { ty: field_ty(layout.fields[i].kind), value: Cow::Borrowed(v) }
             }
@@ -252,7 +256,9 @@ impl Yaml<'_, '_> {
         for i in 0..shown {
             write!(self.out, "{:1$}- ", "", indent)?;
             match v {
-                Value::Array(items) if matches!(items[i], Value::Message(_)) && has_visible_fields(self.schema, ty) => self.fields(ty, &items[i], indent + 2, true)?,
+                Value::Array(items) if matches!(items[i], Value::Message(_)) && has_visible_fields(self.schema, ty) => {
+                    self.fields(ty, &items[i], indent + 2, true)?
+                }
                 Value::Array(items) => {
                     self.inline(&items[i])?;
                     self.out.write_all(b"\n")?;
@@ -344,7 +350,9 @@ fn column_counts(schema: &Schema) -> Vec<usize> {
                 (Kind::Msg(j), Some(_)) if depth < crate::schema::MAX_DEPTH => count(schema, j, memo, depth + 1),
                 _ => 1,
             };
-            total = total.saturating_add(each.saturating_mul(if matches!(f.kind, Kind::Msg(_)) || f.array != Array::Single { expands(f).unwrap_or(1) } else { 1 }));
+            total = total.saturating_add(each.saturating_mul(
+                if matches!(f.kind, Kind::Msg(_)) || f.array != Array::Single { expands(f).unwrap_or(1) } else { 1 },
+            ));
         }
         memo[i] = Some(total);
         total
@@ -402,7 +410,9 @@ fn columns(schema: &Schema, counts: &[usize]) -> Result<Vec<String>, String> {
             let name = format!("{prefix}{}", f.name);
             match (f.kind, f.array, expands(f)) {
                 (Kind::Msg(j), Array::Single | Array::Fixed(_), Some(_)) if counts[j] == 0 => {}
-                (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => walk(schema, counts, j, &format!("{name}."), depth + 1, out),
+                (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => {
+                    walk(schema, counts, j, &format!("{name}."), depth + 1, out)
+                }
                 (Kind::Msg(j), Array::Fixed(n), Some(_)) if depth < crate::schema::MAX_DEPTH => {
                     (0..n).for_each(|k| walk(schema, counts, j, &format!("{name}.{k}."), depth + 1, out))
                 }
@@ -421,7 +431,9 @@ fn cells(schema: &Schema, counts: &[usize], i: usize, v: &Value, depth: usize, o
         let mut buf = Vec::new();
         match v {
             Value::String(s) => buf.extend_from_slice(&String::from_utf8_lossy(s).into_owned().into_bytes()),
-            Value::F32(_) | Value::F64(_) if v.as_f64().is_some_and(|x| !x.is_finite()) => buf.extend_from_slice(format!("{}", v.as_f64().unwrap_or(f64::NAN)).as_bytes()),
+            Value::F32(_) | Value::F64(_) if v.as_f64().is_some_and(|x| !x.is_finite()) => {
+                buf.extend_from_slice(format!("{}", v.as_f64().unwrap_or(f64::NAN)).as_bytes())
+            }
             _ => {
                 let _ = json(schema, ty, v, &mut buf);
             }
@@ -432,12 +444,20 @@ fn cells(schema: &Schema, counts: &[usize], i: usize, v: &Value, depth: usize, o
     for (f, v) in schema.msgs[i].fields.iter().zip(values).filter(|(f, _)| !hidden(&f.name)) {
         match (f.kind, f.array, v) {
             (Kind::Msg(j), Array::Single | Array::Fixed(_), _) if counts[j] == 0 && expands(f).is_some() => {}
-            (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => cells(schema, counts, j, v, depth + 1, out),
-            (Kind::Msg(j), Array::Fixed(_), Value::Array(items)) if depth < crate::schema::MAX_DEPTH && expands(f).is_some() => {
+            (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => {
+                cells(schema, counts, j, v, depth + 1, out)
+            }
+            (Kind::Msg(j), Array::Fixed(_), Value::Array(items))
+                if depth < crate::schema::MAX_DEPTH && expands(f).is_some() =>
+            {
                 items.iter().for_each(|item| cells(schema, counts, j, item, depth + 1, out))
             }
-            (_, Array::Fixed(_), Value::Array(items)) if expands(f).is_some() => items.iter().for_each(|item| out.push(cell(schema, field_ty(f.kind), item))),
-            (_, Array::Fixed(_), Value::Prims(a)) if expands(f).is_some() => a.iter().for_each(|item| out.push(cell(schema, None, &item))),
+            (_, Array::Fixed(_), Value::Array(items)) if expands(f).is_some() => {
+                items.iter().for_each(|item| out.push(cell(schema, field_ty(f.kind), item)))
+            }
+            (_, Array::Fixed(_), Value::Prims(a)) if expands(f).is_some() => {
+                a.iter().for_each(|item| out.push(cell(schema, None, &item)))
+            }
             _ => out.push(cell(schema, field_ty(f.kind), v)),
         }
     }
@@ -448,8 +468,8 @@ mod tests {
     use super::*;
     use crate::definition::Dialect;
     use crate::registry::Registry;
-    use crate::value::PrimArray;
     use crate::schema::Prim;
+    use crate::value::PrimArray;
 
     fn sample() -> (Schema, Value<'static>) {
         let mut r = Registry::new(Dialect::Ros2);
@@ -462,7 +482,10 @@ mod tests {
             Value::Array(vec![p(1.0, 0.1), p(2.5, f32::NAN)]),
             Value::Prims(PrimArray { prim: Prim::U8, le: Cow::Borrowed(&[1, 2, 3]) }),
             p(0.0, -1.0),
-            Value::Prims(PrimArray { prim: Prim::F64, le: Cow::Owned([1.5f64.to_le_bytes(), 2f64.to_le_bytes()].concat()) }),
+            Value::Prims(PrimArray {
+                prim: Prim::F64,
+                le: Cow::Owned([1.5f64.to_le_bytes(), 2f64.to_le_bytes()].concat()),
+            }),
         ]);
         (s, v)
     }
@@ -484,7 +507,18 @@ mod tests {
         );
         let csv = Csv::new(&s).unwrap();
         assert_eq!(csv.columns(), ["name", "pts", "data", "origin.x", "origin.y", "v.0", "v.1"]);
-        assert_eq!(csv.cells(&s, &v), ["it's", "\"[{\"\"x\"\":1.0,\"\"y\"\":0.1},{\"\"x\"\":2.5,\"\"y\"\":null}]\"", "\"[1,2,3]\"", "0.0", "-1.0", "1.5", "2.0"]);
+        assert_eq!(
+            csv.cells(&s, &v),
+            [
+                "it's",
+                "\"[{\"\"x\"\":1.0,\"\"y\"\":0.1},{\"\"x\"\":2.5,\"\"y\"\":null}]\"",
+                "\"[1,2,3]\"",
+                "0.0",
+                "-1.0",
+                "1.5",
+                "2.0"
+            ]
+        );
     }
 
     #[test]

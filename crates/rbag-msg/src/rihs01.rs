@@ -39,7 +39,11 @@ impl Registry {
     /// The exact JSON text [`rihs01`](Self::rihs01) hashes (useful to diff against rosidl's).
     pub fn type_description_json(&self, name: &str) -> Result<String> {
         if self.dialect() != Dialect::Ros2 {
-            return Err(Error::Parse { what: name.to_string(), line: 0, reason: "RIHS01 hashes are defined for ROS 2 types only".into() });
+            return Err(Error::Parse {
+                what: name.to_string(),
+                line: 0,
+                reason: "RIHS01 hashes are defined for ROS 2 types only".into(),
+            });
         }
         let root = normalize(name, Dialect::Ros2);
         let mut described = BTreeMap::new();
@@ -70,10 +74,21 @@ impl Registry {
             nested.extend(nested_name);
         }
         if fields.is_empty() {
-            let dummy = Field { ty: FieldType { base: "uint8".into(), string_bound: None, array: Array::Single }, name: crate::schema::EMPTY_STRUCT_FIELD.into(), default: None };
-            fields.push(field_json(&dummy, None).map_err(|reason| Error::Parse { what: name.to_string(), line: 0, reason })?);
+            let dummy = Field {
+                ty: FieldType { base: "uint8".into(), string_bound: None, array: Array::Single },
+                name: crate::schema::EMPTY_STRUCT_FIELD.into(),
+                default: None,
+            };
+            fields.push(field_json(&dummy, None).map_err(|reason| Error::Parse {
+                what: name.to_string(),
+                line: 0,
+                reason,
+            })?);
         }
-        out.insert(name.to_string(), format!("{{\"type_name\": {}, \"fields\": [{}]}}", json_string(name), fields.join(", ")));
+        out.insert(
+            name.to_string(),
+            format!("{{\"type_name\": {}, \"fields\": [{}]}}", json_string(name), fields.join(", ")),
+        );
         stack.push(name.to_string());
         for dep in nested {
             self.describe(&dep, stack, out)?;
@@ -192,7 +207,10 @@ mod tests {
         let mut r = ros2();
         r.add("service_msgs/msg/ServiceEventInfo", "uint8 REQUEST_SENT = 0\nuint8 event_type\nbuiltin_interfaces/Time stamp\nchar[16] client_gid\nint64 sequence_number\n").unwrap();
         r.add("builtin_interfaces/msg/Time", "int32 sec\nuint32 nanosec\n").unwrap();
-        assert_eq!(r.rihs01("service_msgs/msg/ServiceEventInfo").unwrap(), "RIHS01_41bcbbe07a75c9b52bc96bfd5c24d7f0fc0a08c0cb7921b3373c5732345a6f45");
+        assert_eq!(
+            r.rihs01("service_msgs/msg/ServiceEventInfo").unwrap(),
+            "RIHS01_41bcbbe07a75c9b52bc96bfd5c24d7f0fc0a08c0cb7921b3373c5732345a6f45"
+        );
         r.add("a/msg/B", "string<=5[<=3] s\nTime[] t\nbuiltin_interfaces/Time[2] u\nint32 x 5\n").unwrap();
         r.add("a/msg/Time", "bool ok\n").unwrap();
         let json = r.type_description_json("a/B").unwrap();

@@ -76,7 +76,10 @@ impl Prim {
 pub enum Kind {
     Prim(Prim),
     /// `string` (`wide` for `wstring`), with its ROS 2 bound.
-    String { wide: bool, bound: Option<usize> },
+    String {
+        wide: bool,
+        bound: Option<usize>,
+    },
     /// A nested message: an index into [`Schema::msgs`].
     Msg(usize),
 }
@@ -135,7 +138,11 @@ impl Schema {
     /// Compiles `root` from `reg`, adding each type `reg` lacks from `lookup` as the compiler
     /// meets it: only the types the schema needs are copied (from a store, `--msg-path`, or a
     /// translation). A type neither has is an [`Error::UnknownType`] naming who needs it.
-    pub fn compile_filling(reg: &mut Registry, root: &str, lookup: &mut dyn FnMut(&str) -> Option<crate::MsgDef>) -> Result<Schema> {
+    pub fn compile_filling(
+        reg: &mut Registry,
+        root: &str,
+        lookup: &mut dyn FnMut(&str) -> Option<crate::MsgDef>,
+    ) -> Result<Schema> {
         // Each round adds one type, and a schema holds at most this many distinct types.
         for _ in 0..MAX_DEPTH * 64 {
             match Schema::compile(reg, root) {
@@ -233,7 +240,13 @@ impl Builder<'_> {
                     let context = format!("field {} of {name}", f.name);
                     (Kind::Msg(self.add(&nested, Some(&context), depth + 1)?), nested)
                 };
-                fields.push(FieldLayout { name: f.name.clone(), kind, array: f.ty.array, type_name, default: f.default.clone() });
+                fields.push(FieldLayout {
+                    name: f.name.clone(),
+                    kind,
+                    array: f.ty.array,
+                    type_name,
+                    default: f.default.clone(),
+                });
             }
             if fields.is_empty() && dialect == Dialect::Ros2 {
                 fields.push(FieldLayout {
@@ -258,7 +271,13 @@ fn ros1_builtin(name: &str, dialect: Dialect) -> Option<Vec<FieldLayout>> {
         (Dialect::Ros1, "duration") => Prim::I32,
         _ => return None,
     };
-    let field = |n: &str| FieldLayout { name: n.into(), kind: Kind::Prim(p), array: Array::Single, type_name: p.name().into(), default: None };
+    let field = |n: &str| FieldLayout {
+        name: n.into(),
+        kind: Kind::Prim(p),
+        array: Array::Single,
+        type_name: p.name().into(),
+        default: None,
+    };
     Some(vec![field("secs"), field("nsecs")])
 }
 
@@ -273,7 +292,10 @@ mod tests {
         r.add("geometry_msgs/Point", "float64 x\nfloat64 y\nfloat64 z\n").unwrap();
         r.add("a/B", "Header header\ngeometry_msgs/Point[] pts\ngeometry_msgs/Point p\nbyte[] raw\nbyte b\n").unwrap();
         let s = Schema::compile(&r, "a/B").unwrap();
-        assert_eq!(s.msgs.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["a/B", "std_msgs/Header", "time", "geometry_msgs/Point"]);
+        assert_eq!(
+            s.msgs.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
+            ["a/B", "std_msgs/Header", "time", "geometry_msgs/Point"]
+        );
         assert_eq!(s.root().fields[3].kind, Kind::Prim(Prim::U8));
         assert_eq!(s.root().fields[4].kind, Kind::Prim(Prim::I8));
     }

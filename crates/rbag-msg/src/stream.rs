@@ -11,7 +11,6 @@ use crate::definition::Array;
 use crate::migrate::{fits, Elem, FieldPlan, Plan};
 use crate::schema::{FieldLayout, Kind, Prim, Schema, MAX_DEPTH};
 
-
 impl Plan {
     /// Whether every message takes its source fields in increasing order (no renames that
     /// reorder), so that one pass over the source can fill the target.
@@ -28,7 +27,15 @@ impl Plan {
 
 /// Transcodes one message of `from`'s root type into `to`'s, appending to `out`. The plan must
 /// be [`streamable`](Plan::streamable) and built from these two schemas.
-pub fn transcode(plan: &Plan, from: &Schema, from_encoding: Encoding, to: &Schema, to_encoding: Encoding, data: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+pub fn transcode(
+    plan: &Plan,
+    from: &Schema,
+    from_encoding: Encoding,
+    to: &Schema,
+    to_encoding: Encoding,
+    data: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), CodecError> {
     let r = Reader::new(from, data, from_encoding).map_err(|e| *e)?;
     let mut s = Stream { plan, from, to, r, w: Writer::new(to, out, to_encoding, false) };
     s.msg(to.root, 0).map_err(|e| *e)
@@ -49,7 +56,9 @@ impl Stream<'_, '_, '_> {
         }
         self.r.spend()?;
         let (plan, from, to) = (self.plan, self.from, self.to);
-        let Some(mp) = plan.msgs[target].as_ref() else { return Err(self.w.err(format!("no plan for {}", to.msgs[target].name))) };
+        let Some(mp) = plan.msgs[target].as_ref() else {
+            return Err(self.w.err(format!("no plan for {}", to.msgs[target].name)));
+        };
         let (src, dst) = (&from.msgs[mp.from], &to.msgs[target]);
         let mut next = 0;
         for (fp, tf) in mp.fields.iter().zip(&dst.fields) {

@@ -13,7 +13,9 @@ use rbag_msg::{Encoding, Registry, Schema};
 
 fn schema(distro: Distro, name: &str) -> &'static Schema {
     let types = codec_check::types(distro);
-    let i = types.index_of(&rbag_msg::registry::normalize(name, distro.dialect())).unwrap_or_else(|| panic!("no {name} in {distro}"));
+    let i = types
+        .index_of(&rbag_msg::registry::normalize(name, distro.dialect()))
+        .unwrap_or_else(|| panic!("no {name} in {distro}"));
     &types.schemas[usize::from(i)]
 }
 
@@ -97,7 +99,11 @@ fn ros1_bool_bytes_are_normalised() {
 #[test]
 fn definitions_replay() {
     replay_definition(rbag_msg::Dialect::Ros1, "uint8 a\nstring b\n", b"\x01\x00\x00\x00\x00");
-    replay_definition(rbag_msg::Dialect::Ros2, "uint8 a\nstring b\n", b"\x00\x01\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00");
+    replay_definition(
+        rbag_msg::Dialect::Ros2,
+        "uint8 a\nstring b\n",
+        b"\x00\x01\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00",
+    );
 }
 
 const SEP: &str = "================================================================================\n";
@@ -121,7 +127,10 @@ fn within(secs: u64, f: impl FnOnce() + Send + 'static) {
 /// `rbag echo` on such a bag hangs.
 #[test]
 fn fixed_array_of_empty_messages_does_not_hang() {
-    for text in [format!("E[4000000000] e\n{SEP}MSG: fuzz/E\n"), format!("E[4000000000] e\n{SEP}MSG: fuzz/E\nuint8[0] nothing\n")] {
+    for text in [
+        format!("E[4000000000] e\n{SEP}MSG: fuzz/E\n"),
+        format!("E[4000000000] e\n{SEP}MSG: fuzz/E\nuint8[0] nothing\n"),
+    ] {
         within(10, move || {
             let mut reg = Registry::new(rbag_msg::Dialect::Ros1);
             reg.add_concatenated("fuzz/Type", &text).unwrap();

@@ -447,7 +447,11 @@ fn assert_same_def(name: &str, idl: &Registry, msg: &Registry) {
     }
     assert_eq!(from_idl.constants.len(), from_msg.constants.len(), "{name}: constants");
     for (i, m) in from_idl.constants.iter().zip(&from_msg.constants) {
-        assert_eq!((&i.name, i.ty.as_str()), (&m.name, if m.ty == "char" { "uint8" } else { m.ty.as_str() }), "{name}: constant");
+        assert_eq!(
+            (&i.name, i.ty.as_str()),
+            (&m.name, if m.ty == "char" { "uint8" } else { m.ty.as_str() }),
+            "{name}: constant"
+        );
         assert!(same_value(&i.value, &m.value), "{name}.{}: {:?} vs {:?}", i.name, i.value, m.value);
     }
 }
@@ -464,7 +468,10 @@ fn rosbag2_example_equals_its_msg_and_hash() {
         assert_eq!(a.fields.len(), b.fields.len(), "{name}");
         assert_eq!(idl.rihs01(name).unwrap(), msg.rihs01(name).unwrap(), "{name}");
     }
-    assert_eq!(idl.get("rosbag2_test_msgdefs/msg/ComplexMsgDependsOnIdl").unwrap().fields[0].ty.base, "rosbag2_test_msgdefs/msg/BasicIdl");
+    assert_eq!(
+        idl.get("rosbag2_test_msgdefs/msg/ComplexMsgDependsOnIdl").unwrap().fields[0].ty.base,
+        "rosbag2_test_msgdefs/msg/BasicIdl"
+    );
 }
 
 #[test]
@@ -491,7 +498,8 @@ fn test_msgs_idl_equals_debians_msg_files_and_hashes() {
 
     let mut idl = Registry::new(Dialect::Ros2);
     idl.add_ros2_concatenated("test_msgs/msg/Arrays", &test_msgs_ros2idl()).unwrap();
-    let types = ["Arrays", "Strings", "BasicTypes", "Defaults", "Constants", "WStrings", "BoundedSequences", "Nested", "Empty"];
+    let types =
+        ["Arrays", "Strings", "BasicTypes", "Defaults", "Constants", "WStrings", "BoundedSequences", "Nested", "Empty"];
     for ty in types {
         let name = format!("test_msgs/msg/{ty}");
         assert_same_def(&name, &idl, &msg);
@@ -502,7 +510,13 @@ fn test_msgs_idl_equals_debians_msg_files_and_hashes() {
         assert_eq!(idl.rihs01(&name).unwrap(), msg.rihs01(&name).unwrap(), "{name}");
     }
     // The hash rosbag2 recorded for this service's events (corpus bag_with_topics_and_service_events).
-    assert_eq!(idl.rihs01("test_msgs/srv/BasicTypes_Event").unwrap(), "RIHS01_5b9988a4805a06ae22dff12903a774ccda710e9514926b826ffc884e3a9a982e");
-    assert_eq!(idl.get("test_msgs/msg/Arrays").unwrap().fields[14].ty, FieldType { base: "test_msgs/msg/BasicTypes".into(), string_bound: None, array: Array::Fixed(3) });
+    assert_eq!(
+        idl.rihs01("test_msgs/srv/BasicTypes_Event").unwrap(),
+        "RIHS01_5b9988a4805a06ae22dff12903a774ccda710e9514926b826ffc884e3a9a982e"
+    );
+    assert_eq!(
+        idl.get("test_msgs/msg/Arrays").unwrap().fields[14].ty,
+        FieldType { base: "test_msgs/msg/BasicTypes".into(), string_bound: None, array: Array::Fixed(3) }
+    );
     eprintln!("{} test_msgs types parsed from IDL equal their .msg and RIHS01", types.len() + 4);
 }

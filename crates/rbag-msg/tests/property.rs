@@ -17,8 +17,10 @@ fn random_values_of_every_bundled_type_round_trip_through_both_encodings() {
                 let value = random_message(&schema, &mut rng, if round < 10 { 3 } else { 40 });
                 for (encoding, big_endian) in [(Encoding::Ros1, false), (Encoding::Cdr, false), (Encoding::Cdr, true)] {
                     let mut bytes = Vec::new();
-                    encode(&schema, &value, encoding, big_endian, &mut bytes).unwrap_or_else(|e| panic!("{name} {encoding:?}: {e}"));
-                    let back = decode(&schema, &bytes, encoding).unwrap_or_else(|e| panic!("{name} {encoding:?} be={big_endian}: {e}"));
+                    encode(&schema, &value, encoding, big_endian, &mut bytes)
+                        .unwrap_or_else(|e| panic!("{name} {encoding:?}: {e}"));
+                    let back = decode(&schema, &bytes, encoding)
+                        .unwrap_or_else(|e| panic!("{name} {encoding:?} be={big_endian}: {e}"));
                     assert_eq!(back, value, "{distro} {name} {encoding:?} be={big_endian}");
                     checked += 1;
                 }

@@ -29,7 +29,9 @@ fn ros2_bags(root: &std::path::Path) -> Vec<PathBuf> {
 
 #[test]
 fn rihs01_from_bag_definitions_equals_the_recorded_hash() {
-    let Some(root) = rbag_testkit::corpus("rihs01_from_bag_definitions_equals_the_recorded_hash", "ros2") else { return };
+    let Some(root) = rbag_testkit::corpus("rihs01_from_bag_definitions_equals_the_recorded_hash", "ros2") else {
+        return;
+    };
     let (mut checked, mut events, mut without_definition) = (0, 0, 0);
     for bag in ros2_bags(&root) {
         let reader = rbag_storage::open(&bag).unwrap_or_else(|e| panic!("{}: {e}", bag.display()));
@@ -75,10 +77,21 @@ fn rihs01_of_every_humble_type_equals_rosbags() {
     }
     assert!(types.len() >= 140, "rosbags' Humble store has only {} types", types.len());
     // Only types that have a `char` field, or nest one that has, may differ from rosbags' own.
-    let with_char: Vec<&str> = types.iter().filter(|t| t["msg"].as_str().unwrap().lines().any(|l| l.starts_with("char"))).map(|t| t["name"].as_str().unwrap()).collect();
+    let with_char: Vec<&str> = types
+        .iter()
+        .filter(|t| t["msg"].as_str().unwrap().lines().any(|l| l.starts_with("char")))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     for name in &char_fixed {
         let json = reg.type_description_json(name).unwrap();
-        assert!(with_char.iter().any(|c| json.contains(&format!("\"{c}\""))), "{name} differs from rosbags without a char field");
+        assert!(
+            with_char.iter().any(|c| json.contains(&format!("\"{c}\""))),
+            "{name} differs from rosbags without a char field"
+        );
     }
-    eprintln!("{} Humble RIHS01 hashes equal rosbags' ({} differ only by rosbags' id for char: {char_fixed:?})", types.len(), char_fixed.len());
+    eprintln!(
+        "{} Humble RIHS01 hashes equal rosbags' ({} differ only by rosbags' id for char: {char_fixed:?})",
+        types.len(),
+        char_fixed.len()
+    );
 }

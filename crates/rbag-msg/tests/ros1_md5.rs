@@ -26,7 +26,8 @@ fn ros1_msg_files() -> Vec<PathBuf> {
 }
 
 fn full_name(path: &std::path::Path) -> String {
-    let pkg = path.parent().and_then(|p| p.parent()).and_then(|p| p.file_name()).unwrap().to_string_lossy().into_owned();
+    let pkg =
+        path.parent().and_then(|p| p.parent()).and_then(|p| p.file_name()).unwrap().to_string_lossy().into_owned();
     let ty = path.file_stem().unwrap().to_string_lossy().into_owned();
     format!("{pkg}/{ty}")
 }

@@ -15,7 +15,11 @@ fn store_dir() -> PathBuf {
 
 /// Runs an oracle script and parses the JSON object it prints.
 fn oracle(python: &Path, script: &str, args: &[PathBuf]) -> serde_json::Map<String, serde_json::Value> {
-    let out = Command::new(python).arg(repo_root().join("tests/oracle").join(script)).args(args).output().expect("oracle runs");
+    let out = Command::new(python)
+        .arg(repo_root().join("tests/oracle").join(script))
+        .args(args)
+        .output()
+        .expect("oracle runs");
     assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("oracle prints JSON")
 }
@@ -120,7 +124,8 @@ fn ros2_store_rihs01_equals_rosbags() {
         let want = oracle(&python, "store_rihs01.py", &[d.name().into()]);
         let reg = store::registry(d);
         for name in store::types(d) {
-            let want = want.get(name).and_then(|v| v.as_str()).unwrap_or_else(|| panic!("rosbags' {d} store lacks {name}"));
+            let want =
+                want.get(name).and_then(|v| v.as_str()).unwrap_or_else(|| panic!("rosbags' {d} store lacks {name}"));
             assert_eq!(reg.rihs01(name).unwrap(), want, "{d}: {name}");
         }
         eprintln!("{d}: {} RIHS01 hashes equal rosbags'", reg.len());
@@ -138,7 +143,19 @@ fn msg_path_loads_debians_test_interface_files() {
     let mut reg = Registry::new(Dialect::Ros2);
     let n = msg_path::load_as(&mut reg, dir, "test_msgs").unwrap();
     assert_eq!(n, 16, "12 .msg, 3 .srv and 1 .action files");
-    for ty in ["BasicTypes", "Arrays", "BoundedSequences", "UnboundedSequences", "Constants", "Defaults", "Strings", "WStrings", "Nested", "MultiNested", "Empty"] {
+    for ty in [
+        "BasicTypes",
+        "Arrays",
+        "BoundedSequences",
+        "UnboundedSequences",
+        "Constants",
+        "Defaults",
+        "Strings",
+        "WStrings",
+        "Nested",
+        "MultiNested",
+        "Empty",
+    ] {
         assert!(reg.contains(&format!("test_msgs/msg/{ty}")), "{ty}");
     }
     let basic = reg.get("test_msgs/msg/BasicTypes").unwrap();
@@ -148,7 +165,13 @@ fn msg_path_loads_debians_test_interface_files() {
     let defaults = reg.get("test_msgs/msg/Defaults").unwrap();
     assert_eq!(defaults.fields[0].default.as_deref(), Some("true"));
     // Services and actions come with the types rosidl derives from them.
-    for ty in ["srv/BasicTypes_Request", "srv/BasicTypes_Response", "srv/BasicTypes_Event", "action/Fibonacci_Goal", "action/Fibonacci_FeedbackMessage"] {
+    for ty in [
+        "srv/BasicTypes_Request",
+        "srv/BasicTypes_Response",
+        "srv/BasicTypes_Event",
+        "action/Fibonacci_Goal",
+        "action/Fibonacci_FeedbackMessage",
+    ] {
         assert!(reg.contains(&format!("test_msgs/{ty}")), "{ty}");
     }
     assert_eq!(reg.get("test_msgs/srv/BasicTypes_Request").unwrap().fields.len(), 14);
@@ -202,7 +225,15 @@ fn msg_path_accepts_each_layout() {
         msg_path::load(&mut reg, &s.0.join(rel)).unwrap();
         reg.names().filter(|n| !core.contains(n)).map(str::to_string).collect::<Vec<_>>()
     };
-    let all = ["a_msgs/msg/A", "a_msgs/msg/B", "b_msgs/msg/B", "b_msgs/srv/S", "b_msgs/srv/S_Event", "b_msgs/srv/S_Request", "b_msgs/srv/S_Response"];
+    let all = [
+        "a_msgs/msg/A",
+        "a_msgs/msg/B",
+        "b_msgs/msg/B",
+        "b_msgs/srv/S",
+        "b_msgs/srv/S_Event",
+        "b_msgs/srv/S_Request",
+        "b_msgs/srv/S_Response",
+    ];
     assert_eq!(load("prefix"), all, "install prefix");
     assert_eq!(load("prefix/share"), all, "share directory");
     assert_eq!(load("prefix/share/b_msgs/srv"), all[3..], "srv directory");

@@ -88,7 +88,8 @@ struct State {
 
 fn node(base: &str) -> Node {
     let name = format!("{base}_{}", std::process::id());
-    let (config, _) = NodeConfig::from_env_and_args(&name, |k| std::env::var(k).ok(), &[]).unwrap_or_else(|e| die(format!("{e:?}")));
+    let (config, _) =
+        NodeConfig::from_env_and_args(&name, |k| std::env::var(k).ok(), &[]).unwrap_or_else(|e| die(format!("{e:?}")));
     Node::start(config, Limits::default()).unwrap_or_else(|e| die(e))
 }
 
@@ -148,9 +149,9 @@ fn sub(args: &[String]) {
                 None => s.unreadable += 1,
             }
         }
-        SubEvent::Closed {
-            error: Some(e), publisher, ..
-        } => st.lock().unwrap().closed_with_error.push(format!("{publisher}: {e}")),
+        SubEvent::Closed { error: Some(e), publisher, .. } => {
+            st.lock().unwrap().closed_with_error.push(format!("{publisher}: {e}"))
+        }
         _ => {}
     });
     node.subscribe(&topic, "*", nodelay, handler).unwrap_or_else(|e| die(e));
@@ -225,9 +226,7 @@ fn lateness(args: &[String]) {
             Some((a.parse().ok()?, b.parse().ok()?))
         })
         .collect();
-    let Some(&(first_log, _)) = samples.first() else {
-        die(format!("{file}: no samples"))
-    };
+    let Some(&(first_log, _)) = samples.first() else { die(format!("{file}: no samples")) };
     let late = |anchor: u64| {
         let mut v: Vec<i64> = samples
             .iter()
@@ -265,11 +264,11 @@ fn lateness(args: &[String]) {
 }
 
 fn wait_subscribers(args: &[String]) {
-    let (Some(topic), Some(n)) = (args.first(), args.get(1).and_then(|n| n.parse::<usize>().ok())) else {
-        usage()
-    };
+    let (Some(topic), Some(n)) = (args.first(), args.get(1).and_then(|n| n.parse::<usize>().ok())) else { usage() };
     let timeout = match args.get(2).map(String::as_str) {
-        Some("--timeout") => Duration::from_secs_f64(args.get(3).and_then(|t| t.parse().ok()).unwrap_or_else(|| usage())),
+        Some("--timeout") => {
+            Duration::from_secs_f64(args.get(3).and_then(|t| t.parse().ok()).unwrap_or_else(|| usage()))
+        }
         None => Duration::from_secs(30),
         _ => usage(),
     };
@@ -277,12 +276,7 @@ fn wait_subscribers(args: &[String]) {
     let start = Instant::now();
     loop {
         let have = match node.master().system_state() {
-            Ok(s) => s
-                .subscribers
-                .iter()
-                .find(|(t, _)| t == topic)
-                .map(|(_, nodes)| nodes.len())
-                .unwrap_or(0),
+            Ok(s) => s.subscribers.iter().find(|(t, _)| t == topic).map(|(_, nodes)| nodes.len()).unwrap_or(0),
             Err(_) => 0,
         };
         if have >= n {

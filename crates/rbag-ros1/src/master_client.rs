@@ -93,7 +93,9 @@ impl MasterClient {
                 let message = parts[1].as_str().unwrap_or_default().to_string();
                 match parts[0].as_i32() {
                     Some(1) => Ok(value),
-                    Some(code) => Err(MasterError::Refused { uri: self.uri.clone(), method: method.into(), code, message }),
+                    Some(code) => {
+                        Err(MasterError::Refused { uri: self.uri.clone(), method: method.into(), code, message })
+                    }
                     None => Err(self.bad(method, &Value::Array(parts))),
                 }
             }
@@ -118,12 +120,22 @@ impl MasterClient {
     }
 
     /// Registers this node as a publisher; returns the subscribers' slave URIs.
-    pub fn register_publisher(&self, topic: &str, msg_type: &str, caller_api: &str) -> Result<Vec<String>, MasterError> {
+    pub fn register_publisher(
+        &self,
+        topic: &str,
+        msg_type: &str,
+        caller_api: &str,
+    ) -> Result<Vec<String>, MasterError> {
         self.typed("registerPublisher", vec![topic.into(), msg_type.into(), caller_api.into()], strings)
     }
 
     /// Registers this node as a subscriber; returns the publishers' slave URIs.
-    pub fn register_subscriber(&self, topic: &str, msg_type: &str, caller_api: &str) -> Result<Vec<String>, MasterError> {
+    pub fn register_subscriber(
+        &self,
+        topic: &str,
+        msg_type: &str,
+        caller_api: &str,
+    ) -> Result<Vec<String>, MasterError> {
         self.typed("registerSubscriber", vec![topic.into(), msg_type.into(), caller_api.into()], strings)
     }
 
@@ -156,7 +168,11 @@ impl MasterClient {
 
     pub fn system_state(&self) -> Result<SystemState, MasterError> {
         self.typed("getSystemState", vec![], |v| match v.as_array()? {
-            [p, s, r] => Some(SystemState { publishers: topic_nodes(p)?, subscribers: topic_nodes(s)?, services: topic_nodes(r)? }),
+            [p, s, r] => Some(SystemState {
+                publishers: topic_nodes(p)?,
+                subscribers: topic_nodes(s)?,
+                services: topic_nodes(r)?,
+            }),
             _ => None,
         })
     }
@@ -218,7 +234,10 @@ mod tests {
 
     #[test]
     fn replies_are_unpacked_by_shape() {
-        let v = Value::Array(vec![Value::Array(vec!["/a".into(), "t/A".into()]), Value::Array(vec!["/b".into(), "t/B".into()])]);
+        let v = Value::Array(vec![
+            Value::Array(vec!["/a".into(), "t/A".into()]),
+            Value::Array(vec!["/b".into(), "t/B".into()]),
+        ]);
         assert_eq!(pairs(&v), Some(vec![("/a".into(), "t/A".into()), ("/b".into(), "t/B".into())]));
         assert_eq!(pairs(&Value::Array(vec![Value::Array(vec!["/a".into()])])), None);
         let s = Value::Array(vec![Value::Array(vec!["/t".into(), Value::Array(vec!["/n1".into(), "/n2".into()])])]);

@@ -242,7 +242,10 @@ mod tests {
 
     #[test]
     fn arguments_override_the_environment() {
-        let (c, _) = cfg(&[("ROS_MASTER_URI", "http://a:1/"), ("ROS_NAMESPACE", "/env")], &["__master:=http://b:2/", "__hostname:=h"]);
+        let (c, _) = cfg(
+            &[("ROS_MASTER_URI", "http://a:1/"), ("ROS_NAMESPACE", "/env")],
+            &["__master:=http://b:2/", "__hostname:=h"],
+        );
         assert_eq!(c.master_uri, "http://b:2/");
         assert_eq!(c.host, "h");
         assert_eq!(c.name, "/env/rec");

@@ -16,7 +16,9 @@ use bytes::Bytes;
 
 use crate::master_client::{MasterClient, MasterError};
 use crate::names::NodeConfig;
-use crate::tcpros::{self, Header, LinkCloser, Publication, SubscribeRequest, TcprosError, TcprosServer, TopicPublisher};
+use crate::tcpros::{
+    self, Header, LinkCloser, Publication, SubscribeRequest, TcprosError, TcprosServer, TopicPublisher,
+};
 use crate::xmlrpc::{self, Value};
 
 /// Something a subscription's links report. Callbacks run on the link's thread.
@@ -113,7 +115,8 @@ impl Node {
             .or_else(|_| TcpListener::bind(("0.0.0.0", 0)))
             .map_err(|e| NodeError::Bind { host: bind_host.clone(), source: e })?;
         let port = listener.local_addr().map_err(|e| NodeError::Bind { host: bind_host.clone(), source: e })?.port();
-        let tcpros = TcprosServer::bind_with_limits(&bind_host, limits).or_else(|_| TcprosServer::bind_with_limits("0.0.0.0", limits))?;
+        let tcpros = TcprosServer::bind_with_limits(&bind_host, limits)
+            .or_else(|_| TcprosServer::bind_with_limits("0.0.0.0", limits))?;
         let master = MasterClient::new(&config.master_uri, &config.name)?;
         let slave_uri = format!("http://{}:{port}/", config.host);
         let inner = Arc::new(Inner {
@@ -131,7 +134,8 @@ impl Node {
             services: Mutex::new(Vec::new()),
         });
         let handler = Arc::new(SlaveHandler(inner.clone()));
-        let server = xmlrpc::Server::start(listener, handler).map_err(|e| NodeError::Bind { host: bind_host, source: e })?;
+        let server =
+            xmlrpc::Server::start(listener, handler).map_err(|e| NodeError::Bind { host: bind_host, source: e })?;
         *inner.server.lock().unwrap_or_else(|p| p.into_inner()) = Some(server);
         Ok(Node { inner })
     }
@@ -158,7 +162,11 @@ impl Node {
         let topic = publication.topic.clone();
         let msg_type = publication.msg_type.clone();
         let publisher = self.inner.tcpros.advertise(publication)?;
-        self.inner.pubs.lock().unwrap_or_else(|p| p.into_inner()).insert(topic.clone(), (msg_type.clone(), publisher.clone()));
+        self.inner
+            .pubs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(topic.clone(), (msg_type.clone(), publisher.clone()));
         if let Err(e) = self.inner.master.register_publisher(&topic, &msg_type, &self.inner.slave_uri) {
             self.inner.pubs.lock().unwrap_or_else(|p| p.into_inner()).remove(&topic);
             self.inner.tcpros.unadvertise(&topic);
@@ -184,7 +192,13 @@ impl Node {
 
     /// Subscribes to `topic` (already resolved) with type `msg_type` (`*` takes any), and
     /// connects to every publisher the master lists, now and later.
-    pub fn subscribe(&self, topic: &str, msg_type: &str, tcp_nodelay: bool, handler: SubHandler) -> Result<(), NodeError> {
+    pub fn subscribe(
+        &self,
+        topic: &str,
+        msg_type: &str,
+        tcp_nodelay: bool,
+        handler: SubHandler,
+    ) -> Result<(), NodeError> {
         {
             let mut subs = self.inner.subs.lock().unwrap_or_else(|p| p.into_inner());
             if subs.contains_key(topic) {
@@ -331,7 +345,9 @@ impl Inner {
         for (uri, id) in start {
             let this = self.clone();
             let topic = topic.to_string();
-            let _ = std::thread::Builder::new().name(format!("ros1-link-{id}")).spawn(move || run_link(this, topic, uri, id));
+            let _ = std::thread::Builder::new()
+                .name(format!("ros1-link-{id}"))
+                .spawn(move || run_link(this, topic, uri, id));
         }
     }
 
@@ -407,7 +423,12 @@ fn run_link(node: Arc<Inner>, topic: String, publisher: String, id: u64) {
         let mut link = match result {
             Ok(l) => l,
             Err((error, refused)) => {
-                handler(SubEvent::Closed { link: id, topic: topic.clone(), publisher: publisher.clone(), error: Some(error) });
+                handler(SubEvent::Closed {
+                    link: id,
+                    topic: topic.clone(),
+                    publisher: publisher.clone(),
+                    error: Some(error),
+                });
                 if refused {
                     return;
                 }
@@ -421,7 +442,12 @@ fn run_link(node: Arc<Inner>, topic: String, publisher: String, id: u64) {
             return;
         }
         let connected = std::time::Instant::now();
-        handler(SubEvent::Connected { link: id, topic: topic.clone(), publisher: publisher.clone(), header: link.header().clone() });
+        handler(SubEvent::Connected {
+            link: id,
+            topic: topic.clone(),
+            publisher: publisher.clone(),
+            header: link.header().clone(),
+        });
         let error = loop {
             match link.next_message() {
                 Ok(Some(data)) => handler(SubEvent::Message { link: id, received_ns: now_ns(), data }),
@@ -430,7 +456,12 @@ fn run_link(node: Arc<Inner>, topic: String, publisher: String, id: u64) {
             }
         };
         let refused = matches!(error, Some(TcprosError::Refused { .. }));
-        handler(SubEvent::Closed { link: id, topic: topic.clone(), publisher: publisher.clone(), error: error.map(|e| e.to_string()) });
+        handler(SubEvent::Closed {
+            link: id,
+            topic: topic.clone(),
+            publisher: publisher.clone(),
+            error: error.map(|e| e.to_string()),
+        });
         node.set_closer(&topic, &publisher, id, None);
         if refused {
             return;

@@ -67,7 +67,17 @@ pub struct Recording {
 
 impl Recording {
     pub fn new(node: Node, spec: RecordSpec, queue: Arc<RecordQueue>, hook: ConnectionHook, log: Log) -> Recording {
-        Recording { node, spec, queue, hook, log, links: Arc::default(), overflow: Arc::default(), done: Mutex::default(), subscribed: Mutex::default() }
+        Recording {
+            node,
+            spec,
+            queue,
+            hook,
+            log,
+            links: Arc::default(),
+            overflow: Arc::default(),
+            done: Mutex::default(),
+            subscribed: Mutex::default(),
+        }
     }
 
     /// Topics to subscribe to now: the explicit ones, and those the master lists that the
@@ -145,7 +155,11 @@ impl Recording {
                     log(format!("warning: topic {topic} from {publisher}: {w}"));
                 }
                 let stored = (conn.message_type.clone(), conn.definition.clone(), conn.metadata.clone());
-                let key = *known.lock().unwrap_or_else(|p| p.into_inner()).entry(stored).or_insert_with(|| queue.register(conn));
+                let key = *known
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(stored)
+                    .or_insert_with(|| queue.register(conn));
                 links.lock().unwrap_or_else(|p| p.into_inner()).insert(link, key);
             }
             SubEvent::Message { link, received_ns, data } => {
@@ -154,7 +168,9 @@ impl Recording {
                     if let Push::Queued { dropped_oldest } = queue.push(key, received_ns, data) {
                         let due = overflow.lock().unwrap_or_else(|p| p.into_inner()).add(dropped_oldest);
                         if let Some(dropped) = due {
-                            log(format!("warning: record buffer exceeded; dropped the {dropped} oldest queued message(s)"));
+                            log(format!(
+                                "warning: record buffer exceeded; dropped the {dropped} oldest queued message(s)"
+                            ));
                         }
                     }
                 }

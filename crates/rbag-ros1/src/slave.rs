@@ -24,9 +24,15 @@ pub(crate) fn dispatch(node: &Arc<Inner>, method: &str, params: Vec<Value>) -> R
         "getMasterUri" if arity(1) => reply(1, "", node.master_uri().into()),
         "getPublications" if arity(1) => reply(1, "publications", topic_types(node.publications())),
         "getSubscriptions" if arity(1) => reply(1, "subscriptions", topic_types(node.subscriptions())),
-        "getBusStats" if arity(1) => {
-            reply(1, "", Value::Array(vec![Value::Array(vec![]), Value::Array(vec![]), Value::Array(vec![0.into(), 0.into(), 0.into()])]))
-        }
+        "getBusStats" if arity(1) => reply(
+            1,
+            "",
+            Value::Array(vec![
+                Value::Array(vec![]),
+                Value::Array(vec![]),
+                Value::Array(vec![0.into(), 0.into(), 0.into()]),
+            ]),
+        ),
         "getBusInfo" if arity(1) => {
             let rows = node
                 .bus_info()

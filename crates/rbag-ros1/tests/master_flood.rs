@@ -130,8 +130,10 @@ fn eviction_closes_the_longest_idle_connection_never_a_busy_one() {
     // c1 is busy: the server has its head and answered 100 Continue, the body is not sent yet.
     let mut c1 = TcpStream::connect(addr).expect("connect");
     c1.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
-    c1.write_all(format!("POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n", body.len()).as_bytes())
-        .expect("head");
+    c1.write_all(
+        format!("POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n", body.len()).as_bytes(),
+    )
+    .expect("head");
     let mut cont = [0u8; 25];
     c1.read_exact(&mut cont).expect("100 Continue");
     assert_eq!(&cont, b"HTTP/1.1 100 Continue\r\n\r\n");

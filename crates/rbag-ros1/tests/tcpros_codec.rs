@@ -94,7 +94,11 @@ fn truncated_headers_are_refused() {
     let e = read_header(&mut Cursor::new(&full[..10]), &Limits::default()).unwrap_err();
     assert_eq!(
         e.to_string(),
-        format!("connection closed inside the connection header: {} of {} bytes missing", full.len() - 10, full.len() - 4)
+        format!(
+            "connection closed inside the connection header: {} of {} bytes missing",
+            full.len() - 10,
+            full.len() - 4
+        )
     );
 }
 
@@ -112,7 +116,10 @@ fn field_lengths_that_lie_are_refused() {
     // A huge field length.
     let mut body = u32::MAX.to_le_bytes().to_vec();
     body.extend_from_slice(b"a=b");
-    assert!(matches!(read_header(&mut Cursor::new(field(&body)), &Limits::default()), Err(WireError::Malformed { .. })));
+    assert!(matches!(
+        read_header(&mut Cursor::new(field(&body)), &Limits::default()),
+        Err(WireError::Malformed { .. })
+    ));
 }
 
 #[test]
@@ -163,7 +170,9 @@ fn frame_with_a_huge_length_is_refused() {
     let mut b = (1u32 << 30).to_le_bytes().to_vec();
     b.extend_from_slice(&[1, 2, 3]);
     match read_frame(&mut Cursor::new(&b), &Limits::default()) {
-        Err(WireError::Truncated { what: "message", expected, missing }) => assert_eq!((expected, missing), (1 << 30, (1 << 30) - 3)),
+        Err(WireError::Truncated { what: "message", expected, missing }) => {
+            assert_eq!((expected, missing), (1 << 30, (1 << 30) - 3))
+        }
         other => panic!("{other:?}"),
     }
 }

@@ -34,7 +34,10 @@ fn free_port() -> u16 {
 fn peers(test: &str) -> Option<PathBuf> {
     let py = rbag_testkit::rosbag_python(test)?;
     if !Path::new("/usr/bin/rosmaster").exists() || !Path::new(PLAY).exists() {
-        rbag_testkit::skip(test, "Debian's rosmaster or /usr/lib/rosbag/play is not installed (run scripts/setup-peers.sh)");
+        rbag_testkit::skip(
+            test,
+            "Debian's rosmaster or /usr/lib/rosbag/play is not installed (run scripts/setup-peers.sh)",
+        );
         return None;
     }
     Some(py)
@@ -81,7 +84,8 @@ fn publisher_addr(master: &str, topic: &str) -> String {
         std::thread::sleep(Duration::from_millis(50));
     };
     let protos = Value::Array(vec![Value::Array(vec!["TCPROS".into()])]);
-    let v = ok_value(xmlrpc::call(&uri, "requestTopic", &[CALLER.into(), topic.into(), protos]).unwrap(), "requestTopic");
+    let v =
+        ok_value(xmlrpc::call(&uri, "requestTopic", &[CALLER.into(), topic.into(), protos]).unwrap(), "requestTopic");
     match v.as_array() {
         Some([Value::Str(p), Value::Str(host), Value::Int(port)]) if p == "TCPROS" => format!("{host}:{port}"),
         _ => panic!("requestTopic reply {v:?}"),
@@ -126,7 +130,9 @@ fn subscriber_receives_roscpp_plays_bytes() {
     let (_master, master) = start_master(&home);
     let mut cmd = Command::new(PLAY);
     cmd.args(["--wait-for-subscribers", "-k", "-q", "-d", "0"]).arg(&bag);
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(dir.path().join("play.stderr")).unwrap());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("play.stderr")).unwrap());
     ros_env(&mut cmd, &home, &master);
     let play = Proc(cmd.spawn().expect("play starts"));
     let limits = Limits::default();
@@ -147,7 +153,10 @@ fn subscriber_receives_roscpp_plays_bytes() {
 
     let mut link = connect(&addr, &request("/chatter", "*", "*"), &limits, t).unwrap();
     let h = link.header();
-    assert_eq!(h.iter().map(|(k, _)| k).collect::<Vec<_>>(), ["callerid", "latching", "md5sum", "message_definition", "topic", "type"]);
+    assert_eq!(
+        h.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        ["callerid", "latching", "md5sum", "message_definition", "topic", "type"]
+    );
     assert_eq!(h.get("latching"), Some("0"));
     assert_eq!(h.get("md5sum"), Some(STRING_MD5));
     assert_eq!(h.get("message_definition"), Some("string data\n"));

@@ -30,7 +30,10 @@ fn free_port() -> u16 {
 /// Debian's rospy (only /usr/bin/python3 imports it) and rosmaster, or a recorded skip.
 fn peers(test: &str) -> Option<PathBuf> {
     let py = PathBuf::from("/usr/bin/python3");
-    let ok = Command::new(&py).args(["-c", "import rospy, std_msgs.msg, sensor_msgs.msg"]).output().is_ok_and(|o| o.status.success());
+    let ok = Command::new(&py)
+        .args(["-c", "import rospy, std_msgs.msg, sensor_msgs.msg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok || !Path::new("/usr/bin/rosmaster").exists() {
         rbag_testkit::skip(test, "Debian's rosmaster and python3-rospy are not installed (run scripts/setup-peers.sh)");
         return None;
@@ -95,7 +98,8 @@ fn publisher_addr(master: &str, topic: &str) -> String {
         std::thread::sleep(Duration::from_millis(50));
     };
     let protos = Value::Array(vec![Value::Array(vec!["TCPROS".into()])]);
-    let v = ok_value(xmlrpc::call(&uri, "requestTopic", &[CALLER.into(), topic.into(), protos]).unwrap(), "requestTopic");
+    let v =
+        ok_value(xmlrpc::call(&uri, "requestTopic", &[CALLER.into(), topic.into(), protos]).unwrap(), "requestTopic");
     match v.as_array() {
         Some([Value::Str(p), Value::Str(host), Value::Int(port)]) if p == "TCPROS" => format!("{host}:{port}"),
         _ => panic!("requestTopic reply {v:?}"),
@@ -118,7 +122,8 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex_text(s: &str) -> String {
-    String::from_utf8((0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()).unwrap()
+    String::from_utf8((0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect())
+        .unwrap()
 }
 
 /// Checks the reply against what genpy says about the type.
@@ -126,7 +131,10 @@ fn check_reply(link: &Link, topic: &str, types: &[String], ty: &str, latching: &
     let line = types.iter().find(|l| l.starts_with(&format!("{ty} "))).unwrap();
     let parts: Vec<&str> = line.split(' ').collect();
     let h = link.header();
-    assert_eq!(h.iter().map(|(k, _)| k).collect::<Vec<_>>(), ["callerid", "latching", "md5sum", "message_definition", "topic", "type"]);
+    assert_eq!(
+        h.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        ["callerid", "latching", "md5sum", "message_definition", "topic", "type"]
+    );
     assert_eq!(h.get("callerid"), Some("/tcpros_pub"));
     assert_eq!(h.get("latching"), Some(latching));
     assert_eq!(h.get("md5sum"), Some(parts[1]));
@@ -188,7 +196,9 @@ fn subscriber_receives_rospys_bytes() {
         other => panic!("{:?}", other.map(|l| l.header().clone())),
     }
     match connect(&chatter, &request("/chatter", "std_msgs/Int32", "da5909fbe378aeaf85e547e830cc1bb7"), &limits, t) {
-        Err(TcprosError::Refused { msg, .. }) => assert_eq!(msg, "topic types do not match: [std_msgs/Int32] vs. [std_msgs/String]"),
+        Err(TcprosError::Refused { msg, .. }) => {
+            assert_eq!(msg, "topic types do not match: [std_msgs/Int32] vs. [std_msgs/String]")
+        }
         other => panic!("{:?}", other.map(|l| l.header().clone())),
     }
 

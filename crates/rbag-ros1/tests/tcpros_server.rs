@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rbag_ros1::tcpros::{
-    connect, read_header, write_frame, write_header, Header, Limits, Publication, SubscribeRequest, TcprosError, TcprosServer, WireError,
+    connect, read_header, write_frame, write_header, Header, Limits, Publication, SubscribeRequest, TcprosError,
+    TcprosServer, WireError,
 };
 
 const STRING_MD5: &str = "992ce8a1687cec8c8bd883ec73ca41d1";
@@ -74,7 +75,8 @@ fn reply_header_is_sorted_and_latched_message_arrives_first() {
     tp.publish(string_msg("three"));
     assert_eq!(link.next_message().unwrap().unwrap(), string_msg("three"));
     // A second subscriber gets the newest latched message.
-    let mut second = connect(&addr(&server), &request("/latched", STRING_MD5, "std_msgs/String"), &Limits::default(), T).unwrap();
+    let mut second =
+        connect(&addr(&server), &request("/latched", STRING_MD5, "std_msgs/String"), &Limits::default(), T).unwrap();
     assert_eq!(second.next_message().unwrap().unwrap(), string_msg("three"));
     assert!(tp.wait_for_subscribers(2, T));
 }
@@ -131,7 +133,10 @@ fn unknown_topic_is_refused() {
     match connect(&addr(&server), &request("/nope", "*", "*"), &Limits::default(), T) {
         Err(e @ TcprosError::Refused { .. }) => {
             let s = e.to_string();
-            assert!(s.contains("received a connection for a nonexistent topic [/nope] from [TCPROS connection on port"), "{s}");
+            assert!(
+                s.contains("received a connection for a nonexistent topic [/nope] from [TCPROS connection on port"),
+                "{s}"
+            );
             assert!(s.ends_with("] [/rbag_sub]."), "{s}");
         }
         other => panic!("{:?}", other.map(|_| ())),
@@ -154,13 +159,20 @@ fn raw_handshake(server: &TcprosServer, h: &Header) -> Header {
 fn service_probe_and_incomplete_headers_get_an_error() {
     let server = TcprosServer::bind("127.0.0.1").unwrap();
     let _tp = server.advertise(publication("/chatter", false, 10)).unwrap();
-    let probe = Header::from_pairs([("probe", "1"), ("md5sum", "*"), ("service", "/set_x"), ("callerid", "/rosservice")]);
+    let probe =
+        Header::from_pairs([("probe", "1"), ("md5sum", "*"), ("service", "/set_x"), ("callerid", "/rosservice")]);
     let r = raw_handshake(&server, &probe);
-    assert_eq!(r.iter().collect::<Vec<_>>(), [("error", "received a tcpros connection for a nonexistent service [/set_x].")]);
+    assert_eq!(
+        r.iter().collect::<Vec<_>>(),
+        [("error", "received a tcpros connection for a nonexistent service [/set_x].")]
+    );
     let r = raw_handshake(&server, &Header::from_pairs([("callerid", "/x")]));
     assert_eq!(r.get("error"), Some("Header from subscriber did not have the required element: topic"));
     let r = raw_handshake(&server, &Header::from_pairs([("topic", "/chatter"), ("callerid", "/x")]));
-    assert_eq!(r.get("error"), Some("Header from subscriber did not have the required elements: md5sum, topic, callerid"));
+    assert_eq!(
+        r.get("error"),
+        Some("Header from subscriber did not have the required elements: md5sum, topic, callerid")
+    );
 }
 
 #[test]
@@ -177,7 +189,10 @@ fn advertise_twice_is_an_error_and_unadvertise_closes_links() {
     assert!(link.next_message().unwrap().is_none());
     assert_eq!(tp.subscriber_count(), 0);
     tp.publish(string_msg("ignored"));
-    assert!(matches!(connect(&addr(&server), &request("/t", "*", "*"), &Limits::default(), T), Err(TcprosError::Refused { .. })));
+    assert!(matches!(
+        connect(&addr(&server), &request("/t", "*", "*"), &Limits::default(), T),
+        Err(TcprosError::Refused { .. })
+    ));
     // The topic can be advertised again.
     let _tp2 = server.advertise(publication("/t", false, 10)).unwrap();
     connect(&addr(&server), &request("/t", "*", "*"), &Limits::default(), T).unwrap();
@@ -461,7 +476,10 @@ fn bad_publisher_dies_in_the_header() {
     });
     assert!(e.to_string().contains("connection closed inside the connection header: 47 of 50 bytes missing"), "{e}");
     let e = connect_error(|_| {});
-    assert!(e.to_string().contains("connection closed inside the connection header length: 4 of 4 bytes missing"), "{e}");
+    assert!(
+        e.to_string().contains("connection closed inside the connection header length: 4 of 4 bytes missing"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -476,8 +494,14 @@ fn bad_publisher_never_replies() {
         Ok(_) => panic!("connected"),
     };
     assert!(t.elapsed() < Duration::from_millis(1400), "the timeout was not applied");
-    assert!(matches!(e, TcprosError::Wire { source: WireError::TimedOut { what: "connection header length" }, .. }), "{e}");
-    assert!(e.to_string().contains("nothing arrived within the read timeout while reading the connection header length"), "{e}");
+    assert!(
+        matches!(e, TcprosError::Wire { source: WireError::TimedOut { what: "connection header length" }, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("nothing arrived within the read timeout while reading the connection header length"),
+        "{e}"
+    );
     let _ = h.join();
 }
 
@@ -580,14 +604,19 @@ fn queued_counts_until_the_writer_has_flushed() {
     }
     server.shutdown();
     for i in 0..N {
-        let m = link.next_message().unwrap().unwrap_or_else(|| panic!("only {i} of {N} messages arrived before the close"));
+        let m =
+            link.next_message().unwrap().unwrap_or_else(|| panic!("only {i} of {N} messages arrived before the close"));
         assert_eq!(m, string_msg(&format!("m{i}")));
     }
 }
 
 /// A service client's exchange, raw: header, then one request frame; returns the reply header
 /// and (ok byte, response) when the server sent one.
-fn service_exchange(port: u16, header: &[(&str, &str)], request: Option<&[u8]>) -> (rbag_ros1::tcpros::Header, Option<(u8, Vec<u8>)>) {
+fn service_exchange(
+    port: u16,
+    header: &[(&str, &str)],
+    request: Option<&[u8]>,
+) -> (rbag_ros1::tcpros::Header, Option<(u8, Vec<u8>)>) {
     use rbag_ros1::tcpros::{read_header, write_frame, write_header, Header, Limits};
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(T)).unwrap();
@@ -612,27 +641,46 @@ fn services_answer_probes_requests_and_refuse_wrong_md5_sums() {
         srv_type: "pkg/Echo".into(),
         md5sum: "0123456789abcdef0123456789abcdef".into(),
         caller_id: "/server".into(),
-        handler: std::sync::Arc::new(|req: &[u8]| if req.is_empty() { Err("empty request".into()) } else { Ok(req.iter().rev().copied().collect()) }),
+        handler: std::sync::Arc::new(|req: &[u8]| {
+            if req.is_empty() {
+                Err("empty request".into())
+            } else {
+                Ok(req.iter().rev().copied().collect())
+            }
+        }),
     });
     let port = server.port();
     let md5 = "0123456789abcdef0123456789abcdef";
     // A probe (rosservice info) gets the header only.
-    let (h, _) = service_exchange(port, &[("service", "/echo"), ("md5sum", "*"), ("callerid", "/c"), ("probe", "1")], None);
-    assert_eq!((h.get("type"), h.get("md5sum"), h.get("request_type")), (Some("pkg/Echo"), Some(md5), Some("pkg/EchoRequest")));
+    let (h, _) =
+        service_exchange(port, &[("service", "/echo"), ("md5sum", "*"), ("callerid", "/c"), ("probe", "1")], None);
+    assert_eq!(
+        (h.get("type"), h.get("md5sum"), h.get("request_type")),
+        (Some("pkg/Echo"), Some(md5), Some("pkg/EchoRequest"))
+    );
     // A request gets ok = 1 and the handler's answer; an error gets ok = 0 and its text.
-    let (_, answer) = service_exchange(port, &[("service", "/echo"), ("md5sum", md5), ("callerid", "/c")], Some(b"abc"));
+    let (_, answer) =
+        service_exchange(port, &[("service", "/echo"), ("md5sum", md5), ("callerid", "/c")], Some(b"abc"));
     assert_eq!(answer, Some((1, b"cba".to_vec())));
     let (_, answer) = service_exchange(port, &[("service", "/echo"), ("md5sum", md5), ("callerid", "/c")], Some(b""));
     assert_eq!(answer, Some((0, b"empty request".to_vec())));
     // A wrong md5 sum or an unknown service gets an error header and no answer.
-    let (h, _) = service_exchange(port, &[("service", "/echo"), ("md5sum", "ffffffffffffffffffffffffffffffff"), ("callerid", "/c")], None);
+    let (h, _) = service_exchange(
+        port,
+        &[("service", "/echo"), ("md5sum", "ffffffffffffffffffffffffffffffff"), ("callerid", "/c")],
+        None,
+    );
     assert!(h.get("error").is_some_and(|e| e.contains("md5sums do not match")), "{h:?}");
     let (h, _) = service_exchange(port, &[("service", "/nope"), ("md5sum", "*"), ("callerid", "/c")], None);
     assert!(h.get("error").is_some_and(|e| e.contains("nonexistent service [/nope]")), "{h:?}");
     // A lying request length costs that client its connection, not the service.
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(T)).unwrap();
-    rbag_ros1::tcpros::write_header(&mut s, &rbag_ros1::tcpros::Header::from_pairs([("service", "/echo"), ("md5sum", md5), ("callerid", "/c")])).unwrap();
+    rbag_ros1::tcpros::write_header(
+        &mut s,
+        &rbag_ros1::tcpros::Header::from_pairs([("service", "/echo"), ("md5sum", md5), ("callerid", "/c")]),
+    )
+    .unwrap();
     let _ = rbag_ros1::tcpros::read_header(&mut s, &rbag_ros1::tcpros::Limits::default()).unwrap();
     s.write_all(&u32::MAX.to_le_bytes()).unwrap();
     let mut rest = Vec::new();

@@ -36,7 +36,10 @@ fn peers(test: &str) -> Option<PathBuf> {
     let py = rbag_testkit::rosbag_python(test)?;
     let ok = Command::new(&py).args(["-c", "import rospy, sensor_msgs.msg"]).output().is_ok_and(|o| o.status.success());
     if !ok || !Path::new("/usr/bin/rosmaster").exists() || !Path::new(RECORD).exists() {
-        rbag_testkit::skip(test, "Debian's rosmaster, python3-rospy or rosbag record is not installed (run scripts/setup-peers.sh)");
+        rbag_testkit::skip(
+            test,
+            "Debian's rosmaster, python3-rospy or rosbag record is not installed (run scripts/setup-peers.sh)",
+        );
         return None;
     }
     Some(py)
@@ -81,7 +84,8 @@ impl xmlrpc::Handler for Slave {
 fn wait_lines(path: &Path, n: usize, what: &str, procs: &mut [&mut Proc], err: &Path) -> Vec<String> {
     let start = Instant::now();
     loop {
-        let lines: Vec<String> = std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect();
+        let lines: Vec<String> =
+            std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect();
         if lines.len() >= n {
             return lines;
         }
@@ -175,7 +179,12 @@ fn rospy_and_roscpp_record_subscribe_to_our_server() {
     // Published before anyone subscribes: only the latch keeps it.
     chatter.publish(string_msg("latched"));
     for (topic, ty) in [("/chatter", "std_msgs/String"), ("/imu", t[0])] {
-        let v = xmlrpc::call(&master, "registerPublisher", &[CALLER.into(), topic.into(), ty.into(), slave_uri.as_str().into()]).unwrap();
+        let v = xmlrpc::call(
+            &master,
+            "registerPublisher",
+            &[CALLER.into(), topic.into(), ty.into(), slave_uri.as_str().into()],
+        )
+        .unwrap();
         assert_eq!(v.as_array().and_then(|a| a.first()), Some(&Value::Int(1)), "{v:?}");
     }
 
@@ -189,7 +198,10 @@ fn rospy_and_roscpp_record_subscribe_to_our_server() {
     ros_env(&mut cmd, &home, &master);
     let mut record = Proc(cmd.spawn().expect("record starts"));
 
-    assert!(chatter.wait_for_subscribers(2, Duration::from_secs(60)), "rospy and record did not both connect to /chatter");
+    assert!(
+        chatter.wait_for_subscribers(2, Duration::from_secs(60)),
+        "rospy and record did not both connect to /chatter"
+    );
     assert!(imu.wait_for_subscribers(1, Duration::from_secs(60)), "rospy did not connect to /imu");
     let mut callers: Vec<String> = chatter.subscribers().into_iter().map(|s| s.caller_id).collect();
     callers.sort();
@@ -209,10 +221,17 @@ fn rospy_and_roscpp_record_subscribe_to_our_server() {
     assert_eq!(got, want);
     let h = header_lines(&wait_lines(&out.join("chatter.header"), 6, "the /chatter header", &mut [&mut sub], &err));
     let reply = |latching: &str, md5: &str, def: &str, topic: &str, ty: &str| {
-        [("callerid", CALLER), ("latching", latching), ("md5sum", md5), ("message_definition", def), ("topic", topic), ("type", ty)]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<Vec<_>>()
+        [
+            ("callerid", CALLER),
+            ("latching", latching),
+            ("md5sum", md5),
+            ("message_definition", def),
+            ("topic", topic),
+            ("type", ty),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect::<Vec<_>>()
     };
     assert_eq!(h, reply("1", STRING_MD5, "string data\n", "/chatter", "std_msgs/String"));
     // rospy, typed Imu: deserialised and serialised again, byte for byte.

@@ -310,7 +310,12 @@ mod imp {
 
     fn stats(name: &str, mut v: Vec<i64>) -> String {
         v.sort_unstable();
-        format!(",\"{name}_p50_ns\":{},\"{name}_p99_ns\":{},\"{name}_max_ns\":{}", pct(&v, 50.0), pct(&v, 99.0), v.last().copied().unwrap_or(0))
+        format!(
+            ",\"{name}_p50_ns\":{},\"{name}_p99_ns\":{},\"{name}_max_ns\":{}",
+            pct(&v, 50.0),
+            pct(&v, 99.0),
+            v.last().copied().unwrap_or(0)
+        )
     }
 
     fn subscribe(args: &[String]) {
@@ -364,7 +369,10 @@ mod imp {
             if k != last_seen.0 {
                 last_seen = (k, Instant::now());
             }
-            if k >= count || (k > 0 && last_seen.1.elapsed().as_secs_f64() >= idle) || start.elapsed().as_secs_f64() >= timeout {
+            if k >= count
+                || (k > 0 && last_seen.1.elapsed().as_secs_f64() >= idle)
+                || start.elapsed().as_secs_f64() >= timeout
+            {
                 break;
             }
         }
@@ -436,7 +444,12 @@ mod imp {
         }
         let earliest = pts.iter().map(|&(off, recv)| recv - off).min().unwrap_or(0);
         let rel = late(earliest);
-        out += &format!(",\"vs_earliest_p50_ns\":{},\"vs_earliest_p99_ns\":{},\"vs_earliest_max_ns\":{}", pct(&rel, 50.0), pct(&rel, 99.0), rel[rel.len() - 1]);
+        out += &format!(
+            ",\"vs_earliest_p50_ns\":{},\"vs_earliest_p99_ns\":{},\"vs_earliest_max_ns\":{}",
+            pct(&rel, 50.0),
+            pct(&rel, 99.0),
+            rel[rel.len() - 1]
+        );
         out
     }
 
@@ -464,7 +477,8 @@ mod imp {
     }
 
     fn lateness(args: &[String]) {
-        let (mut samples, mut bag, mut started, mut rate, mut topic) = (None::<String>, None::<String>, None::<i64>, 1.0f64, "/bench".to_string());
+        let (mut samples, mut bag, mut started, mut rate, mut topic) =
+            (None::<String>, None::<String>, None::<i64>, 1.0f64, "/bench".to_string());
         let mut schedule_rate = None::<f64>;
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -484,7 +498,9 @@ mod imp {
         let offset: Box<dyn Fn(usize) -> Option<i64>> = match (bag, schedule_rate) {
             (Some(bag), None) => {
                 let (log_of, first_log) = log_times(&bag, &topic);
-                Box::new(move |i| log_of.get(i).filter(|&&l| l != u64::MAX).map(|&l| ((l - first_log) as f64 / rate) as i64))
+                Box::new(move |i| {
+                    log_of.get(i).filter(|&&l| l != u64::MAX).map(|&l| ((l - first_log) as f64 / rate) as i64)
+                })
             }
             (None, Some(hz)) if hz > 0.0 => Box::new(move |i| Some((i as f64 * 1e9 / hz) as i64)),
             _ => usage(),
@@ -494,7 +510,11 @@ mod imp {
         let mut unmatched = 0u64;
         for l in text.lines() {
             let mut f = l.split(' ');
-            let (Some(i), Some(recv)) = (f.next().and_then(|v| v.parse::<usize>().ok()), f.next().and_then(|v| v.parse::<i64>().ok())) else { continue };
+            let (Some(i), Some(recv)) =
+                (f.next().and_then(|v| v.parse::<usize>().ok()), f.next().and_then(|v| v.parse::<i64>().ok()))
+            else {
+                continue;
+            };
             match offset(i) {
                 Some(off) => pts.push((off, recv)),
                 None => unmatched += 1,

@@ -4,11 +4,11 @@
 //! those conventions ([`names`], [`qos`]) apart from the DDS stack that carries the bytes, so
 //! they are tested without a network.
 
+#[cfg(feature = "dds")]
+pub mod dds;
 pub mod names;
 pub mod qos;
 #[cfg(feature = "dds")]
 pub mod record;
 pub mod select;
 pub mod service;
-#[cfg(feature = "dds")]
-pub mod dds;

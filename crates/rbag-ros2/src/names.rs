@@ -135,7 +135,9 @@ mod tests {
         assert_eq!(topic_from_dds("rt/a/b"), Some(RosTopic::Topic("/a/b".into())));
         assert_eq!(topic_from_dds("rq/addRequest"), Some(RosTopic::Request("/add".into())));
         assert_eq!(topic_from_dds("rr/addReply"), Some(RosTopic::Reply("/add".into())));
-        for other in ["DCPSParticipant", "ros_discovery_info", "rt", "rt/", "rq/Request", "rr/add", "xx/a", "rtchatter", "é"] {
+        for other in
+            ["DCPSParticipant", "ros_discovery_info", "rt", "rt/", "rq/Request", "rr/add", "xx/a", "rtchatter", "é"]
+        {
             assert_eq!(topic_from_dds(other), None, "{other}");
         }
     }
@@ -144,7 +146,10 @@ mod tests {
     fn types_map_both_ways() {
         assert_eq!(type_to_dds("std_msgs/msg/String").as_deref(), Some("std_msgs::msg::dds_::String_"));
         assert_eq!(type_to_dds("std_msgs/String").as_deref(), Some("std_msgs::msg::dds_::String_"));
-        assert_eq!(type_to_dds("example_interfaces/srv/AddTwoInts_Request").as_deref(), Some("example_interfaces::srv::dds_::AddTwoInts_Request_"));
+        assert_eq!(
+            type_to_dds("example_interfaces/srv/AddTwoInts_Request").as_deref(),
+            Some("example_interfaces::srv::dds_::AddTwoInts_Request_")
+        );
         assert_eq!(type_to_dds("String"), None);
         assert_eq!(type_to_dds("a//b"), None);
         assert_eq!(type_from_dds("std_msgs::msg::dds_::String_").as_deref(), Some("std_msgs/msg/String"));

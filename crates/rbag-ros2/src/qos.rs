@@ -16,7 +16,13 @@ use serde::Deserialize;
 
 /// rosbag2's default profile (`Rosbag2QoS{}`): keep last 10, reliable, volatile.
 pub fn default_profile() -> QosProfile {
-    QosProfile { history: policy::KEEP_LAST, depth: 10, reliability: policy::RELIABLE, durability: policy::VOLATILE, ..QosProfile::default() }
+    QosProfile {
+        history: policy::KEEP_LAST,
+        depth: 10,
+        reliability: policy::RELIABLE,
+        durability: policy::VOLATILE,
+        ..QosProfile::default()
+    }
 }
 
 /// The profile to subscribe to `topic` with, given its publishers' offers, and the warnings
@@ -114,7 +120,8 @@ impl Overrides {
     /// (`reliability: reliable`, `durability: transient_local`, `deadline: {sec, nsec}`…).
     /// A policy left out takes rosbag2's default.
     pub fn load(path: &Path) -> Result<Overrides, OverridesError> {
-        let text = std::fs::read_to_string(path).map_err(|e| OverridesError { path: path.display().to_string(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| OverridesError { path: path.display().to_string(), message: e.to_string() })?;
         Self::parse(&text).map_err(|message| OverridesError { path: path.display().to_string(), message })
     }
 
@@ -123,7 +130,8 @@ impl Overrides {
         if text.trim().is_empty() {
             return Ok(Overrides::default());
         }
-        let raw: BTreeMap<String, RawOverride> = serde_saphyr::from_str(text).map_err(|e| format!("not a QoS overrides map (topic: {{policy: value}}): {e}"))?;
+        let raw: BTreeMap<String, RawOverride> = serde_saphyr::from_str(text)
+            .map_err(|e| format!("not a QoS overrides map (topic: {{policy: value}}): {e}"))?;
         let mut out = BTreeMap::new();
         for (topic, r) in raw {
             let mut p = default_profile();
@@ -131,7 +139,9 @@ impl Overrides {
                 match v {
                     None => Ok(current),
                     Some(Enum::Int(i)) => Ok(i),
-                    Some(Enum::Name(n)) => kind.value(&n).ok_or_else(|| format!("topic {topic}: unknown {kind:?} policy {n:?}")),
+                    Some(Enum::Name(n)) => {
+                        kind.value(&n).ok_or_else(|| format!("topic {topic}: unknown {kind:?} policy {n:?}"))
+                    }
                 }
             };
             p.history = e(r.history, PolicyKind::History, p.history)?;
@@ -174,7 +184,10 @@ mod tests {
         let (p, w) = adapt_request_to_offers("/t", &[offer(policy::RELIABLE, policy::TRANSIENT_LOCAL); 2]);
         assert_eq!((p.reliability, p.durability), (policy::RELIABLE, policy::TRANSIENT_LOCAL));
         assert!(w.is_empty());
-        let (p, w) = adapt_request_to_offers("/t", &[offer(policy::RELIABLE, policy::TRANSIENT_LOCAL), offer(policy::BEST_EFFORT, policy::VOLATILE)]);
+        let (p, w) = adapt_request_to_offers(
+            "/t",
+            &[offer(policy::RELIABLE, policy::TRANSIENT_LOCAL), offer(policy::BEST_EFFORT, policy::VOLATILE)],
+        );
         assert_eq!((p.reliability, p.durability), (policy::BEST_EFFORT, policy::VOLATILE));
         assert_eq!(w.len(), 2, "{w:?}");
         let (p, w) = adapt_request_to_offers("/t", &[offer(policy::BEST_EFFORT, policy::VOLATILE)]);
@@ -189,9 +202,15 @@ mod tests {
     #[test]
     fn offers_the_recorded_profile_when_publishers_agree() {
         let (p, w) = adapt_offer_to_recorded_offers("/t", &[offer(policy::RELIABLE, policy::TRANSIENT_LOCAL); 2]);
-        assert_eq!((p.reliability, p.durability, p.history, p.depth), (policy::RELIABLE, policy::TRANSIENT_LOCAL, policy::KEEP_LAST, 10));
+        assert_eq!(
+            (p.reliability, p.durability, p.history, p.depth),
+            (policy::RELIABLE, policy::TRANSIENT_LOCAL, policy::KEEP_LAST, 10)
+        );
         assert!(w.is_none());
-        let (p, w) = adapt_offer_to_recorded_offers("/t", &[offer(policy::RELIABLE, policy::TRANSIENT_LOCAL), offer(policy::BEST_EFFORT, policy::VOLATILE)]);
+        let (p, w) = adapt_offer_to_recorded_offers(
+            "/t",
+            &[offer(policy::RELIABLE, policy::TRANSIENT_LOCAL), offer(policy::BEST_EFFORT, policy::VOLATILE)],
+        );
         assert_eq!(p, default_profile());
         assert!(w.is_some());
         assert_eq!(adapt_offer_to_recorded_offers("/t", &[]).0, default_profile());
@@ -213,7 +232,10 @@ mod tests {
         )
         .unwrap();
         let c = o.get("/chatter").unwrap();
-        assert_eq!((c.reliability, c.durability, c.history, c.depth), (policy::BEST_EFFORT, policy::TRANSIENT_LOCAL, policy::KEEP_ALL, 10));
+        assert_eq!(
+            (c.reliability, c.durability, c.history, c.depth),
+            (policy::BEST_EFFORT, policy::TRANSIENT_LOCAL, policy::KEEP_ALL, 10)
+        );
         assert_eq!(c.deadline, Duration { sec: 1, nsec: 5 });
         let k = o.get("/clock").unwrap();
         assert_eq!((k.reliability, k.depth), (policy::RELIABLE, 3));

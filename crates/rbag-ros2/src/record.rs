@@ -83,9 +83,27 @@ pub(crate) fn now_ns() -> u64 {
 }
 
 impl Ros2Recording {
-    pub fn new(participant: Arc<Participant>, spec: Ros2RecordSpec, queue: Arc<RecordQueue>, hook: DefinitionHook, log: Log) -> Result<Ros2Recording, DdsError> {
+    pub fn new(
+        participant: Arc<Participant>,
+        spec: Ros2RecordSpec,
+        queue: Arc<RecordQueue>,
+        hook: DefinitionHook,
+        log: Log,
+    ) -> Result<Ros2Recording, DdsError> {
         let endpoints = Endpoints::new(&participant)?;
-        Ok(Ros2Recording { participant, endpoints, spec, queue, hook, log, subscribed: BTreeMap::new(), refused: BTreeSet::new(), started: None, overflow: Default::default(), oversized: Default::default() })
+        Ok(Ros2Recording {
+            participant,
+            endpoints,
+            spec,
+            queue,
+            hook,
+            log,
+            subscribed: BTreeMap::new(),
+            refused: BTreeSet::new(),
+            started: None,
+            overflow: Default::default(),
+            oversized: Default::default(),
+        })
     }
 
     /// Takes in discovery news and subscribes to new selected topics; returns the topics
@@ -105,7 +123,11 @@ impl Ros2Recording {
         for (topic, sub) in &mut self.subscribed {
             let n = sub.reader.oversized();
             if n > sub.oversized {
-                (self.log)(format!("warning: topic {topic}: dropped {} sample(s) larger than {} bytes", n - sub.oversized, crate::dds::MAX_SAMPLE_BYTES));
+                (self.log)(format!(
+                    "warning: topic {topic}: dropped {} sample(s) larger than {} bytes",
+                    n - sub.oversized,
+                    crate::dds::MAX_SAMPLE_BYTES
+                ));
                 sub.oversized = n;
             }
         }
@@ -137,23 +159,33 @@ impl Ros2Recording {
     /// The remote endpoints on `topic` (writers first).
     fn endpoints_of(&self, topic: &str) -> (Vec<Endpoint>, Vec<Endpoint>) {
         let dds = crate::names::topic_to_dds(topic);
-        self.endpoints.all().filter(|e| !e.local && e.topic == dds).cloned().partition(|e| e.kind == EndpointKind::Writer)
+        self.endpoints
+            .all()
+            .filter(|e| !e.local && e.topic == dds)
+            .cloned()
+            .partition(|e| e.kind == EndpointKind::Writer)
     }
 
     fn try_subscribe(&mut self, topic: &str) -> Option<String> {
         let (writers, readers) = self.endpoints_of(topic);
-        let types: BTreeSet<&str> = if writers.is_empty() { readers.iter() } else { writers.iter() }.map(|e| e.type_name.as_str()).collect();
+        let types: BTreeSet<&str> =
+            if writers.is_empty() { readers.iter() } else { writers.iter() }.map(|e| e.type_name.as_str()).collect();
         let type_name = match types.len() {
             0 => return None,
             1 => types.into_iter().next().unwrap_or_default().to_string(),
             _ => {
-                (self.log)(format!("error: topic {topic} has more than one type ({}); only topics with one type are recorded", types.into_iter().collect::<Vec<_>>().join(", ")));
+                (self.log)(format!(
+                    "error: topic {topic} has more than one type ({}); only topics with one type are recorded",
+                    types.into_iter().collect::<Vec<_>>().join(", ")
+                ));
                 self.refused.insert(topic.to_string());
                 return None;
             }
         };
         let ros_type = type_from_dds(&type_name).unwrap_or_else(|| type_name.clone());
-        if (!self.spec.topic_types.is_empty() && !self.spec.topic_types.contains(&ros_type)) || self.spec.exclude_topic_types.contains(&ros_type) {
+        if (!self.spec.topic_types.is_empty() && !self.spec.topic_types.contains(&ros_type))
+            || self.spec.exclude_topic_types.contains(&ros_type)
+        {
             self.refused.insert(topic.to_string());
             return None;
         }
@@ -183,7 +215,13 @@ impl Ros2Recording {
             (self.log)(format!("warning: topic {topic}: {w}"));
         }
         let key = self.queue.register(conn);
-        let reader = match RawReader::new(&self.participant, &crate::names::topic_to_dds(topic), &type_name, &request, self.sample_handler(topic, key)) {
+        let reader = match RawReader::new(
+            &self.participant,
+            &crate::names::topic_to_dds(topic),
+            &type_name,
+            &request,
+            self.sample_handler(topic, key),
+        ) {
             Ok(r) => r,
             Err(e) => {
                 (self.log)(format!("error: topic {topic}: {e}"));
@@ -211,7 +249,9 @@ impl Ros2Recording {
             }
             if let Push::Queued { dropped_oldest } = queue.push(key, now_ns(), Bytes::from(sample.data)) {
                 if let Some(n) = overflow.lock().unwrap_or_else(|p| p.into_inner()).add(dropped_oldest) {
-                    log(format!("warning: cache full (--max-cache-size); dropped {n} message(s), the latest on {topic}"));
+                    log(format!(
+                        "warning: cache full (--max-cache-size); dropped {n} message(s), the latest on {topic}"
+                    ));
                 }
             }
         })

@@ -50,7 +50,11 @@ impl Ros2Selection {
 
     /// Whether nothing can be selected (the CLI asks for `-a`, topics, services or `-e`).
     pub fn is_empty(&self) -> bool {
-        !self.all_topics && !self.all_services && self.topics.is_empty() && self.services.is_empty() && self.regex.is_none()
+        !self.all_topics
+            && !self.all_services
+            && self.topics.is_empty()
+            && self.services.is_empty()
+            && self.regex.is_none()
     }
 
     /// Whether to record the ROS topic `topic` (absolute name).
@@ -125,15 +129,18 @@ mod tests {
 
     #[test]
     fn regexes_match_whole_names_and_excludes_win() {
-        let s = Ros2Selection::default().with_regex(Some("/cam.*")).unwrap().with_exclude_regex(Some(".*/raw")).unwrap();
+        let s =
+            Ros2Selection::default().with_regex(Some("/cam.*")).unwrap().with_exclude_regex(Some(".*/raw")).unwrap();
         assert!(s.takes("/cam/image"));
         assert!(!s.takes("/cam/raw"));
         assert!(!s.takes("/x/cam"));
         assert!(s.takes("/camsrv/_service_event"), "-e sees the service name");
-        let all = Ros2Selection { exclude_topics: set(&["/b"]), exclude_services: set(&["/s"]), ..Ros2Selection::all() };
+        let all =
+            Ros2Selection { exclude_topics: set(&["/b"]), exclude_services: set(&["/s"]), ..Ros2Selection::all() };
         assert!(!all.takes("/b") && all.takes("/c"));
         assert!(!all.takes("/s/_service_event") && all.takes("/t/_service_event"));
-        let named_but_excluded = Ros2Selection { topics: set(&["/b"]), exclude_topics: set(&["/b"]), ..Default::default() };
+        let named_but_excluded =
+            Ros2Selection { topics: set(&["/b"]), exclude_topics: set(&["/b"]), ..Default::default() };
         assert!(!named_but_excluded.takes("/b"));
         assert!(Ros2Selection::default().with_regex(Some("(")).is_err());
         assert!(Ros2Selection::default().is_empty());

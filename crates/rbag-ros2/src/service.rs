@@ -113,12 +113,26 @@ mod server {
     impl ServiceServer {
         /// Serves `service` (a ROS name) of type `srv_type` (`pkg/srv/S`) with `handler`, called
         /// on a thread of its own, one request at a time.
-        pub fn new(participant: &Participant, service: &str, srv_type: &str, mut handler: Handler, log: Log) -> Result<ServiceServer, DdsError> {
+        pub fn new(
+            participant: &Participant,
+            service: &str,
+            srv_type: &str,
+            mut handler: Handler,
+            log: Log,
+        ) -> Result<ServiceServer, DdsError> {
             let (rq, rr) = service_to_dds(service);
-            let base = type_to_dds(srv_type).ok_or_else(|| DdsError::own(format!("serving {service}"), format!("type {srv_type:?} is not pkg/srv/Type")))?;
+            let base = type_to_dds(srv_type).ok_or_else(|| {
+                DdsError::own(format!("serving {service}"), format!("type {srv_type:?} is not pkg/srv/Type"))
+            })?;
             let base = base.strip_suffix('_').unwrap_or(&base);
             // rmw's services default: reliable, volatile, keep last 10.
-            let qos = QosProfile { history: policy::KEEP_LAST, depth: 10, reliability: policy::RELIABLE, durability: policy::VOLATILE, ..QosProfile::default() };
+            let qos = QosProfile {
+                history: policy::KEEP_LAST,
+                depth: 10,
+                reliability: policy::RELIABLE,
+                durability: policy::VOLATILE,
+                ..QosProfile::default()
+            };
             let writer = RawWriter::new(participant, &rr, &format!("{base}_Response_"), &qos, None)?;
             let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(QUEUED_REQUESTS);
             let reader = Arc::new(RawReader::new(
@@ -175,7 +189,10 @@ mod tests {
         assert_eq!(header(&req[..19]), None);
         req[1] = 0; // big-endian
         assert_eq!(header(&req), None);
-        assert_eq!(header(&[0, 1, 0, 0].into_iter().chain(std::iter::repeat_n(0, MAX_REQUEST_BYTES)).collect::<Vec<u8>>()), None);
+        assert_eq!(
+            header(&[0, 1, 0, 0].into_iter().chain(std::iter::repeat_n(0, MAX_REQUEST_BYTES)).collect::<Vec<u8>>()),
+            None
+        );
     }
 
     #[test]

@@ -74,14 +74,25 @@ fn assert_same_samples(got: &[Sample], published: &[(usize, Vec<u8>)], peer: &Cy
     assert_eq!(got.len(), published.len(), "received {} of {} samples\n{}", got.len(), published.len(), peer.output());
     for (k, (s, (i, want))) in got.iter().zip(published).enumerate() {
         assert_eq!(*i, k, "the peer's PUBLISHED lines are out of order");
-        assert!(same_payload(&s.data, want), "sample {k}: got {} bytes {}, the peer serialized {} bytes {}", s.data.len(), hex_head(&s.data), want.len(), hex_head(want));
+        assert!(
+            same_payload(&s.data, want),
+            "sample {k}: got {} bytes {}, the peer serialized {} bytes {}",
+            s.data.len(),
+            hex_head(&s.data),
+            want.len(),
+            hex_head(want)
+        );
     }
 }
 
 /// Waits until a peer reader and our writer see each other, so nothing written is lost to
 /// discovery still in progress.
 fn wait_matched(w: &RawWriter, peer: &CyclonePeer) {
-    assert!(wait_until(Duration::from_secs(20), || w.matched() > 0), "our writer matched no Cyclone reader\n{}", peer.output());
+    assert!(
+        wait_until(Duration::from_secs(20), || w.matched() > 0),
+        "our writer matched no Cyclone reader\n{}",
+        peer.output()
+    );
     peer.expect_line("MATCHED", Duration::from_secs(20));
 }
 
@@ -91,7 +102,8 @@ fn raw_reader_receives_cyclone_strings_in_order() {
     let domain = Domain::new();
     let p = Participant::new(domain.id()).expect("participant");
     let (_r, rx) = reader(&p, TOPIC, STRING, &reliable_keep_all());
-    let peer = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", TOPIC, "--type", "string", "--count", "50", "--reliable"]);
+    let peer =
+        CyclonePeer::spawn(&py, &domain, "pub", &["--topic", TOPIC, "--type", "string", "--count", "50", "--reliable"]);
     let got = collect(&rx, 50, Duration::from_secs(25));
     peer.expect_line("DONE", Duration::from_secs(10));
     let published = peer.published();
@@ -107,7 +119,12 @@ fn raw_writer_strings_reach_a_cyclone_reader() {
     let Some(py) = available("raw_writer_strings_reach_a_cyclone_reader") else { return };
     let domain = Domain::new();
     let p = Participant::new(domain.id()).expect("participant");
-    let peer = CyclonePeer::spawn(&py, &domain, "sub", &["--topic", TOPIC, "--type", "string", "--count", "50", "--timeout", "25", "--reliable"]);
+    let peer = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "sub",
+        &["--topic", TOPIC, "--type", "string", "--count", "50", "--timeout", "25", "--reliable"],
+    );
     peer.expect_line("READY", Duration::from_secs(20));
     let w = RawWriter::new(&p, TOPIC, STRING, &reliable_keep_all(), None).expect("raw writer");
     wait_matched(&w, &peer);
@@ -117,11 +134,16 @@ fn raw_writer_strings_reach_a_cyclone_reader() {
     }
     w.wait_for_acks(Duration::from_secs(10)).expect("the Cyclone reader acknowledged everything");
     peer.expect_line("DONE", Duration::from_secs(20));
-    let values: Vec<String> = peer.received().iter().map(|v| v["data"].as_str().expect("a string field").to_string()).collect();
+    let values: Vec<String> =
+        peer.received().iter().map(|v| v["data"].as_str().expect("a string field").to_string()).collect();
     let want: Vec<String> = (0..50).map(|i| format!("hello {i}")).collect();
     assert_eq!(values, want, "\n{}", peer.output());
     let hex = peer.received_hex();
-    assert!(hex.iter().zip(&sent).all(|(a, b)| same_payload(a, b)), "the peer re-serialized different bytes\n{}", peer.output());
+    assert!(
+        hex.iter().zip(&sent).all(|(a, b)| same_payload(a, b)),
+        "the peer re-serialized different bytes\n{}",
+        peer.output()
+    );
 }
 
 #[test]
@@ -134,7 +156,21 @@ fn endpoints_see_a_cyclone_writer_with_its_qos_and_its_departure() {
         &py,
         &domain,
         "pub",
-        &["--topic", TOPIC, "--type", "string", "--count", "1", "--reliable", "--transient-local", "--depth", "7", "--no-wait", "--linger", "2"],
+        &[
+            "--topic",
+            TOPIC,
+            "--type",
+            "string",
+            "--count",
+            "1",
+            "--reliable",
+            "--transient-local",
+            "--depth",
+            "7",
+            "--no-wait",
+            "--linger",
+            "2",
+        ],
     );
     let mut writer = None;
     assert!(
@@ -153,11 +189,17 @@ fn endpoints_see_a_cyclone_writer_with_its_qos_and_its_departure() {
     );
     let w = writer.unwrap();
     assert_eq!(w.type_name, STRING);
-    assert_eq!((w.qos.reliability, w.qos.durability, w.qos.history, w.qos.depth), (policy::RELIABLE, policy::TRANSIENT_LOCAL, policy::KEEP_LAST, 7), "{:?}", w.qos);
+    assert_eq!(
+        (w.qos.reliability, w.qos.durability, w.qos.history, w.qos.depth),
+        (policy::RELIABLE, policy::TRANSIENT_LOCAL, policy::KEEP_LAST, 7),
+        "{:?}",
+        w.qos
+    );
     assert_ne!(w.participant, p.guid().participant());
     assert_eq!(w.type_hash, None, "the Python peer sends no rmw user data");
 
-    let status = peer.wait_exit(Duration::from_secs(20)).unwrap_or_else(|| panic!("the peer did not exit\n{}", peer.output()));
+    let status =
+        peer.wait_exit(Duration::from_secs(20)).unwrap_or_else(|| panic!("the peer did not exit\n{}", peer.output()));
     assert!(status.success(), "peer failed\n{}", peer.output());
     let mut gone = false;
     assert!(
@@ -178,7 +220,21 @@ fn transient_local_cyclone_writer_serves_a_late_raw_reader() {
         &py,
         &domain,
         "pub",
-        &["--topic", TOPIC, "--type", "string", "--count", "5", "--reliable", "--transient-local", "--depth", "5", "--no-wait", "--linger", "30"],
+        &[
+            "--topic",
+            TOPIC,
+            "--type",
+            "string",
+            "--count",
+            "5",
+            "--reliable",
+            "--transient-local",
+            "--depth",
+            "5",
+            "--no-wait",
+            "--linger",
+            "30",
+        ],
     );
     peer.expect_line("DONE", Duration::from_secs(20));
     // Only now does this side join the domain at all.
@@ -196,7 +252,12 @@ fn four_mib_sample_from_cyclone_arrives_intact() {
     let p = Participant::new(domain.id()).expect("participant");
     let (_r, rx) = reader(&p, BLOB_TOPIC, BLOB, &reliable_keep_all());
     let size = MIB4.to_string();
-    let peer = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", BLOB_TOPIC, "--type", "blob", "--count", "2", "--size", &size, "--reliable"]);
+    let peer = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "pub",
+        &["--topic", BLOB_TOPIC, "--type", "blob", "--count", "2", "--size", &size, "--reliable"],
+    );
     let got = collect(&rx, 2, Duration::from_secs(25));
     peer.expect_line("DONE", Duration::from_secs(20));
     assert_same_samples(&got, &peer.published(), &peer);
@@ -210,7 +271,12 @@ fn four_mib_sample_reaches_a_cyclone_reader_intact() {
     let Some(py) = available("four_mib_sample_reaches_a_cyclone_reader_intact") else { return };
     let domain = Domain::new();
     let p = Participant::new(domain.id()).expect("participant");
-    let peer = CyclonePeer::spawn(&py, &domain, "sub", &["--topic", BLOB_TOPIC, "--type", "blob", "--count", "2", "--timeout", "25", "--reliable"]);
+    let peer = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "sub",
+        &["--topic", BLOB_TOPIC, "--type", "blob", "--count", "2", "--timeout", "25", "--reliable"],
+    );
     peer.expect_line("READY", Duration::from_secs(20));
     let w = RawWriter::new(&p, BLOB_TOPIC, BLOB, &reliable_keep_all(), None).expect("raw writer");
     wait_matched(&w, &peer);
@@ -231,7 +297,14 @@ fn four_mib_sample_reaches_a_cyclone_reader_intact() {
     let hex = peer.received_hex();
     assert_eq!(hex.len(), 2);
     for (i, (a, b)) in hex.iter().zip(&sent).enumerate() {
-        assert!(same_payload(a, b), "sample {i}: the peer re-serialized {} bytes {}, we sent {} bytes {}", a.len(), hex_head(a), b.len(), hex_head(b));
+        assert!(
+            same_payload(a, b),
+            "sample {i}: the peer re-serialized {} bytes {}, we sent {} bytes {}",
+            a.len(),
+            hex_head(a),
+            b.len(),
+            hex_head(b)
+        );
     }
 }
 
@@ -240,15 +313,36 @@ fn transient_local_raw_writer_serves_a_late_cyclone_reader() {
     let Some(py) = available("transient_local_raw_writer_serves_a_late_cyclone_reader") else { return };
     let domain = Domain::new();
     let p = Participant::new(domain.id()).expect("participant");
-    let w = RawWriter::new(&p, TOPIC, STRING, &qos(policy::RELIABLE, policy::TRANSIENT_LOCAL, policy::KEEP_LAST, 5), None).expect("raw writer");
+    let w =
+        RawWriter::new(&p, TOPIC, STRING, &qos(policy::RELIABLE, policy::TRANSIENT_LOCAL, policy::KEEP_LAST, 5), None)
+            .expect("raw writer");
     // Seven before anyone listens: a depth of 5 keeps the last five.
     for i in 0..7 {
         w.write(&cdr::string_msg(&format!("hello {i}")), now_ns()).expect("write");
     }
     assert_eq!(w.matched(), 0);
-    let peer = CyclonePeer::spawn(&py, &domain, "sub", &["--topic", TOPIC, "--type", "string", "--count", "5", "--timeout", "20", "--reliable", "--transient-local", "--depth", "10"]);
+    let peer = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "sub",
+        &[
+            "--topic",
+            TOPIC,
+            "--type",
+            "string",
+            "--count",
+            "5",
+            "--timeout",
+            "20",
+            "--reliable",
+            "--transient-local",
+            "--depth",
+            "10",
+        ],
+    );
     peer.expect_line("DONE", Duration::from_secs(25));
-    let values: Vec<String> = peer.received().iter().map(|v| v["data"].as_str().expect("a string field").to_string()).collect();
+    let values: Vec<String> =
+        peer.received().iter().map(|v| v["data"].as_str().expect("a string field").to_string()).collect();
     let want: Vec<String> = (2..7).map(|i| format!("hello {i}")).collect();
     assert_eq!(values, want, "\n{}", peer.output());
     drop(w);
@@ -268,7 +362,22 @@ fn raw_writer_waits_for_a_slow_reliable_reader() {
         &py,
         &domain,
         "sub",
-        &["--topic", BLOB_TOPIC, "--type", "blob", "--count", "4", "--timeout", "25", "--reliable", "--no-hex", "--max-samples", "1", "--take-delay", "0.3"],
+        &[
+            "--topic",
+            BLOB_TOPIC,
+            "--type",
+            "blob",
+            "--count",
+            "4",
+            "--timeout",
+            "25",
+            "--reliable",
+            "--no-hex",
+            "--max-samples",
+            "1",
+            "--take-delay",
+            "0.3",
+        ],
     );
     peer.expect_line("READY", Duration::from_secs(20));
     let w = RawWriter::new(&p, BLOB_TOPIC, BLOB, &reliable_keep_all(), None).expect("raw writer");

@@ -44,16 +44,18 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // With --net, a first pass iterates without touching payloads, so the checksum's share of
     // the reported pass can be told. No per-message timer: clock reads would cost more than
     // rbag's own work per message.
-    let iterate_only = net.then(|| -> Result<_, Box<dyn std::error::Error>> {
-        let start = Instant::now();
-        let reader = rbag_storage::open(&path)?;
-        let mut n = 0u64;
-        for msg in reader.messages(&Filter::default())? {
-            n += msg?.data.len() as u64;
-        }
-        std::hint::black_box(n);
-        Ok(start.elapsed())
-    }).transpose()?;
+    let iterate_only = net
+        .then(|| -> Result<_, Box<dyn std::error::Error>> {
+            let start = Instant::now();
+            let reader = rbag_storage::open(&path)?;
+            let mut n = 0u64;
+            for msg in reader.messages(&Filter::default())? {
+                n += msg?.data.len() as u64;
+            }
+            std::hint::black_box(n);
+            Ok(start.elapsed())
+        })
+        .transpose()?;
     let start = Instant::now();
     let reader = rbag_storage::open(&path)?;
     let opened = start.elapsed();

@@ -33,7 +33,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             other => return Err(format!("unexpected argument {other:?}").into()),
         }
     }
-    let [input, output] = <[PathBuf; 2]>::try_from(paths).map_err(|_| "usage: bench_write IN.bag OUT.bag [--runs N]")?;
+    let [input, output] =
+        <[PathBuf; 2]>::try_from(paths).map_err(|_| "usage: bench_write IN.bag OUT.bag [--runs N]")?;
 
     // The message list, built before any timing.
     let reader = rbag_storage::open(&input)?;

@@ -19,12 +19,12 @@
 pub mod budget;
 mod error;
 mod filter;
+pub mod mcap;
 mod mmap;
 mod open;
 pub mod output;
 mod periods;
 mod reading;
-pub mod mcap;
 pub mod ros1;
 pub mod rosbag2;
 mod time_merge;
@@ -33,14 +33,13 @@ mod writeback;
 
 pub use error::{Error, Place, Result};
 pub use filter::Filter;
-pub use reading::open_with;
 pub use open::{create, create_at, create_with, detect, open, reindex, Format};
 pub use output::OutputPolicy;
+pub use reading::open_with;
 pub use time_merge::TimeMerge;
 pub use types::{
-    Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, McapPreset, Message,
-    ReadOptions, ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions,
-    UNDECLARED_TOPIC_PREFIX,
+    Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, McapPreset, Message, ReadOptions,
+    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions, UNDECLARED_TOPIC_PREFIX,
 };
 
 /// A bag opened for reading. Every backend implements it, so the layers above never know

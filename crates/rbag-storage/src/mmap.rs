@@ -97,11 +97,7 @@ impl Mapped {
         // own an `Arc` of it). Pages the file loses later are replaced by zero pages in the
         // SIGBUS handler (module doc) before any access to them completes.
         let map = unsafe { MmapOptions::new().map(file) }.ok()?;
-        let slot = if guarded {
-            Some(guard::register(map.as_ptr() as usize, map.len())?)
-        } else {
-            None
-        };
+        let slot = if guarded { Some(guard::register(map.as_ptr() as usize, map.len())?) } else { None };
         let _ = map.advise(memmap2::Advice::Sequential);
         let region = Arc::new(Region { map, slot, file: dup, path: path.into() });
         let bytes = Bytes::from_owner(Owner(region.clone()));
@@ -281,7 +277,9 @@ mod guard {
 
     /// Claims a slot for the map at `start` of `len` bytes; `None` when the table is full.
     pub fn register(start: usize, len: usize) -> Option<usize> {
-        let k = TABLE.iter().position(|s| s.used.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok())?;
+        let k = TABLE
+            .iter()
+            .position(|s| s.used.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok())?;
         let s = &TABLE[k];
         s.seq.fetch_add(1, Ordering::Relaxed);
         fence(Ordering::Release);
@@ -330,22 +328,30 @@ mod guard {
         // SAFETY: the kernel passes a valid siginfo for an SA_SIGINFO handler; for SIGBUS,
         // `si_addr` is the faulting address.
         let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
-        let handled = code == libc::BUS_ADRERR && lookup(addr).is_some_and(|(slot, start)| {
-            let page = page_size();
-            let at = addr & !(page - 1);
-            // SAFETY: `at` is the page-aligned start of a page inside a live read-only map of
-            // rbag's (registered, and unregistered only after its last user is gone); replacing
-            // that one page with a private zero page changes what it reads (zeros instead of a
-            // fault), nothing else. mmap is a plain system call.
-            let p = unsafe {
-                libc::mmap(at as *mut libc::c_void, page, libc::PROT_READ, libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
-            };
-            if p == libc::MAP_FAILED {
-                return false;
-            }
-            slot.first.fetch_min(addr - start, Ordering::AcqRel);
-            true
-        });
+        let handled = code == libc::BUS_ADRERR
+            && lookup(addr).is_some_and(|(slot, start)| {
+                let page = page_size();
+                let at = addr & !(page - 1);
+                // SAFETY: `at` is the page-aligned start of a page inside a live read-only map of
+                // rbag's (registered, and unregistered only after its last user is gone); replacing
+                // that one page with a private zero page changes what it reads (zeros instead of a
+                // fault), nothing else. mmap is a plain system call.
+                let p = unsafe {
+                    libc::mmap(
+                        at as *mut libc::c_void,
+                        page,
+                        libc::PROT_READ,
+                        libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                        -1,
+                        0,
+                    )
+                };
+                if p == libc::MAP_FAILED {
+                    return false;
+                }
+                slot.first.fetch_min(addr - start, Ordering::AcqRel);
+                true
+            });
         if !handled {
             chain(sig, info, ctx);
         }
@@ -362,7 +368,8 @@ mod guard {
                 if old.sa_flags & libc::SA_SIGINFO != 0 {
                     // SAFETY: the previous handler was installed with SA_SIGINFO, so its address
                     // is a function of this signature.
-                    let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = unsafe { std::mem::transmute(old.sa_sigaction) };
+                    let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                        unsafe { std::mem::transmute(old.sa_sigaction) };
                     f(sig, info, ctx);
                 } else {
                     // SAFETY: without SA_SIGINFO, the handler takes the signal number only.
@@ -433,7 +440,10 @@ mod tests {
         assert!(shrank(&e));
         let text = e.to_string();
         assert!(text.starts_with(&f.path().display().to_string()), "{text}");
-        assert!(text.contains(&format!("shrank to {cut} bytes")) && text.contains(&format!("offset {}", 11 * page)), "{text}");
+        assert!(
+            text.contains(&format!("shrank to {cut} bytes")) && text.contains(&format!("offset {}", 11 * page)),
+            "{text}"
+        );
         assert!(map.check().is_err());
         // Errors are replaced by the shrink; success too.
         let other: Result<()> = Err(Error::Invalid("zeros".into()));
@@ -496,7 +506,16 @@ mod tests {
         let _ours = Mapped::new(f.as_file(), f.path()).unwrap();
         let other = file_of(4).0;
         // SAFETY: test only; a read-only shared map of a file this test owns.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), 4 * page, libc::PROT_READ, libc::MAP_SHARED, std::os::fd::AsRawFd::as_raw_fd(other.as_file()), 0) };
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4 * page,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                std::os::fd::AsRawFd::as_raw_fd(other.as_file()),
+                0,
+            )
+        };
         assert_ne!(p, libc::MAP_FAILED);
         other.as_file().set_len(0).unwrap();
         // SAFETY: in bounds of the map; the page is gone, so this raises SIGBUS, which is the

@@ -55,10 +55,7 @@ pub fn detect(path: &Path) -> Result<Format> {
     } else if head.starts_with(b"#ROSBAG V") {
         Err(Error::UnknownFormat {
             path: path.into(),
-            reason: format!(
-                "ROS bag version {} (only V2.0 is supported)",
-                String::from_utf8_lossy(&head[9..]).trim()
-            ),
+            reason: format!("ROS bag version {} (only V2.0 is supported)", String::from_utf8_lossy(&head[9..]).trim()),
         })
     } else {
         Err(Error::UnknownFormat { path: path.into(), reason: "unrecognised magic bytes".into() })
@@ -84,7 +81,12 @@ pub fn create(path: &Path, format: Format, options: &WriteOptions) -> Result<Box
 
 /// [`create`] with the inputs the output must not touch, and whether an existing bag at `path`
 /// is replaced (only once the new one is complete). See [`crate::output::check`].
-pub fn create_with(path: &Path, format: Format, options: &WriteOptions, policy: &OutputPolicy) -> Result<Box<dyn StorageWriter>> {
+pub fn create_with(
+    path: &Path,
+    format: Format,
+    options: &WriteOptions,
+    policy: &OutputPolicy,
+) -> Result<Box<dyn StorageWriter>> {
     let staged = Staged::new(output::check(path, policy)?)?;
     let inner = create_at(staged.temp(), staged.target(), format, options)?;
     Ok(Box::new(StagedWriter::new(inner, staged)))
@@ -110,6 +112,9 @@ pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>, replace: bool
     }
     match detect(input)? {
         Format::Ros1 => ros1::reindex(input, output, backup, replace).map_err(|e| e.in_file(input)),
-        other => Err(Error::UnknownFormat { path: input.into(), reason: format!("a single {} file has its own index; reindex works on a bag directory", other.name()) }),
+        other => Err(Error::UnknownFormat {
+            path: input.into(),
+            reason: format!("a single {} file has its own index; reindex works on a bag directory", other.name()),
+        }),
     }
 }

@@ -80,7 +80,10 @@ pub fn check(output: &Path, policy: &OutputPolicy) -> Result<CheckedOutput> {
     if let Some(m) = &out_meta {
         let ft = m.file_type();
         if ft.is_symlink() {
-            return Err(unsafe_output(output, "it is a symbolic link; rbag writes only to a plain file or directory, never through a link"));
+            return Err(unsafe_output(
+                output,
+                "it is a symbolic link; rbag writes only to a plain file or directory, never through a link",
+            ));
         }
         if !ft.is_file() && !ft.is_dir() {
             return Err(unsafe_output(output, "it is a device, FIFO or socket, not a file"));
@@ -104,7 +107,10 @@ pub fn check(output: &Path, policy: &OutputPolicy) -> Result<CheckedOutput> {
             Some("it lies inside the bag directory the input belongs to")
         } else {
             let in_ids = identities(input, Some(&in_meta));
-            in_ids.iter().any(|i| out_ids.contains(i)).then_some("it is the same file as the input (a hard link or another path to it)")
+            in_ids
+                .iter()
+                .any(|i| out_ids.contains(i))
+                .then_some("it is the same file as the input (a hard link or another path to it)")
         };
         if let Some(how) = conflict {
             return Err(Error::OutputIsInput { output: output.into(), input: input.clone(), how });
@@ -127,7 +133,11 @@ fn unsafe_output(path: &Path, reason: &str) -> Error {
 /// The absolute, symlink-free path `path` has or would have: the deepest existing ancestor is
 /// canonicalized and the rest appended, with `.` and `..` folded.
 fn resolve(path: &Path) -> Result<PathBuf> {
-    let abs = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().map_err(|e| Error::io(path, e))?.join(path) };
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map_err(|e| Error::io(path, e))?.join(path)
+    };
     let mut missing: Vec<OsString> = Vec::new();
     let mut base = abs.as_path();
     loop {
@@ -200,14 +210,24 @@ fn bag_dir_files(dir: &Path) -> Result<Vec<OsString>> {
     }
     let meta_path = dir.join(FILE_NAME);
     if !entries.iter().any(|(n, t)| n == FILE_NAME && t.is_file()) {
-        return Err(unsafe_output(dir, "it is a directory that is not a rosbag2 bag (no metadata.yaml); rbag will not remove it"));
+        return Err(unsafe_output(
+            dir,
+            "it is a directory that is not a rosbag2 bag (no metadata.yaml); rbag will not remove it",
+        ));
     }
-    let meta = BagMetadata::read(&meta_path).map_err(|e| unsafe_output(dir, &format!("its metadata.yaml does not read as a bag's ({e}); rbag will not remove it")))?;
+    let meta = BagMetadata::read(&meta_path).map_err(|e| {
+        unsafe_output(dir, &format!("its metadata.yaml does not read as a bag's ({e}); rbag will not remove it"))
+    })?;
     let mut allowed: Vec<OsString> = vec![FILE_NAME.into()];
     for f in &meta.relative_file_paths {
         let name = Path::new(f);
         if name.components().count() != 1 || !matches!(name.components().next(), Some(Component::Normal(_))) {
-            return Err(unsafe_output(dir, &format!("its metadata.yaml lists {f:?}, which is not a file directly in the bag; rbag will not remove it")));
+            return Err(unsafe_output(
+                dir,
+                &format!(
+                    "its metadata.yaml lists {f:?}, which is not a file directly in the bag; rbag will not remove it"
+                ),
+            ));
         }
         for suffix in ["", "-wal", "-shm", "-journal"] {
             allowed.push(format!("{f}{suffix}").into());
@@ -215,7 +235,13 @@ fn bag_dir_files(dir: &Path) -> Result<Vec<OsString>> {
     }
     for (name, ty) in &entries {
         if !allowed.contains(name) || !ty.is_file() {
-            return Err(unsafe_output(dir, &format!("it holds {:?}, which its metadata.yaml does not list; rbag removes only a bag's own files", name)));
+            return Err(unsafe_output(
+                dir,
+                &format!(
+                    "it holds {:?}, which its metadata.yaml does not list; rbag removes only a bag's own files",
+                    name
+                ),
+            ));
         }
     }
     Ok(entries.into_iter().map(|(n, _)| n).collect())
@@ -361,7 +387,9 @@ fn remove_replaced(aside: &Path, existing: &Existing) -> Result<()> {
 /// `rename` that fails instead of replacing something that appeared at `to` meanwhile.
 pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|_| unsafe_output(p, "its name holds a NUL byte"));
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|_| unsafe_output(p, "its name holds a NUL byte"))
+    };
     let (f, t) = (c(from)?, c(to)?);
     // SAFETY: two valid NUL-terminated paths; renameat2 reads them and nothing else.
     let rc = unsafe { libc::renameat2(libc::AT_FDCWD, f.as_ptr(), libc::AT_FDCWD, t.as_ptr(), libc::RENAME_NOREPLACE) };

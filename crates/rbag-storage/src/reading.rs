@@ -20,7 +20,10 @@ pub(crate) fn undeclared_warnings(kind: &str, undeclared: &std::collections::BTr
         .iter()
         .map(|(id, n)| {
             let s = if *n == 1 { "" } else { "s" };
-            format!("{n} message{s} on {kind} {id}, which the bag never declares: read as topic {}{id}, with no type", crate::UNDECLARED_TOPIC_PREFIX)
+            format!(
+                "{n} message{s} on {kind} {id}, which the bag never declares: read as topic {}{id}, with no type",
+                crate::UNDECLARED_TOPIC_PREFIX
+            )
         })
         .collect()
 }

@@ -32,7 +32,12 @@ impl Connection {
     /// connection, MCAP channel, rosbag2 topic id) is never declared: no type or definition,
     /// so its messages can only be copied raw.
     pub fn undeclared(id: u32, encoding: &str) -> Self {
-        Connection { id, topic: format!("{UNDECLARED_TOPIC_PREFIX}{id}"), encoding: encoding.into(), ..Connection::default() }
+        Connection {
+            id,
+            topic: format!("{UNDECLARED_TOPIC_PREFIX}{id}"),
+            encoding: encoding.into(),
+            ..Connection::default()
+        }
     }
 }
 

@@ -38,7 +38,14 @@ impl WritebackFile {
             unsafe {
                 let fd = self.file.as_raw_fd();
                 if from >= WINDOW {
-                    libc::sync_file_range(fd, (from - WINDOW) as i64, WINDOW as i64, libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER);
+                    libc::sync_file_range(
+                        fd,
+                        (from - WINDOW) as i64,
+                        WINDOW as i64,
+                        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                            | libc::SYNC_FILE_RANGE_WRITE
+                            | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+                    );
                 }
                 libc::sync_file_range(fd, from as i64, len as i64, libc::SYNC_FILE_RANGE_WRITE);
             }

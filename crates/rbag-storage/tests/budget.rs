@@ -9,7 +9,14 @@ use rbag_storage::{budget, Compression, Connection, Error, Filter, Format, Write
 const START: u64 = 1_700_000_000_000_000_000;
 
 fn conn(topic: &str) -> Connection {
-    Connection { topic: topic.into(), message_type: "std_msgs/String".into(), encoding: "ros1".into(), definition: "string data\n".into(), definition_encoding: "ros1msg".into(), ..Connection::default() }
+    Connection {
+        topic: topic.into(),
+        message_type: "std_msgs/String".into(),
+        encoding: "ros1".into(),
+        definition: "string data\n".into(),
+        definition_encoding: "ros1msg".into(),
+        ..Connection::default()
+    }
 }
 
 /// 300 messages of about 100 KB on two topics, in chunks of 10 MiB (more than the tests'
@@ -87,7 +94,10 @@ fn a_message_over_the_budget_is_an_error_naming_it() {
     let err = read(&path).unwrap_err();
     assert!(matches!(&err, Error::InFile { inner, .. } if matches!(**inner, Error::OverBudget { .. })), "{err:?}");
     let text = err.to_string();
-    assert!(text.contains("big.bag") && text.contains("memory budget of 2 MiB") && text.contains("RBAG_MEMORY_BUDGET"), "{text}");
+    assert!(
+        text.contains("big.bag") && text.contains("memory budget of 2 MiB") && text.contains("RBAG_MEMORY_BUDGET"),
+        "{text}"
+    );
     budget::set_limit(64 << 20);
     assert_eq!(read(&path).unwrap().len(), 1);
 }

@@ -98,10 +98,19 @@ fn crashed_bag_keeps_more_than_rosbag_reindex_and_rosbag_agrees() {
     assert!(!reader.info().unwrap().indexed, "an unindexed bag must say so");
     let ours = reader.messages(&Filter::default()).unwrap().map(|m| m.unwrap()).collect::<Vec<_>>();
     let their_msgs = theirs["messages"].as_array().unwrap();
-    assert!(ours.len() >= their_msgs.len() && !ours.is_empty(), "rbag {} vs rosbag reindex {}", ours.len(), their_msgs.len());
-    let digests: std::collections::HashSet<(u64, String)> = ours.iter().map(|m| (m.log_time, digest(&m.data))).collect();
+    assert!(
+        ours.len() >= their_msgs.len() && !ours.is_empty(),
+        "rbag {} vs rosbag reindex {}",
+        ours.len(),
+        their_msgs.len()
+    );
+    let digests: std::collections::HashSet<(u64, String)> =
+        ours.iter().map(|m| (m.log_time, digest(&m.data))).collect();
     for m in their_msgs {
-        assert!(digests.contains(&(m[1].as_u64().unwrap(), m[2].as_str().unwrap().to_string())), "rosbag kept a message rbag lacks: {m}");
+        assert!(
+            digests.contains(&(m[1].as_u64().unwrap(), m[2].as_str().unwrap().to_string())),
+            "rosbag kept a message rbag lacks: {m}"
+        );
     }
 
     let repaired = tmp.path().join("rbag-repaired.bag");
@@ -118,7 +127,8 @@ fn corpus_bags_serve_nth_and_windows_through_the_index() {
     let Some(dir) = corpus(test, "ros1") else { return };
     for name in ["small_chunks.bag", "multi_lz4.bag", "multi_bz2.bag"] {
         let path = dir.join(name);
-        let all: Vec<_> = rbag_storage::open(&path).unwrap().messages(&Filter::default()).unwrap().map(Result::unwrap).collect();
+        let all: Vec<_> =
+            rbag_storage::open(&path).unwrap().messages(&Filter::default()).unwrap().map(Result::unwrap).collect();
         let reader = rbag_storage::open(&path).unwrap();
         let ids: Vec<u32> = reader.connections().iter().filter(|c| c.topic == "/chatter").map(|c| c.id).collect();
         let chatter: Vec<_> = all.iter().filter(|m| ids.contains(&m.connection)).cloned().collect();

@@ -29,7 +29,11 @@ fn theirs(dump: &Value, mcap: bool) -> Vec<(String, u64, Option<u64>, String)> {
         .map(|m| {
             let s = |i: usize| m[i].as_str().unwrap().to_string();
             let n = |i: usize| m[i].as_u64().unwrap();
-            if mcap { (s(0), n(1), Some(n(2)), s(3)) } else { (s(0), n(1), None, s(2)) }
+            if mcap {
+                (s(0), n(1), Some(n(2)), s(3))
+            } else {
+                (s(0), n(1), None, s(2))
+            }
         })
         .collect()
 }
@@ -38,7 +42,12 @@ fn theirs(dump: &Value, mcap: bool) -> Vec<(String, u64, Option<u64>, String)> {
 fn check_bag(python: &Path, dir: &Path, mcap: bool) {
     let name = dir.display().to_string();
     let meta = ros2_dump(python, "metadata", &dir.join("metadata.yaml"));
-    let files: Vec<String> = meta["rosbag2_bagfile_information"]["relative_file_paths"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+    let files: Vec<String> = meta["rosbag2_bagfile_information"]["relative_file_paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
     let mut all = Vec::new();
     for f in &files {
         let path = dir.join(f);

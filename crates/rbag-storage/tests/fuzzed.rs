@@ -92,7 +92,9 @@ fn bag_header_len() -> u64 {
 
 fn connection(id: u32, topic: &str) -> Vec<u8> {
     let mut data = Vec::new();
-    for (k, v) in [("topic", topic), ("type", "std_msgs/String"), ("md5sum", "*"), ("message_definition", "string data\n")] {
+    for (k, v) in
+        [("topic", topic), ("type", "std_msgs/String"), ("md5sum", "*"), ("message_definition", "string data\n")]
+    {
         data.extend_from_slice(&((k.len() + 1 + v.len()) as u32).to_le_bytes());
         data.extend_from_slice(k.as_bytes());
         data.push(b'=');
@@ -336,7 +338,8 @@ fn every_truncation_of_a_bag_returns() {
 //   via mmap.rs:49 (Mapped::slice) <- reader.rs:108 (read_at) <- reader.rs:270 (index_times)
 //   <- reader.rs:462 (periods) <- reader.rs:393 (median_periods)   [lines as of b5d5db3^]
 // Fixed in b5d5db3 (read_at checks the offset; index_times rejects data past the next chunk).
-const CRASH_INDEX_DATA_PAST_EOF: &[u8] = b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x04\x00\x00\x00\x0f\x00\x00\x00conn_co\
+const CRASH_INDEX_DATA_PAST_EOF: &[u8] =
+    b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x04\x00\x00\x00\x0f\x00\x00\x00conn_co\
     unt=\x02\x00\x00\x00\x12\x00\x00\x00index_pos=\xbd\x06\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00op\
     =\x03\x00\x00\x00\x00(\x00\x00\x00\x04\x00\x00\x00op=\x05\x0f\x00\x00\x00compression=lz4\x09\x00\
     \x00\x00size=\xd5\x01\x00\x00\x1b\x00\xff\xff\x04\"M\x18dp\xb9\x08\x01\x00\x00\xff\x1d'\x00\x00\
@@ -412,7 +415,8 @@ const CRASH_INDEX_DATA_PAST_EOF: &[u8] = b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00
 
 // The same bug from a second input (2175 bytes; an lz4 chunk whose data length runs past the
 // end), left in fuzz/artifacts by an earlier run of the same target on this tree.
-const CRASH_INDEX_DATA_PAST_EOF_2: &[u8] = b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x04\x00\x00\x00\x0f\x00\x00\x00conn_co\
+const CRASH_INDEX_DATA_PAST_EOF_2: &[u8] =
+    b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x04\x00\x00\x00\x0f\x00\x00\x00conn_co\
     unt=\x02\x00\x00\x00\x12\x00\x00\x00index_pos=/\x05\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00op=\
     \x03\x00\x00\x00\x00(\x00\x00\x00\x04\x00\x00\x00op=\x05\x0f\x00\x00\x00compression=lz4\x09\x00\
     \x00\x00size=\xeb\x00\x00\x00\xe0\x00\x00\x00\x04\"M\x18dp\xb9\xcd\x00\x00\x00\xff\x1d'\x00\x00\
@@ -510,7 +514,8 @@ fn fuzz_crash_index_data_past_eof_minimal() {
 // (load_by_scan) <- Ros1Reader::open, RSS past 1 GB after 10 s; without a sanitizer the replay
 // took 14.5 s and 2.1 GB (open, then reindex's scan). Since e8ad057 max_data_len is 1 GiB, so
 // this `size` is refused; but see BZ2_BOMB_1GIB below for the same bomb within the limit.
-const BZ2_BOMB_2GIB: &[u8] = b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x00\x00\x00\x00\x0f\x00\x00\x00conn_co\
+const BZ2_BOMB_2GIB: &[u8] =
+    b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x00\x00\x00\x00\x0f\x00\x00\x00conn_co\
     unt=\x00\x00\x00\x00\x12\x00\x00\x00index_pos=\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00op\
     =\x03\x00\x00\x00\x00(\x00\x00\x00\x04\x00\x00\x00op=\x05\x0f\x00\x00\x00compression=bz2\x09\x00\
     \x00\x00size=\x00\x00\x00\x80\xf2\x05\x00\x00BZh91AY&SY\x0e\x09\xe2\xdf\x01_\x8e@\x00\xc0\x00\
@@ -580,7 +585,8 @@ fn fuzz_crash_bz2_bomb_claims_2gib() {
 // compression.rs:36 (decompress) <- scan.rs:105 (scan_record) <- scan.rs:57 (scan)
 // <- reader.rs:186 (load_by_scan) <- Ros1Reader::open. An indexed
 // bag did the same at the first `messages`/`nth` (reader.rs:337). (Lines as of e8ad057.)
-const BZ2_BOMB_1GIB: &[u8] = b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x00\x00\x00\x00\x0f\x00\x00\x00conn_co\
+const BZ2_BOMB_1GIB: &[u8] =
+    b"#ROSBAG V2.0\x0aE\x00\x00\x00\x10\x00\x00\x00chunk_count=\x00\x00\x00\x00\x0f\x00\x00\x00conn_co\
     unt=\x00\x00\x00\x00\x12\x00\x00\x00index_pos=\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00op\
     =\x03\x00\x00\x00\x00(\x00\x00\x00\x04\x00\x00\x00op=\x05\x0f\x00\x00\x00compression=bz2\x09\x00\
     \x00\x00size=\x00\x00\x00@\x12\x03\x00\x00BZh91AY&SY\x0e\x09\xe2\xdf\x01_\x8e@\x00\xc0\x00\x00\
@@ -673,7 +679,11 @@ fn mcap_summary_record_with_a_lying_string_length() {
 fn every_truncation_of_an_mcap_file_is_handled() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("whole.mcap");
-    let opts = rbag_storage::WriteOptions { compression: rbag_storage::Compression::Zstd, chunk_size: 512, ..Default::default() };
+    let opts = rbag_storage::WriteOptions {
+        compression: rbag_storage::Compression::Zstd,
+        chunk_size: 512,
+        ..Default::default()
+    };
     let mut w = rbag_storage::create(&path, rbag_storage::Format::Mcap, &opts).unwrap();
     rbag_testkit::sample::cdr::write(w.as_mut(), 10_000_000_000, 300_000_000).unwrap();
     w.finish().unwrap();

@@ -21,7 +21,9 @@ fn write_sample(path: &Path, options: WriteOptions, duration_ns: u64) -> Vec<(us
 fn chunks_written_out_of_time_order_read_back_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("unsorted.bag");
-    let mut w = rbag_storage::create(&path, rbag_storage::Format::Ros1, &WriteOptions { chunk_size: 64, ..Default::default() }).unwrap();
+    let mut w =
+        rbag_storage::create(&path, rbag_storage::Format::Ros1, &WriteOptions { chunk_size: 64, ..Default::default() })
+            .unwrap();
     let id = w.add_connection(&sample::connection(&sample::TOPICS[0])).unwrap();
     let times: Vec<u64> = (0..50u64).map(|i| START + (49 - i) * 1000).collect();
     for &t in &times {
@@ -30,7 +32,10 @@ fn chunks_written_out_of_time_order_read_back_in_order() {
     w.finish().unwrap();
     let r = Ros1Reader::open(&path).unwrap();
     let starts: Vec<u64> = r.chunk_spans().iter().map(|s| s.1).collect();
-    assert!(starts.len() > 10 && starts.windows(2).all(|w| w[0] > w[1]), "chunks are in falling time order: {starts:?}");
+    assert!(
+        starts.len() > 10 && starts.windows(2).all(|w| w[0] > w[1]),
+        "chunks are in falling time order: {starts:?}"
+    );
     let read: Vec<u64> = r.messages(&Filter::default()).unwrap().map(|m| m.unwrap().log_time).collect();
     let mut sorted = times.clone();
     sorted.sort();
@@ -42,7 +47,8 @@ fn chunks_are_flushed_by_time_interval() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("interval.bag");
     let interval = 100_000_000;
-    let msgs = write_sample(&path, WriteOptions { chunk_interval_ns: Some(interval), ..Default::default() }, 2_000_000_000);
+    let msgs =
+        write_sample(&path, WriteOptions { chunk_interval_ns: Some(interval), ..Default::default() }, 2_000_000_000);
     let r = Ros1Reader::open(&path).unwrap();
     let spans = r.chunk_spans();
     assert!(spans.len() >= 19, "2 s at 100 ms per chunk: {} chunks", spans.len());
@@ -60,7 +66,11 @@ fn chunks_are_flushed_by_time_interval() {
 fn the_index_serves_info_nth_and_time_windows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("indexed.bag");
-    let msgs = write_sample(&path, WriteOptions { compression: Compression::Lz4, chunk_interval_ns: Some(1_000_000_000), ..Default::default() }, 20_000_000_000);
+    let msgs = write_sample(
+        &path,
+        WriteOptions { compression: Compression::Lz4, chunk_interval_ns: Some(1_000_000_000), ..Default::default() },
+        20_000_000_000,
+    );
     let r = Ros1Reader::open(&path).unwrap();
     let chunks = r.chunk_spans().len() as u64;
     assert!(chunks >= 20);
@@ -186,7 +196,12 @@ impl Seek for FullDisk {
 
 #[test]
 fn the_writer_is_poisoned_after_an_io_error() {
-    let mut w = Ros1Writer::new(FullDisk { written: 0, limit: 100_000 }, Path::new("full.bag"), WriteOptions { chunk_size: 10_000, ..Default::default() }).unwrap();
+    let mut w = Ros1Writer::new(
+        FullDisk { written: 0, limit: 100_000 },
+        Path::new("full.bag"),
+        WriteOptions { chunk_size: 10_000, ..Default::default() },
+    )
+    .unwrap();
     let id = w.add_connection(&sample::connection(&sample::TOPICS[0])).unwrap();
     let mut first_err = None;
     for i in 0..1000 {
@@ -214,12 +229,18 @@ fn rosbag_and_rosbags_read_what_rbag_writes() {
         for chunk_size in [1u64, 4096, 768 * 1024] {
             cases.push(WriteOptions { compression, chunk_size, chunk_interval_ns: None, ..WriteOptions::default() });
         }
-        cases.push(WriteOptions { compression, chunk_size: 768 * 1024, chunk_interval_ns: Some(250_000_000), ..WriteOptions::default() });
+        cases.push(WriteOptions {
+            compression,
+            chunk_size: 768 * 1024,
+            chunk_interval_ns: Some(250_000_000),
+            ..WriteOptions::default()
+        });
     }
     for (i, opts) in cases.into_iter().enumerate() {
         let path = dir.path().join(format!("case{i}.bag"));
         let written = write_sample(&path, opts.clone(), 3_000_000_000);
-        let expect: Vec<(String, u64, String)> = written.iter().map(|(k, t, d)| (sample::TOPICS[*k].topic.to_string(), *t, digest(d))).collect();
+        let expect: Vec<(String, u64, String)> =
+            written.iter().map(|(k, t, d)| (sample::TOPICS[*k].topic.to_string(), *t, digest(d))).collect();
         for (lib, python) in [("rosbag", &py), ("rosbags", &venv)] {
             let dump = ros1_dump(python, lib, &path);
             let got: Vec<(String, u64, String)> = dump["messages"]

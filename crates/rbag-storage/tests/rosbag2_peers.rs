@@ -35,7 +35,14 @@ fn variants(format: Format) -> Vec<(&'static str, WriteOptions)> {
             for p in [McapPreset::Fastwrite, McapPreset::ZstdFast, McapPreset::ZstdSmall] {
                 let mut o = WriteOptions::default();
                 o.rosbag2.mcap_preset = p;
-                v.push((match p { McapPreset::Fastwrite => "fastwrite", McapPreset::ZstdFast => "zstd_fast", _ => "zstd_small" }, o));
+                v.push((
+                    match p {
+                        McapPreset::Fastwrite => "fastwrite",
+                        McapPreset::ZstdFast => "zstd_fast",
+                        _ => "zstd_small",
+                    },
+                    o,
+                ));
             }
         }
     }
@@ -56,7 +63,12 @@ fn check_rosbags(format: Format) {
         let written = write(&dir, format, &opts);
         let dump = ros2_dump(&python, "rosbags", &dir);
         assert!(dump["error"].is_null(), "{label}: rosbags failed: {}", dump["error"]);
-        let got: Vec<(String, u64, String)> = dump["messages"].as_array().unwrap().iter().map(|m| (m[0].as_str().unwrap().into(), m[1].as_u64().unwrap(), m[2].as_str().unwrap().into())).collect();
+        let got: Vec<(String, u64, String)> = dump["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m[0].as_str().unwrap().into(), m[1].as_u64().unwrap(), m[2].as_str().unwrap().into()))
+            .collect();
         let want: Vec<(String, u64, String)> = written.iter().map(|m| (m.0.clone(), m.1, digest(&m.3))).collect();
         assert_eq!(got, want, "{label}: rosbags sees other messages");
         for (topic, ty, _, _) in sample::cdr::TOPICS {
@@ -103,8 +115,21 @@ fn mcap_library_reads_rbag_mcap() {
         }
         let stored = dump["metadata"]["rosbag2"]["serialized_metadata"].as_str().unwrap();
         assert!(stored.contains(&format!("message_count: {}", written.len())), "{stored}");
-        let got: Vec<(String, u64, u64, String)> = dump["messages"].as_array().unwrap().iter().map(|m| (m[0].as_str().unwrap().into(), m[1].as_u64().unwrap(), m[2].as_u64().unwrap(), m[3].as_str().unwrap().into())).collect();
-        let want: Vec<(String, u64, u64, String)> = written.iter().map(|m| (m.0.clone(), m.1, m.2, digest(&m.3))).collect();
+        let got: Vec<(String, u64, u64, String)> = dump["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m[0].as_str().unwrap().into(),
+                    m[1].as_u64().unwrap(),
+                    m[2].as_u64().unwrap(),
+                    m[3].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, u64, u64, String)> =
+            written.iter().map(|m| (m.0.clone(), m.1, m.2, digest(&m.3))).collect();
         assert_eq!(got, want, "{label}");
     }
 }
@@ -115,7 +140,9 @@ fn mcap_library_reads_rbag_mcap() {
 fn rbag_reads_rosbags_bags() {
     let Some(python) = oracle_python("rbag_reads_rosbags_bags") else { return };
     let tmp = tempfile::tempdir().unwrap();
-    for (storage, mode) in [("sqlite3", "none"), ("sqlite3", "file"), ("sqlite3", "message"), ("mcap", "none"), ("mcap", "file")] {
+    for (storage, mode) in
+        [("sqlite3", "none"), ("sqlite3", "file"), ("sqlite3", "message"), ("mcap", "none"), ("mcap", "file")]
+    {
         let dir = tmp.path().join(format!("{storage}_{mode}"));
         let script = rbag_testkit::repo_root().join("tests/oracle/rosbags_write.py");
         let out = std::process::Command::new(&python).arg(script).arg(&dir).arg(storage).arg(mode).output().unwrap();

@@ -23,8 +23,15 @@ fn db3(path: &Path, schema: u32) {
     let db = rusqlite::Connection::open(path).unwrap();
     if schema >= 3 {
         db.execute_batch("CREATE TABLE schema(schema_version INTEGER PRIMARY KEY,ros_distro TEXT NOT NULL);").unwrap();
-        db.execute("INSERT INTO schema (schema_version, ros_distro) VALUES (?1, ?2)", rusqlite::params![schema, if schema == 3 { "humble" } else { "iron" }]).unwrap();
-        db.execute_batch("CREATE TABLE metadata(id INTEGER PRIMARY KEY,metadata_version INTEGER NOT NULL,metadata TEXT NOT NULL);").unwrap();
+        db.execute(
+            "INSERT INTO schema (schema_version, ros_distro) VALUES (?1, ?2)",
+            rusqlite::params![schema, if schema == 3 { "humble" } else { "iron" }],
+        )
+        .unwrap();
+        db.execute_batch(
+            "CREATE TABLE metadata(id INTEGER PRIMARY KEY,metadata_version INTEGER NOT NULL,metadata TEXT NOT NULL);",
+        )
+        .unwrap();
     }
     db.execute_batch(topics_ddl(schema)).unwrap();
     if schema >= 4 {
@@ -41,7 +48,11 @@ fn db3(path: &Path, schema: u32) {
         .unwrap();
     }
     for (i, topic) in [1, 2, 1, 1, 2].iter().enumerate() {
-        db.execute("INSERT INTO messages (topic_id, timestamp, data) VALUES (?1, ?2, ?3)", rusqlite::params![topic, START + i as i64 * 1000, vec![0u8, 1, 0, 0, i as u8]]).unwrap();
+        db.execute(
+            "INSERT INTO messages (topic_id, timestamp, data) VALUES (?1, ?2, ?3)",
+            rusqlite::params![topic, START + i as i64 * 1000, vec![0u8, 1, 0, 0, i as u8]],
+        )
+        .unwrap();
     }
 }
 
@@ -51,12 +62,27 @@ fn metadata_yaml(version: u32, file: &str, dir: &str) -> String {
         0..=3 => String::new(),
         4..=8 => format!("{indent}offered_qos_profiles: \"{}\"\n", QOS_INT.replace('\n', "\\n")),
         _ => {
-            let list: String = QOS_INT.replace("history: 3", "history: unknown").replace("reliability: 1", "reliability: reliable").replace("durability: 2", "durability: volatile").replace("liveliness: 1", "liveliness: automatic").lines().map(|l| format!("{indent}  {l}\n")).collect();
+            let list: String = QOS_INT
+                .replace("history: 3", "history: unknown")
+                .replace("reliability: 1", "reliability: reliable")
+                .replace("durability: 2", "durability: volatile")
+                .replace("liveliness: 1", "liveliness: automatic")
+                .lines()
+                .map(|l| format!("{indent}  {l}\n"))
+                .collect();
             format!("{indent}offered_qos_profiles:\n{list}")
         }
     };
-    let hash = |indent: &str| if version >= 7 { format!("{indent}type_description_hash: RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18\n") } else { String::new() };
-    let topic = |name: &str, n: u32| format!("    - topic_metadata:\n        name: {name}\n        type: std_msgs/msg/String\n        serialization_format: cdr\n{}{}      message_count: {n}\n", qos("        "), hash("        "));
+    let hash = |indent: &str| {
+        if version >= 7 {
+            format!("{indent}type_description_hash: RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18\n")
+        } else {
+            String::new()
+        }
+    };
+    let topic = |name: &str, n: u32| {
+        format!("    - topic_metadata:\n        name: {name}\n        type: std_msgs/msg/String\n        serialization_format: cdr\n{}{}      message_count: {n}\n", qos("        "), hash("        "))
+    };
     // Up to v3 the paths carried the bag directory in front.
     let path = if version <= 3 { format!("{dir}/{file}") } else { file.to_string() };
     let mut y = format!("rosbag2_bagfile_information:\n  version: {version}\n  storage_identifier: sqlite3\n");
@@ -98,10 +124,14 @@ fn every_schema_and_metadata_version_reads() {
         assert_eq!(info.version, schema.to_string(), "{name}: schema version");
         assert_eq!(info.properties["metadata_version"], version.to_string(), "{name}");
         assert_eq!((info.start_ns, info.end_ns), (Some(START as u64), Some(START as u64 + 4000)), "{name}");
-        let msgs: Vec<(String, u64, Vec<u8>)> = r.messages(&Filter::default()).unwrap().map(|m| {
-            let m = m.unwrap();
-            (r.connection(m.connection).unwrap().topic.clone(), m.log_time, m.data.to_vec())
-        }).collect();
+        let msgs: Vec<(String, u64, Vec<u8>)> = r
+            .messages(&Filter::default())
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                (r.connection(m.connection).unwrap().topic.clone(), m.log_time, m.data.to_vec())
+            })
+            .collect();
         assert_eq!(msgs.len(), 5);
         assert_eq!(msgs.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["/a", "/b", "/a", "/a", "/b"], "{name}");
         let a = r.connections().iter().find(|c| c.topic == "/a").unwrap();

@@ -29,7 +29,11 @@ fn conn(format: Format, topic: &str, caller: &str) -> Connection {
 
 /// Where a test writes: `t.<ext>`, or a rosbag2 directory `t` when `ext` is empty.
 fn out(dir: &Path, ext: &str) -> std::path::PathBuf {
-    if ext.is_empty() { dir.join("t") } else { dir.join(format!("t.{ext}")) }
+    if ext.is_empty() {
+        dir.join("t")
+    } else {
+        dir.join(format!("t.{ext}"))
+    }
 }
 
 /// The compression settings a backend supports, each to be round-tripped.
@@ -45,7 +49,9 @@ fn compressions(format: Format, ext: &str) -> Vec<WriteOptions> {
         (Format::Mcap, false) => vec![chunk(Compression::None), chunk(Compression::Lz4), chunk(Compression::Zstd)],
         (Format::Mcap, true) => vec![chunk(Compression::Zstd), mode(CompressionMode::File)],
         (Format::Sqlite3, false) => vec![chunk(Compression::None), mode(CompressionMode::Message)],
-        (Format::Sqlite3, true) => vec![chunk(Compression::None), mode(CompressionMode::File), mode(CompressionMode::Message)],
+        (Format::Sqlite3, true) => {
+            vec![chunk(Compression::None), mode(CompressionMode::File), mode(CompressionMode::Message)]
+        }
     }
 }
 
@@ -84,7 +90,10 @@ fn read_all(r: &dyn StorageReader, filter: &Filter) -> Vec<(String, u64, Vec<u8>
 }
 
 /// Time order, ties in write order (the writer's file order).
-fn expected(mut w: Vec<(String, u64, Vec<u8>)>, keep: impl Fn(&(String, u64, Vec<u8>)) -> bool) -> Vec<(String, u64, Vec<u8>)> {
+fn expected(
+    mut w: Vec<(String, u64, Vec<u8>)>,
+    keep: impl Fn(&(String, u64, Vec<u8>)) -> bool,
+) -> Vec<(String, u64, Vec<u8>)> {
     w.retain(|m| keep(m));
     w.sort_by_key(|m| m.1);
     w
@@ -129,7 +138,8 @@ pub fn filters(format: Format, ext: &str) {
 pub fn index_access(format: Format, ext: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = out(dir.path(), ext);
-    let written = write_fixture(&path, format, &WriteOptions { chunk_size: 1000, ..compressions(format, ext).pop().unwrap() });
+    let written =
+        write_fixture(&path, format, &WriteOptions { chunk_size: 1000, ..compressions(format, ext).pop().unwrap() });
     let r = rbag_storage::open(&path).unwrap();
     let b = expected(written.clone(), |m| m.0 == "/b/c");
     for n in [0, 7, b.len() - 1] {
@@ -226,7 +236,8 @@ pub fn split_on_request(format: Format) {
 pub fn reads_only_needed_chunks(format: Format, ext: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = out(dir.path(), ext);
-    let mut w = rbag_storage::create(&path, format, &WriteOptions { chunk_size: 200, ..WriteOptions::default() }).unwrap();
+    let mut w =
+        rbag_storage::create(&path, format, &WriteOptions { chunk_size: 200, ..WriteOptions::default() }).unwrap();
     let a = w.add_connection(&conn(format, "/a", "/pub1")).unwrap();
     let b = w.add_connection(&conn(format, "/b/c", "/pub1")).unwrap();
     for i in 0..400u64 {
@@ -303,8 +314,16 @@ pub fn repeat_transient_local(format: Format) {
     assert!(meta.files.len() >= 4, "{:?}", meta.files);
     for (k, f) in meta.files.iter().enumerate() {
         let r = rbag_storage::open(&path.join(&f.path)).unwrap();
-        let maps: Vec<Vec<u8>> = r.messages(&Filter { topics: vec!["/map".into()], ..Filter::default() }).unwrap().map(|m| m.unwrap().data.to_vec()).collect();
-        let want: Vec<Vec<u8>> = if k == 0 { vec![b"map 0".to_vec(), b"map 1".to_vec(), b"map 2".to_vec()] } else { vec![b"map 1".to_vec(), b"map 2".to_vec()] };
+        let maps: Vec<Vec<u8>> = r
+            .messages(&Filter { topics: vec!["/map".into()], ..Filter::default() })
+            .unwrap()
+            .map(|m| m.unwrap().data.to_vec())
+            .collect();
+        let want: Vec<Vec<u8>> = if k == 0 {
+            vec![b"map 0".to_vec(), b"map 1".to_vec(), b"map 2".to_vec()]
+        } else {
+            vec![b"map 1".to_vec(), b"map 2".to_vec()]
+        };
         assert_eq!(maps, want, "file {k}");
     }
 }

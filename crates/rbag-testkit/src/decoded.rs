@@ -9,7 +9,8 @@ use serde_json::Value;
 pub fn by_topic(ndjson: &[u8]) -> BTreeMap<String, Vec<(u64, Value)>> {
     let mut out: BTreeMap<String, Vec<(u64, Value)>> = BTreeMap::new();
     for line in ndjson.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let v: Value = serde_json::from_slice(line).unwrap_or_else(|e| panic!("bad NDJSON line ({e}): {}", String::from_utf8_lossy(line)));
+        let v: Value = serde_json::from_slice(line)
+            .unwrap_or_else(|e| panic!("bad NDJSON line ({e}): {}", String::from_utf8_lossy(line)));
         let topic = v["topic"].as_str().expect("topic").to_string();
         let t = v["log_time"].as_u64().expect("log_time");
         out.entry(topic).or_default().push((t, v["message"].clone()));
@@ -51,7 +52,11 @@ pub fn diff(a: &Value, b: &Value, path: &str) -> Option<String> {
 
 /// Asserts both decoders saw the same topics with the same messages in the same order; returns
 /// how many messages were compared.
-pub fn assert_same(what: &str, ours: &BTreeMap<String, Vec<(u64, Value)>>, theirs: &BTreeMap<String, Vec<(u64, Value)>>) -> usize {
+pub fn assert_same(
+    what: &str,
+    ours: &BTreeMap<String, Vec<(u64, Value)>>,
+    theirs: &BTreeMap<String, Vec<(u64, Value)>>,
+) -> usize {
     let ot: Vec<&String> = ours.keys().collect();
     let tt: Vec<&String> = theirs.keys().collect();
     assert_eq!(ot, tt, "{what}: topics differ");

@@ -40,10 +40,7 @@ pub fn corpus(test: &str, sub: &str) -> Option<PathBuf> {
 }
 
 fn python_has(python: &Path, modules: &str) -> bool {
-    Command::new(python)
-        .args(["-c", &format!("import {modules}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    Command::new(python).args(["-c", &format!("import {modules}")]).output().is_ok_and(|o| o.status.success())
 }
 
 /// `python` if it imports `module`, or `None` after recording a skip that says how to get it.
@@ -82,7 +79,10 @@ pub fn rosbag_cli(test: &str) -> Option<PathBuf> {
 
 /// Environment for ROS 1 Python tools: logs and home in a temp dir, nothing on the network.
 pub fn ros_env(cmd: &mut Command, home: &Path) {
-    cmd.env("ROS_HOME", home).env("ROS_LOG_DIR", home).env("ROS_MASTER_URI", "http://127.0.0.1:1").env("ROS_HOSTNAME", "127.0.0.1");
+    cmd.env("ROS_HOME", home)
+        .env("ROS_LOG_DIR", home)
+        .env("ROS_MASTER_URI", "http://127.0.0.1:1")
+        .env("ROS_HOSTNAME", "127.0.0.1");
 }
 
 /// Runs `tests/oracle/ros1_dump.py` with `python` and parses its JSON.
@@ -100,8 +100,18 @@ pub fn ros1_dump(python: &Path, lib: &str, bag: &Path) -> serde_json::Value {
 /// Runs `tests/oracle/ros2_dump.py MODE PATH` (modes: sqlite, mcap, rosbags, metadata) with
 /// the oracle venv's `python` and parses its JSON.
 pub fn ros2_dump(python: &Path, mode: &str, path: &Path) -> serde_json::Value {
-    let out = Command::new(python).arg(repo_root().join("tests/oracle/ros2_dump.py")).arg(mode).arg(path).output().expect("oracle runs");
-    assert!(out.status.success(), "oracle {mode} failed on {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python)
+        .arg(repo_root().join("tests/oracle/ros2_dump.py"))
+        .arg(mode)
+        .arg(path)
+        .output()
+        .expect("oracle runs");
+    assert!(
+        out.status.success(),
+        "oracle {mode} failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("oracle prints JSON")
 }
 

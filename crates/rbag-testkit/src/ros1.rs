@@ -62,7 +62,8 @@ impl Ros1Env {
     pub fn spawn(&mut self, name: &str, mut cmd: Command) -> &mut Child {
         let out = std::fs::File::create(self.log_path(name)).expect("log file");
         let err = out.try_clone().expect("log file");
-        let child = cmd.stdin(Stdio::null()).stdout(out).stderr(err).spawn().unwrap_or_else(|e| panic!("starting {name}: {e}"));
+        let child =
+            cmd.stdin(Stdio::null()).stdout(out).stderr(err).spawn().unwrap_or_else(|e| panic!("starting {name}: {e}"));
         self.children.push((name.to_string(), child));
         &mut self.children.last_mut().expect("just pushed").1
     }
@@ -107,7 +108,8 @@ impl Ros1Env {
 
     /// Runs `cmd` to completion with a timeout, returning (success, stdout, stderr).
     pub fn run(&self, mut cmd: Command, timeout: Duration) -> (bool, String, String) {
-        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("command starts");
+        let mut child =
+            cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("command starts");
         // Drained while the child runs: a child writing more than a pipe holds would block.
         // A grandchild may keep a pipe open after the child exits: wait a little, not forever.
         fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {

@@ -17,7 +17,10 @@ use crate::{repo_root, skip};
 
 /// `crates/rbag-testkit/cyclonedds-loopback.xml`, absolute.
 pub fn loopback_config() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("cyclonedds-loopback.xml").canonicalize().expect("the loopback Cyclone config exists")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cyclonedds-loopback.xml")
+        .canonicalize()
+        .expect("the loopback Cyclone config exists")
 }
 
 /// `CYCLONEDDS_URI` for the loopback config.
@@ -54,7 +57,10 @@ pub fn available(test: &str) -> Option<PathBuf> {
     if ok {
         Some(python)
     } else {
-        skip(test, &format!("Cyclone DDS's Python binding is missing from {} (run scripts/setup-peers.sh)", python.display()));
+        skip(
+            test,
+            &format!("Cyclone DDS's Python binding is missing from {} (run scripts/setup-peers.sh)", python.display()),
+        );
         None
     }
 }
@@ -75,7 +81,13 @@ pub fn fastdds_peer(test: &str, dir: &Path) -> Option<PathBuf> {
     match built {
         Ok(o) if o.status.success() => Some(exe),
         Ok(o) => {
-            skip(test, &format!("the Fast DDS peer does not build (is libfastrtps-dev installed? run scripts/setup-peers.sh): {}", String::from_utf8_lossy(&o.stderr).lines().next().unwrap_or("")));
+            skip(
+                test,
+                &format!(
+                    "the Fast DDS peer does not build (is libfastrtps-dev installed? run scripts/setup-peers.sh): {}",
+                    String::from_utf8_lossy(&o.stderr).lines().next().unwrap_or("")
+                ),
+            );
             None
         }
         Err(e) => {
@@ -102,7 +114,8 @@ impl Domain {
         use_loopback();
         let span = Self::LAST - Self::FIRST + 1;
         // Start somewhere different in every process so parallel tests rarely contend.
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let start = (std::process::id().wrapping_mul(7919) ^ nanos) % span;
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -208,7 +221,8 @@ impl CyclonePeer {
 
     /// [`CyclonePeer::wait_line`], panicking with the peer's output when the line never comes.
     pub fn expect_line(&self, needle: &str, timeout: Duration) -> String {
-        self.wait_line(needle, timeout).unwrap_or_else(|| panic!("the Cyclone peer printed no {needle:?} within {timeout:?}:\n{}", self.output()))
+        self.wait_line(needle, timeout)
+            .unwrap_or_else(|| panic!("the Cyclone peer printed no {needle:?} within {timeout:?}:\n{}", self.output()))
     }
 
     /// Waits up to `timeout` for the peer to exit; `None` if it still runs.
@@ -254,7 +268,11 @@ impl CyclonePeer {
 
     /// The `RECEIVED <json>` lines, parsed, in order.
     pub fn received(&self) -> Vec<serde_json::Value> {
-        self.lines().iter().filter_map(|l| l.strip_prefix("RECEIVED ")).map(|j| serde_json::from_str(j).unwrap_or_else(|e| panic!("bad RECEIVED json {j:?}: {e}"))).collect()
+        self.lines()
+            .iter()
+            .filter_map(|l| l.strip_prefix("RECEIVED "))
+            .map(|j| serde_json::from_str(j).unwrap_or_else(|e| panic!("bad RECEIVED json {j:?}: {e}")))
+            .collect()
     }
 
     /// The `RECEIVED_HEX <hex>` lines as bytes, in order.

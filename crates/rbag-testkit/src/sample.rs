@@ -16,10 +16,38 @@ pub struct SampleTopic {
 
 /// std_msgs/String, std_msgs/Float64, geometry_msgs/Point and a latched std_msgs/String.
 pub const TOPICS: &[SampleTopic] = &[
-    SampleTopic { topic: "/chatter", message_type: "std_msgs/String", md5sum: "992ce8a1687cec8c8bd883ec73ca41d1", definition: "string data\n", period_ns: 10_000_000, latching: false },
-    SampleTopic { topic: "/speed", message_type: "std_msgs/Float64", md5sum: "fdb28210bfa9d7c91146260178d9a584", definition: "float64 data\n", period_ns: 20_000_000, latching: false },
-    SampleTopic { topic: "/point", message_type: "geometry_msgs/Point", md5sum: "4a842b65f413084dc2b10fb484ea7f17", definition: "# This contains the position of a point in free space\nfloat64 x\nfloat64 y\nfloat64 z\n", period_ns: 33_000_000, latching: false },
-    SampleTopic { topic: "/robot_description", message_type: "std_msgs/String", md5sum: "992ce8a1687cec8c8bd883ec73ca41d1", definition: "string data\n", period_ns: 0, latching: true },
+    SampleTopic {
+        topic: "/chatter",
+        message_type: "std_msgs/String",
+        md5sum: "992ce8a1687cec8c8bd883ec73ca41d1",
+        definition: "string data\n",
+        period_ns: 10_000_000,
+        latching: false,
+    },
+    SampleTopic {
+        topic: "/speed",
+        message_type: "std_msgs/Float64",
+        md5sum: "fdb28210bfa9d7c91146260178d9a584",
+        definition: "float64 data\n",
+        period_ns: 20_000_000,
+        latching: false,
+    },
+    SampleTopic {
+        topic: "/point",
+        message_type: "geometry_msgs/Point",
+        md5sum: "4a842b65f413084dc2b10fb484ea7f17",
+        definition: "# This contains the position of a point in free space\nfloat64 x\nfloat64 y\nfloat64 z\n",
+        period_ns: 33_000_000,
+        latching: false,
+    },
+    SampleTopic {
+        topic: "/robot_description",
+        message_type: "std_msgs/String",
+        md5sum: "992ce8a1687cec8c8bd883ec73ca41d1",
+        definition: "string data\n",
+        period_ns: 0,
+        latching: true,
+    },
 ];
 
 /// The connection record of a sample topic.
@@ -74,7 +102,11 @@ pub fn messages(start_ns: u64, duration_ns: u64) -> Vec<(usize, u64, Vec<u8>)> {
 }
 
 /// Writes the sample into `w`; returns the messages written.
-pub fn write(w: &mut dyn StorageWriter, start_ns: u64, duration_ns: u64) -> rbag_storage::Result<Vec<(usize, u64, Vec<u8>)>> {
+pub fn write(
+    w: &mut dyn StorageWriter,
+    start_ns: u64,
+    duration_ns: u64,
+) -> rbag_storage::Result<Vec<(usize, u64, Vec<u8>)>> {
     let ids = TOPICS.iter().map(|t| w.add_connection(&connection(t))).collect::<rbag_storage::Result<Vec<_>>>()?;
     let msgs = messages(start_ns, duration_ns);
     for (k, time, data) in &msgs {
@@ -99,7 +131,14 @@ pub mod cdr {
     ];
 
     pub fn connection(topic: &str, ty: &str, definition: &str) -> Connection {
-        let mut c = Connection { topic: topic.into(), message_type: ty.into(), encoding: "cdr".into(), definition: definition.into(), definition_encoding: "ros2msg".into(), ..Connection::default() };
+        let mut c = Connection {
+            topic: topic.into(),
+            message_type: ty.into(),
+            encoding: "cdr".into(),
+            definition: definition.into(),
+            definition_encoding: "ros2msg".into(),
+            ..Connection::default()
+        };
         c.metadata.insert("offered_qos_profiles".into(), QOS.into());
         c
     }
@@ -130,7 +169,8 @@ pub mod cdr {
     /// Writes `duration_ns` of the sample from `start_ns`, with publish time 1 ms before the log
     /// time; returns (topic, log time, publish time, payload) in write order.
     pub fn write(w: &mut dyn StorageWriter, start_ns: u64, duration_ns: u64) -> rbag_storage::Result<Vec<Written>> {
-        let ids: Vec<u32> = TOPICS.iter().map(|t| w.add_connection(&connection(t.0, t.1, t.2))).collect::<Result<_, _>>()?;
+        let ids: Vec<u32> =
+            TOPICS.iter().map(|t| w.add_connection(&connection(t.0, t.1, t.2))).collect::<Result<_, _>>()?;
         let mut events: Vec<(u64, usize, u64)> = Vec::new();
         for (k, t) in TOPICS.iter().enumerate() {
             let mut i = 0;

@@ -20,7 +20,8 @@ pub type SpaceProbe = Box<dyn FnMut(&Path) -> io::Result<u64> + Send>;
 /// `f_bavail × f_frsize`, what `df` shows as available).
 pub fn free_space(dir: &Path) -> io::Result<u64> {
     use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized out-parameter that
     // statvfs fills before we read it (only on success).
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -36,9 +37,13 @@ pub fn free_space(dir: &Path) -> io::Result<u64> {
 pub(crate) enum Space {
     Enough,
     /// Under five times the minimum: worth a warning.
-    Low { free: u64 },
+    Low {
+        free: u64,
+    },
     /// Under the minimum: stop.
-    TooLow { free: u64 },
+    TooLow {
+        free: u64,
+    },
     /// The probe failed; recording goes on (a full disk also shows as a write error).
     Unknown(String),
 }
@@ -80,7 +85,8 @@ impl DiskGuard {
 
     /// Measures when a check is due at `now_ns` (rosbag checks before writing a message).
     pub(crate) fn check_if_due(&mut self, now_ns: u64) -> Option<Space> {
-        let due = self.bytes_since >= self.every_bytes || now_ns.saturating_sub(self.last_check_ns) >= DISK_CHECK_INTERVAL_NS;
+        let due =
+            self.bytes_since >= self.every_bytes || now_ns.saturating_sub(self.last_check_ns) >= DISK_CHECK_INTERVAL_NS;
         if !due || self.min_space == 0 {
             return None;
         }

@@ -12,14 +12,15 @@ pub mod disk;
 pub mod queue;
 pub mod record;
 pub mod select;
-pub mod throttle;
 pub mod snapshot;
 pub mod split;
+pub mod throttle;
 
 pub use disk::{free_space, SpaceProbe, DISK_CHECK_INTERVAL_NS};
 pub use queue::{Popped, Push, Queued, RecordQueue};
 pub use record::{
-    ConnKey, Notice, OutputName, RecordError, RecordOptions, RecordReport, Recorder, Split, StopReason, WriteOutcome, DROPPED_TOPIC,
+    ConnKey, Notice, OutputName, RecordError, RecordOptions, RecordReport, Recorder, Split, StopReason, WriteOutcome,
+    DROPPED_TOPIC,
 };
 pub use select::{SelectError, TopicSelection};
 pub use snapshot::SnapshotBuffer;

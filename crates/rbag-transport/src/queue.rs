@@ -132,7 +132,11 @@ impl RecordQueue {
         let mut s = self.lock();
         if s.items.is_empty() && !s.closed && !timeout.is_zero() {
             s.waiting = true;
-            s = self.ready.wait_timeout_while(s, timeout, |s| s.items.is_empty() && !s.closed).unwrap_or_else(|p| p.into_inner()).0;
+            s = self
+                .ready
+                .wait_timeout_while(s, timeout, |s| s.items.is_empty() && !s.closed)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
             s.waiting = false;
         }
         match s.items.pop_front() {

@@ -91,9 +91,17 @@ impl std::fmt::Display for StopReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StopReason::MaxSize { bytes } => write!(f, "the bag reached its maximum size ({})", human(*bytes)),
-            StopReason::MaxDuration { ns } => write!(f, "the recording reached its maximum duration ({} s)", *ns as f64 / 1e9),
+            StopReason::MaxDuration { ns } => {
+                write!(f, "the recording reached its maximum duration ({} s)", *ns as f64 / 1e9)
+            }
             StopReason::LowDiskSpace { dir, free, required } => {
-                write!(f, "less than {} of space free on disk with {} ({} left); recording disabled", human(*required), dir.display(), human(*free))
+                write!(
+                    f,
+                    "less than {} of space free on disk with {} ({} left); recording disabled",
+                    human(*required),
+                    dir.display(),
+                    human(*free)
+                )
             }
         }
     }
@@ -245,8 +253,14 @@ impl Recorder {
             return Err(RecordError::KeyInUse { key, topic: conn.topic });
         }
         if self.opts.format == Format::Ros1 {
-            if let Some(other) = self.conns.values().find(|c| c.conn.topic == conn.topic && c.conn.message_type != conn.message_type) {
-                return Err(RecordError::TypeConflict { topic: conn.topic, message_type: conn.message_type, existing: other.conn.message_type.clone() });
+            if let Some(other) =
+                self.conns.values().find(|c| c.conn.topic == conn.topic && c.conn.message_type != conn.message_type)
+            {
+                return Err(RecordError::TypeConflict {
+                    topic: conn.topic,
+                    message_type: conn.message_type,
+                    existing: other.conn.message_type.clone(),
+                });
             }
         }
         let topic = match self.topic_index.get(&conn.topic) {
@@ -345,7 +359,8 @@ impl Recorder {
     /// Closes the last file (writing the drop report) and says what was recorded.
     pub fn finish(mut self) -> Result<RecordReport, RecordError> {
         self.close_current(false)?;
-        let mut drops: BTreeMap<String, u64> = self.topics.iter().filter(|t| t.drops > 0).map(|t| (t.name.clone(), t.drops)).collect();
+        let mut drops: BTreeMap<String, u64> =
+            self.topics.iter().filter(|t| t.drops > 0).map(|t| (t.name.clone(), t.drops)).collect();
         let orphans: u64 = self.orphan_drops.values().sum();
         if orphans > 0 {
             *drops.entry("(unknown connection)".into()).or_default() += orphans;

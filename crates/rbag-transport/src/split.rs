@@ -101,7 +101,15 @@ pub fn local_stamp(wall_ns: u64) -> String {
     if !ok {
         return format!("{secs}");
     }
-    format!("{:04}-{:02}-{:02}-{:02}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec)
+    format!(
+        "{:04}-{:02}-{:02}-{:02}-{:02}-{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
 }
 
 /// rosbag's list of closed split files for `--max-splits`.

@@ -51,7 +51,15 @@ struct Rec<'c> {
 
 impl<'c> Rec<'c> {
     fn new(clock: &'c VirtualClock) -> Self {
-        Rec { clock, events: Vec::new(), tags: Vec::new(), states: Vec::new(), publish_cost: 0, fail_on: None, allow: Vec::new() }
+        Rec {
+            clock,
+            events: Vec::new(),
+            tags: Vec::new(),
+            states: Vec::new(),
+            publish_cost: 0,
+            fail_on: None,
+            allow: Vec::new(),
+        }
     }
 
     fn sent(&self) -> Vec<(u64, u64)> {
@@ -307,7 +315,15 @@ fn immediate_sends_without_waiting() {
     let (report, sink) = play(options, &mut at_ms(&[0, 100, 100, 300]), &clock);
     assert_eq!(
         sink.events,
-        [Ev::Clock(3, 0), Ev::Msg(3, 0), Ev::Clock(3, 100), Ev::Msg(3, 100), Ev::Msg(3, 100), Ev::Clock(3, 300), Ev::Msg(3, 300)]
+        [
+            Ev::Clock(3, 0),
+            Ev::Msg(3, 0),
+            Ev::Clock(3, 100),
+            Ev::Msg(3, 100),
+            Ev::Msg(3, 100),
+            Ev::Clock(3, 300),
+            Ev::Msg(3, 300)
+        ]
     );
     assert_eq!((report.published, report.clock_published, report.lateness.count), (4, 3, 0));
 }
@@ -403,7 +419,8 @@ fn quit_stops_promptly() {
     let (tx, rx) = channel();
     tx.send(Control::Quit).unwrap();
     let mut sink = Rec::new(&clock);
-    let report = Player::new(PlayOptions::default()).unwrap().run(&mut at_ms(&[0, 100]), &mut sink, &clock, &rx).unwrap();
+    let report =
+        Player::new(PlayOptions::default()).unwrap().run(&mut at_ms(&[0, 100]), &mut sink, &clock, &rx).unwrap();
     assert_eq!((report.published, report.quit), (0, true));
 }
 
@@ -424,7 +441,10 @@ fn sink_error_stops_with_that_error() {
     let (_tx, rx) = channel();
     let mut sink = Rec::new(&clock);
     sink.fail_on = Some(2);
-    let err = Player::new(PlayOptions::default()).unwrap().run(&mut at_ms(&[0, 100, 200, 300]), &mut sink, &clock, &rx).unwrap_err();
+    let err = Player::new(PlayOptions::default())
+        .unwrap()
+        .run(&mut at_ms(&[0, 100, 200, 300]), &mut sink, &clock, &rx)
+        .unwrap_err();
     assert!(matches!(&err, PlayError::Sink(e) if e.to_string() == "subscriber went away"), "{err}");
     assert_eq!(sink.sent(), [(0, 0), (100, 100)]);
     assert_eq!(clock.now(), 200 * MS);
@@ -436,7 +456,8 @@ fn lateness_is_measured_at_the_send() {
     let (_tx, rx) = channel();
     let mut sink = Rec::new(&clock);
     sink.publish_cost = 30 * MS;
-    let report = Player::new(PlayOptions::default()).unwrap().run(&mut at_ms(&[0, 10, 20, 30]), &mut sink, &clock, &rx).unwrap();
+    let report =
+        Player::new(PlayOptions::default()).unwrap().run(&mut at_ms(&[0, 10, 20, 30]), &mut sink, &clock, &rx).unwrap();
     assert_eq!(sink.sent(), [(0, 0), (30, 10), (60, 20), (90, 30)]);
     let l = report.lateness;
     assert_eq!((l.count, l.max_ns), (4, 60 * MS));

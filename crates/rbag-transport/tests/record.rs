@@ -9,8 +9,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use rbag_storage::{Compression, Connection, Filter, Format, WriteOptions};
 use rbag_transport::{
-    ConnKey, Notice, OutputName, Popped, RecordError, RecordOptions, RecordQueue, Recorder, SnapshotBuffer, Split, StopReason, WriteOutcome,
-    DROPPED_TOPIC,
+    ConnKey, Notice, OutputName, Popped, RecordError, RecordOptions, RecordQueue, Recorder, SnapshotBuffer, Split,
+    StopReason, WriteOutcome, DROPPED_TOPIC,
 };
 
 const T0: u64 = 1_700_000_000_000_000_000;
@@ -61,7 +61,8 @@ fn read(path: &Path) -> Vec<(String, u64, String)> {
 }
 
 fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -131,7 +132,10 @@ fn existing_output_is_refused_unless_overwrite() {
 fn split_by_size_keeps_every_message_once() {
     let dir = tempfile::tempdir().unwrap();
     let max = 10_000;
-    let o = RecordOptions { split: Some(Split { max_bytes: Some(max), max_duration_ns: None }), ..opts(dir.path(), "run.bag") };
+    let o = RecordOptions {
+        split: Some(Split { max_bytes: Some(max), max_duration_ns: None }),
+        ..opts(dir.path(), "run.bag")
+    };
     let mut rec = Recorder::create(o, T0).unwrap();
     let a = rec.add_connection(conn("/a", "/pa", false)).unwrap();
     let b = rec.add_connection(conn("/b", "/pb", false)).unwrap();
@@ -183,14 +187,18 @@ fn split_by_duration_follows_rosbag_periods() {
     let dir = tempfile::tempdir().unwrap();
     let report = record_by_duration(dir.path(), None);
     assert_eq!(names(&report.files), ["run_0.bag", "run_1.bag", "run_2.bag", "run_3.bag"]);
-    let per_file: Vec<Vec<u64>> = report.files.iter().map(|f| read(f).into_iter().map(|(_, t, _)| (t - T0) / SEC).collect()).collect();
+    let per_file: Vec<Vec<u64>> =
+        report.files.iter().map(|f| read(f).into_iter().map(|(_, t, _)| (t - T0) / SEC).collect()).collect();
     assert_eq!(per_file, [(0..=10).collect::<Vec<_>>(), (11..=20).collect(), (21..=30).collect(), (31..35).collect()]);
 }
 
 #[test]
 fn duration_gap_opens_one_file_in_the_period_of_the_message() {
     let dir = tempfile::tempdir().unwrap();
-    let o = RecordOptions { split: Some(Split { max_bytes: None, max_duration_ns: Some(10 * SEC) }), ..opts(dir.path(), "run.bag") };
+    let o = RecordOptions {
+        split: Some(Split { max_bytes: None, max_duration_ns: Some(10 * SEC) }),
+        ..opts(dir.path(), "run.bag")
+    };
     let mut rec = Recorder::create(o, T0).unwrap();
     let k = rec.add_connection(conn("/chatter", "/talker", false)).unwrap();
     for s in [1, 55, 59, 61] {
@@ -205,7 +213,10 @@ fn duration_gap_opens_one_file_in_the_period_of_the_message() {
 #[test]
 fn tick_splits_on_time_while_idle() {
     let dir = tempfile::tempdir().unwrap();
-    let o = RecordOptions { split: Some(Split { max_bytes: None, max_duration_ns: Some(10 * SEC) }), ..opts(dir.path(), "run.bag") };
+    let o = RecordOptions {
+        split: Some(Split { max_bytes: None, max_duration_ns: Some(10 * SEC) }),
+        ..opts(dir.path(), "run.bag")
+    };
     let mut rec = Recorder::create(o, T0).unwrap();
     assert_eq!(rec.tick(T0 + 10 * SEC).unwrap(), None);
     assert!(rec.current_file().unwrap().ends_with("run_0.bag"));
@@ -311,7 +322,10 @@ fn drops_are_stored_on_rbag_dropped() {
 #[test]
 fn no_drops_no_drop_report_and_drops_go_to_the_file_they_happened_in() {
     let dir = tempfile::tempdir().unwrap();
-    let o = RecordOptions { split: Some(Split { max_bytes: None, max_duration_ns: Some(10 * SEC) }), ..opts(dir.path(), "run.bag") };
+    let o = RecordOptions {
+        split: Some(Split { max_bytes: None, max_duration_ns: Some(10 * SEC) }),
+        ..opts(dir.path(), "run.bag")
+    };
     let mut rec = Recorder::create(o, T0).unwrap();
     let a = rec.add_connection(conn("/a", "/pa", false)).unwrap();
     rec.write(a, T0 + SEC, &string_msg("0")).unwrap();
@@ -320,8 +334,11 @@ fn no_drops_no_drop_report_and_drops_go_to_the_file_they_happened_in() {
     rec.write(a, T0 + 21 * SEC, &string_msg("2")).unwrap();
     rec.note_drops(a, 3);
     let report = rec.finish().unwrap();
-    let dropped: Vec<Vec<String>> =
-        report.files.iter().map(|f| read(f).into_iter().filter(|m| m.0 == DROPPED_TOPIC).map(|m| m.2).collect()).collect();
+    let dropped: Vec<Vec<String>> = report
+        .files
+        .iter()
+        .map(|f| read(f).into_iter().filter(|m| m.0 == DROPPED_TOPIC).map(|m| m.2).collect())
+        .collect();
     assert_eq!(dropped, [vec!["/a: 4\n".to_string()], vec![], vec!["/a: 3\n".to_string()]]);
     assert_eq!(report.drops["/a"], 7);
 }
@@ -403,7 +420,9 @@ fn min_space_stops_recording_cleanly_when_the_disk_fills() {
     free.store(1 << 20, Ordering::SeqCst);
     rec.write(k, T0 + 4, &string_msg(&big)).unwrap();
     let outcome = rec.write(k, T0 + 5, &string_msg(&big)).unwrap();
-    let WriteOutcome::Stopped(StopReason::LowDiskSpace { free: f, required, .. }) = outcome else { panic!("{outcome:?}") };
+    let WriteOutcome::Stopped(StopReason::LowDiskSpace { free: f, required, .. }) = outcome else {
+        panic!("{outcome:?}")
+    };
     assert_eq!((f, required), (1 << 20, 1 << 30));
     // Everything after the stop is refused, and the bag closes normally.
     assert!(matches!(rec.write(k, T0 + 6, &string_msg("z")).unwrap(), WriteOutcome::Stopped(_)));
@@ -417,15 +436,24 @@ fn min_space_stops_recording_cleanly_when_the_disk_fills() {
 #[test]
 fn size_and_duration_without_split_stop_the_recording() {
     let dir = tempfile::tempdir().unwrap();
-    let o = RecordOptions { stop_at: Some(Split { max_bytes: None, max_duration_ns: Some(5 * SEC) }), ..opts(dir.path(), "d.bag") };
+    let o = RecordOptions {
+        stop_at: Some(Split { max_bytes: None, max_duration_ns: Some(5 * SEC) }),
+        ..opts(dir.path(), "d.bag")
+    };
     let mut rec = Recorder::create(o, T0).unwrap();
     let k = rec.add_connection(conn("/a", "/pa", false)).unwrap();
     assert_eq!(rec.write(k, T0 + 5 * SEC, &string_msg("in")).unwrap(), WriteOutcome::Written);
-    assert_eq!(rec.write(k, T0 + 5 * SEC + 1, &string_msg("out")).unwrap(), WriteOutcome::Stopped(StopReason::MaxDuration { ns: 5 * SEC }));
+    assert_eq!(
+        rec.write(k, T0 + 5 * SEC + 1, &string_msg("out")).unwrap(),
+        WriteOutcome::Stopped(StopReason::MaxDuration { ns: 5 * SEC })
+    );
     let report = rec.finish().unwrap();
     assert_eq!(read(&report.files[0]).len(), 1);
 
-    let o = RecordOptions { stop_at: Some(Split { max_bytes: Some(6000), max_duration_ns: None }), ..opts(dir.path(), "s.bag") };
+    let o = RecordOptions {
+        stop_at: Some(Split { max_bytes: Some(6000), max_duration_ns: None }),
+        ..opts(dir.path(), "s.bag")
+    };
     let mut rec = Recorder::create(o, T0).unwrap();
     let k = rec.add_connection(conn("/a", "/pa", false)).unwrap();
     let mut written = 0;
@@ -451,7 +479,10 @@ fn a_second_type_on_a_topic_is_refused_for_ros1() {
     other.message_type = "std_msgs/Int32".into();
     let err = rec.add_connection(other).unwrap_err();
     assert!(err.to_string().contains("/a"), "{err}");
-    assert!(matches!(rec.add_connection_with_key(ConnKey(0), conn("/b", "/p", false)), Err(RecordError::KeyInUse { .. })));
+    assert!(matches!(
+        rec.add_connection_with_key(ConnKey(0), conn("/b", "/p", false)),
+        Err(RecordError::KeyInUse { .. })
+    ));
     rec.finish().unwrap();
 }
 
@@ -460,7 +491,10 @@ fn compressed_bags_record_and_split() {
     let dir = tempfile::tempdir().unwrap();
     for compression in [Compression::Lz4, Compression::Bz2] {
         let name = format!("{}.bag", compression.name());
-        let o = RecordOptions { write: WriteOptions { compression, chunk_size: 4096, ..WriteOptions::default() }, ..opts(dir.path(), &name) };
+        let o = RecordOptions {
+            write: WriteOptions { compression, chunk_size: 4096, ..WriteOptions::default() },
+            ..opts(dir.path(), &name)
+        };
         let mut rec = Recorder::create(o, T0).unwrap();
         let k = rec.add_connection(conn("/a", "/pa", false)).unwrap();
         for i in 0..200 {
@@ -518,7 +552,10 @@ fn mcap_split_names() {
 #[test]
 fn closed_chunks_reach_the_os_before_the_bag_is_closed() {
     let dir = tempfile::tempdir().unwrap();
-    let o = RecordOptions { write: WriteOptions { chunk_size: 1024, ..WriteOptions::default() }, ..opts(dir.path(), "run.bag") };
+    let o = RecordOptions {
+        write: WriteOptions { chunk_size: 1024, ..WriteOptions::default() },
+        ..opts(dir.path(), "run.bag")
+    };
     let mut rec = Recorder::create(o, T0).unwrap();
     let k = rec.add_connection(conn("/a", "/pa", false)).unwrap();
     for i in 0..20 {

@@ -9,7 +9,12 @@ use rbag_storage::Connection;
 use rbag_transport::{ConnKey, Popped, Push, Queued, RecordQueue};
 
 fn conn(topic: &str) -> Connection {
-    Connection { topic: topic.into(), message_type: "std_msgs/String".into(), encoding: "ros1".into(), ..Connection::default() }
+    Connection {
+        topic: topic.into(),
+        message_type: "std_msgs/String".into(),
+        encoding: "ros1".into(),
+        ..Connection::default()
+    }
 }
 
 fn payload(tag: u8, len: usize) -> Bytes {
@@ -62,7 +67,9 @@ fn connection_announcements_are_never_dropped_and_come_first() {
         q.push(a, i, payload(i as u8, 10));
     }
     q.close();
-    let Popped::Item(Queued::Connection { key, connection }) = q.pop(Duration::ZERO) else { panic!("connection first") };
+    let Popped::Item(Queued::Connection { key, connection }) = q.pop(Duration::ZERO) else {
+        panic!("connection first")
+    };
     assert_eq!((key, connection.topic.as_str()), (a, "/a"));
     assert_eq!(drain(&q), [4]);
     assert_eq!(q.drops()[&a], 4);

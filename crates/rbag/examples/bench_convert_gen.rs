@@ -106,11 +106,7 @@ fn value<'a>(k: usize, i: u64, t: u64, pixels: &'a [u8]) -> Value<'a> {
         ]),
         "tf2_msgs/TFMessage" => {
             let tf = |parent: &str, child: &str, x: f64, y: f64, z: f64, yaw: f64| {
-                Value::Message(vec![
-                    header(0, t, parent),
-                    s(child),
-                    Value::Message(vec![vec3(x, y, z), quat_yaw(yaw)]),
-                ])
+                Value::Message(vec![header(0, t, parent), s(child), Value::Message(vec![vec3(x, y, z), quat_yaw(yaw)])])
             };
             Value::Message(vec![Value::Array(vec![
                 tf("odom", "base_link", 0.5 * sec, 0.1 * sec.sin(), 0.0, 0.1 * sec),
@@ -125,7 +121,10 @@ fn value<'a>(k: usize, i: u64, t: u64, pixels: &'a [u8]) -> Value<'a> {
                 Value::Message(vec![vec3(0.5 * sec, 0.1 * sec.sin(), 0.0), quat_yaw(0.1 * sec)]),
                 f64s(&diag(6, 1e-3)),
             ]),
-            Value::Message(vec![Value::Message(vec![vec3(0.5, 0.1 * sec.cos(), 0.0), vec3(0.0, 0.0, 0.1)]), f64s(&diag(6, 1e-2))]),
+            Value::Message(vec![
+                Value::Message(vec![vec3(0.5, 0.1 * sec.cos(), 0.0), vec3(0.0, 0.0, 0.1)]),
+                f64s(&diag(6, 1e-2)),
+            ]),
         ]),
         "std_msgs/String" => Value::Message(vec![s(&format!("hello world {i}"))]),
         other => unreachable!("{other}"),

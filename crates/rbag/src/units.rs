@@ -5,7 +5,10 @@ pub fn parse_time(s: &str) -> Result<u64, String> {
     if let Some(ns) = s.strip_suffix("ns") {
         return ns.trim().parse::<u64>().map_err(|e| format!("{s:?} is not integer nanoseconds: {e}"));
     }
-    let secs: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not seconds since the epoch (or integer ns with an `ns` suffix)"))?;
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not seconds since the epoch (or integer ns with an `ns` suffix)"))?;
     if !secs.is_finite() || secs < 0.0 || secs > u64::MAX as f64 / 1e9 {
         return Err(format!("{s:?} is out of range"));
     }

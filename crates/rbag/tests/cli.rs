@@ -140,12 +140,26 @@ fn convert_filters_cuts_recompresses_and_merges() {
     let out = dir.path().join("f.bag");
     let (s, e) = (START + 1_000_000_000, START + 2_500_000_000);
     let o = run(&[
-        &"convert", &bag, &"-o", &out, &"--compression", &"bz2", &"--chunk-size", &"4KiB",
-        &"--topics", &"/chatter", &"/point", &"--start", &format!("{s}ns"), &"--end", &format!("{}.5", (START + 2_000_000_000) / 1_000_000_000),
+        &"convert",
+        &bag,
+        &"-o",
+        &out,
+        &"--compression",
+        &"bz2",
+        &"--chunk-size",
+        &"4KiB",
+        &"--topics",
+        &"/chatter",
+        &"/point",
+        &"--start",
+        &format!("{s}ns"),
+        &"--end",
+        &format!("{}.5", (START + 2_000_000_000) / 1_000_000_000),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = read_all(&out);
-    let want: Vec<_> = all.iter().filter(|m| (m.0 == "/chatter" || m.0 == "/point") && m.1 >= s && m.1 < e).cloned().collect();
+    let want: Vec<_> =
+        all.iter().filter(|m| (m.0 == "/chatter" || m.0 == "/point") && m.1 >= s && m.1 < e).cloned().collect();
     assert_eq!(got, want);
     let info: serde_json::Value = serde_json::from_slice(&run(&[&"info", &"--json", &out]).stdout).unwrap();
     assert_eq!(info["compression"][0]["name"], "bz2");
@@ -180,14 +194,22 @@ fn reindex_repairs_the_crashed_bag_for_rosbag() {
     std::fs::copy(dir.join("crashed.bag.active"), &active).unwrap();
     let o = run(&[&"reindex", &active]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("kept 253 messages") && stderr(&o).contains("dropped 0 bytes and 0 messages"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("kept 253 messages") && stderr(&o).contains("dropped 0 bytes and 0 messages"),
+        "{}",
+        stderr(&o)
+    );
     let fixed = tmp.path().join("crashed.bag");
     let mut cmd = Command::new(&rosbag);
     cmd.arg("info").arg(&fixed);
     ros_env(&mut cmd, tmp.path());
     let info = cmd.output().unwrap();
     assert!(info.status.success(), "rosbag info: {}", stderr(&info));
-    assert!(String::from_utf8_lossy(&info.stdout).contains("messages:    253"), "{}", String::from_utf8_lossy(&info.stdout));
+    assert!(
+        String::from_utf8_lossy(&info.stdout).contains("messages:    253"),
+        "{}",
+        String::from_utf8_lossy(&info.stdout)
+    );
     assert_eq!(read_all(&fixed), read_all(&active));
 
     // In place: X.bag is repaired, the original kept as X.orig.bag.
@@ -202,7 +224,11 @@ fn reindex_repairs_the_crashed_bag_for_rosbag() {
     std::fs::write(&torn, &bytes[..bytes.len() - 40]).unwrap();
     let o = run(&[&"reindex", &torn]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(stderr(&o).contains("kept 252 messages") && stderr(&o).contains("and 1 messages of torn tail"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("kept 252 messages") && stderr(&o).contains("and 1 messages of torn tail"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

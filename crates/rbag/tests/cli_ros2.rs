@@ -10,11 +10,7 @@ mod common;
 use common::*;
 
 /// A rosbag2 bag of CDR sample messages written by the library (no corpus needed).
-fn cdr_bag(
-    path: &Path,
-    format: rbag_storage::Format,
-    seconds: u64,
-) -> Vec<sample::cdr::Written> {
+fn cdr_bag(path: &Path, format: rbag_storage::Format, seconds: u64) -> Vec<sample::cdr::Written> {
     let mut w = rbag_storage::create(path, format, &Default::default()).unwrap();
     let written = sample::cdr::write(w.as_mut(), START, seconds * 1_000_000_000).unwrap();
     w.finish().unwrap();
@@ -48,13 +44,9 @@ fn info_json_agrees_with_metadata_and_storage() {
             let dir = entry.unwrap().path();
             let name = dir.display().to_string();
             let info = json(&run(&[&"info", &"--json", &dir]));
-            let meta = &ros2_dump(&python, "metadata", &dir.join("metadata.yaml"))
-                ["rosbag2_bagfile_information"];
+            let meta = &ros2_dump(&python, "metadata", &dir.join("metadata.yaml"))["rosbag2_bagfile_information"];
             assert_eq!(info["storage"], storage, "{name}");
-            assert_eq!(
-                info["message_count"], meta["message_count"],
-                "{name}: message count"
-            );
+            assert_eq!(info["message_count"], meta["message_count"], "{name}: message count");
             let topics: BTreeMap<String, &Value> = info["topics"]
                 .as_array()
                 .unwrap()
@@ -67,40 +59,22 @@ fn info_json_agrees_with_metadata_and_storage() {
                 let m = &t["topic_metadata"];
                 let ours = topics[m["name"].as_str().unwrap()];
                 assert_eq!(ours["type"], m["type"], "{name}");
-                assert_eq!(
-                    ours["message_count"], t["message_count"],
-                    "{name} {}",
-                    m["name"]
-                );
+                assert_eq!(ours["message_count"], t["message_count"], "{name} {}", m["name"]);
                 assert_eq!(ours["encoding"], m["serialization_format"], "{name}");
             }
-            let files: Vec<&str> = meta["relative_file_paths"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| f.as_str().unwrap())
-                .collect();
+            let files: Vec<&str> =
+                meta["relative_file_paths"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
             let ours: Vec<String> = info["files"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|f| {
-                    Path::new(f.as_str().unwrap())
-                        .file_name()
-                        .unwrap()
-                        .to_string_lossy()
-                        .into_owned()
-                })
+                .map(|f| Path::new(f.as_str().unwrap()).file_name().unwrap().to_string_lossy().into_owned())
                 .collect();
             assert_eq!(ours, files, "{name}: files");
             // Start and end from the storage itself.
             let (mut start, mut end) = (None::<u64>, None::<u64>);
             for f in &files {
-                let d = ros2_dump(
-                    &python,
-                    if storage == "mcap" { "mcap" } else { "sqlite" },
-                    &dir.join(f),
-                );
+                let d = ros2_dump(&python, if storage == "mcap" { "mcap" } else { "sqlite" }, &dir.join(f));
                 start = [start, d["start_ns"].as_u64()].into_iter().flatten().min();
                 end = [end, d["end_ns"].as_u64()].into_iter().flatten().max();
             }
@@ -130,14 +104,9 @@ fn convert_between_rosbag2_storages() {
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
     let written = cdr_bag(&src, rbag_storage::Format::Mcap, 3);
-    let expect =
-        |keep: &dyn Fn(&sample::cdr::Written) -> bool| -> Vec<(String, u64, Vec<u8>)> {
-            written
-                .iter()
-                .filter(|m| keep(m))
-                .map(|m| (m.0.clone(), m.1, m.3.clone()))
-                .collect()
-        };
+    let expect = |keep: &dyn Fn(&sample::cdr::Written) -> bool| -> Vec<(String, u64, Vec<u8>)> {
+        written.iter().filter(|m| keep(m)).map(|m| (m.0.clone(), m.1, m.3.clone())).collect()
+    };
 
     let db = tmp.path().join("as_sqlite");
     let o = run(&[&"convert", &src, &"-o", &db, &"-s", &"sqlite3"]);
@@ -170,42 +139,21 @@ fn convert_between_rosbag2_storages() {
         &format!("{e}ns"),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(
-        read_all(&cut),
-        expect(&|m| m.0 != "/speed" && m.1 >= s && m.1 < e)
-    );
+    assert_eq!(read_all(&cut), expect(&|m| m.0 != "/speed" && m.1 >= s && m.1 < e));
     let ex = tmp.path().join("ex");
-    let o = run(&[
-        &"convert",
-        &src,
-        &"-o",
-        &ex,
-        &"-s",
-        &"sqlite3",
-        &"-x",
-        &"^/ch",
-        &"--compression-mode",
-        &"message",
-    ]);
+    let o = run(&[&"convert", &src, &"-o", &ex, &"-s", &"sqlite3", &"-x", &"^/ch", &"--compression-mode", &"message"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(read_all(&ex), expect(&|m| m.0 != "/chatter"));
 
     // Two inputs merged in time order; split by duration into several files.
     let later = tmp.path().join("later.mcap");
-    let mut w =
-        rbag_storage::create(&later, rbag_storage::Format::Mcap, &Default::default()).unwrap();
+    let mut w = rbag_storage::create(&later, rbag_storage::Format::Mcap, &Default::default()).unwrap();
     let more = sample::cdr::write(w.as_mut(), START + 1_234_567, 1_000_000_000).unwrap();
     w.finish().unwrap();
     let merged = tmp.path().join("merged");
-    let o = run(&[
-        &"convert", &src, &later, &"-o", &merged, &"-s", &"mcap", &"-d", &"0.5",
-    ]);
+    let o = run(&[&"convert", &src, &later, &"-o", &merged, &"-s", &"mcap", &"-d", &"0.5"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let mut all: Vec<_> = written
-        .iter()
-        .chain(more.iter())
-        .map(|m| (m.0.clone(), m.1, m.3.clone()))
-        .collect();
+    let mut all: Vec<_> = written.iter().chain(more.iter()).map(|m| (m.0.clone(), m.1, m.3.clone())).collect();
     all.sort_by_key(|m| m.1);
     assert_eq!(read_all(&merged), all);
     let info = json(&run(&[&"info", &"--json", &merged]));
@@ -230,7 +178,6 @@ fn ros1_data_keeps_its_encoding() {
     let o = run(&[&"convert", &out, &"-o", &again]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(read_all(&again), read_all(&bag));
-
 }
 
 /// ROS 1 → SQLite3 (CDR) → ROS 1 re-encodes twice and gives back the same bytes (the sample
@@ -283,14 +230,9 @@ fn reindex_rebuilds_metadata_yaml() {
         assert!(stderr(&o).contains("no metadata.yaml"), "{}", stderr(&o));
         let o = run(&[&"reindex", &copy]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let old = &ros2_dump(&python, "metadata", &orig.join("metadata.yaml"))
-            ["rosbag2_bagfile_information"];
-        let new = &ros2_dump(&python, "metadata", &copy.join("metadata.yaml"))
-            ["rosbag2_bagfile_information"];
-        assert_eq!(
-            new["relative_file_paths"], old["relative_file_paths"],
-            "{storage}"
-        );
+        let old = &ros2_dump(&python, "metadata", &orig.join("metadata.yaml"))["rosbag2_bagfile_information"];
+        let new = &ros2_dump(&python, "metadata", &copy.join("metadata.yaml"))["rosbag2_bagfile_information"];
+        assert_eq!(new["relative_file_paths"], old["relative_file_paths"], "{storage}");
         assert_eq!(new["message_count"], old["message_count"]);
         assert_eq!(new["storage_identifier"], storage);
         let counts = |m: &Value| -> BTreeMap<String, (String, u64)> {
@@ -301,10 +243,7 @@ fn reindex_rebuilds_metadata_yaml() {
                 .map(|t| {
                     (
                         t["topic_metadata"]["name"].as_str().unwrap().into(),
-                        (
-                            t["topic_metadata"]["type"].as_str().unwrap().into(),
-                            t["message_count"].as_u64().unwrap(),
-                        ),
+                        (t["topic_metadata"]["type"].as_str().unwrap().into(), t["message_count"].as_u64().unwrap()),
                     )
                 })
                 .collect()
@@ -318,31 +257,20 @@ fn reindex_rebuilds_metadata_yaml() {
                 if storage == "mcap" { "mcap" } else { "sqlite" },
                 &copy.join(f["path"].as_str().unwrap()),
             );
-            assert_eq!(
-                f["message_count"].as_u64().unwrap() as usize,
-                d["messages"].as_array().unwrap().len()
-            );
+            assert_eq!(f["message_count"].as_u64().unwrap() as usize, d["messages"].as_array().unwrap().len());
             assert_eq!(f["starting_time"]["nanoseconds_since_epoch"], d["start_ns"]);
             assert_eq!(
                 f["duration"]["nanoseconds"].as_u64(),
                 Some(d["end_ns"].as_u64().unwrap() - d["start_ns"].as_u64().unwrap())
             );
         }
-        assert_eq!(
-            read_all(&copy),
-            read_all(&orig),
-            "{storage}: the repaired bag reads the same"
-        );
+        assert_eq!(read_all(&copy), read_all(&orig), "{storage}: the repaired bag reads the same");
     }
 }
 
 fn flip_byte(path: &Path, at: u64) {
     use std::io::{Read, Seek, SeekFrom, Write};
-    let mut f = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
+    let mut f = std::fs::File::options().read(true).write(true).open(path).unwrap();
     let mut b = [0u8];
     f.seek(SeekFrom::Start(at)).unwrap();
     f.read_exact(&mut b).unwrap();
@@ -366,12 +294,7 @@ fn bad_rosbag2_input_gets_a_clear_error() {
     let db = tmp.path().join("half.db3");
     cdr_bag(&db, rbag_storage::Format::Sqlite3, 5);
     let len = std::fs::metadata(&db).unwrap().len();
-    std::fs::File::options()
-        .write(true)
-        .open(&db)
-        .unwrap()
-        .set_len(len / 2)
-        .unwrap();
+    std::fs::File::options().write(true).open(&db).unwrap().set_len(len / 2).unwrap();
     let o = run(&[&"convert", &db, &"-o", &out]);
     assert_clear_error(&o, &["half.db3"]);
     let _ = std::fs::remove_file(&out);
@@ -384,21 +307,13 @@ fn bad_rosbag2_input_gets_a_clear_error() {
     let dir = tmp.path().join("missing");
     cdr_bag(&dir, rbag_storage::Format::Sqlite3, 1);
     std::fs::remove_file(dir.join("missing_0.db3")).unwrap();
-    assert_clear_error(
-        &run(&[&"info", &dir]),
-        &["metadata.yaml", "missing_0.db3", "missing"],
-    );
+    assert_clear_error(&run(&[&"info", &dir]), &["metadata.yaml", "missing_0.db3", "missing"]);
 
     let dir = tmp.path().join("future");
     cdr_bag(&dir, rbag_storage::Format::Mcap, 1);
-    let meta = std::fs::read_to_string(dir.join("metadata.yaml"))
-        .unwrap()
-        .replace("version: 9", "version: 42");
+    let meta = std::fs::read_to_string(dir.join("metadata.yaml")).unwrap().replace("version: 9", "version: 42");
     std::fs::write(dir.join("metadata.yaml"), meta).unwrap();
-    assert_clear_error(
-        &run(&[&"info", &dir]),
-        &["metadata.yaml", "unknown metadata version 42"],
-    );
+    assert_clear_error(&run(&[&"info", &dir]), &["metadata.yaml", "unknown metadata version 42"]);
 
     // A recorder that died: the summary and the end of the data are gone. One big uncompressed
     // chunk, and many small zstd chunks.
@@ -407,36 +322,19 @@ fn bad_rosbag2_input_gets_a_clear_error() {
         chunk_size: 4096,
         ..Default::default()
     };
-    for (name, opts) in [
-        ("torn.mcap", rbag_storage::WriteOptions::default()),
-        ("torn_zstd.mcap", small_zstd),
-    ] {
+    for (name, opts) in [("torn.mcap", rbag_storage::WriteOptions::default()), ("torn_zstd.mcap", small_zstd)] {
         let torn = tmp.path().join(name);
         let mut w = rbag_storage::create(&torn, rbag_storage::Format::Mcap, &opts).unwrap();
         let written = sample::cdr::write(w.as_mut(), START, 10_000_000_000).unwrap();
         w.finish().unwrap();
         let len = std::fs::metadata(&torn).unwrap().len();
-        std::fs::File::options()
-            .write(true)
-            .open(&torn)
-            .unwrap()
-            .set_len(len * 7 / 10)
-            .unwrap();
+        std::fs::File::options().write(true).open(&torn).unwrap().set_len(len * 7 / 10).unwrap();
         let o = run(&[&"info", &"--json", &torn]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(stderr(&o).contains("no summary"), "{}", stderr(&o));
         let kept = read_all(&torn);
-        assert!(
-            kept.len() > written.len() / 2 && kept.len() < written.len(),
-            "{} of {}",
-            kept.len(),
-            written.len()
-        );
-        let prefix: Vec<_> = written
-            .iter()
-            .take(kept.len())
-            .map(|m| (m.0.clone(), m.1, m.3.clone()))
-            .collect();
+        assert!(kept.len() > written.len() / 2 && kept.len() < written.len(), "{} of {}", kept.len(), written.len());
+        let prefix: Vec<_> = written.iter().take(kept.len()).map(|m| (m.0.clone(), m.1, m.3.clone())).collect();
         assert_eq!(kept, prefix, "{name}");
     }
 }

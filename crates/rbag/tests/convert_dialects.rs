@@ -52,7 +52,14 @@ fn ros2_talker_converts_to_a_bag_debians_rosbag_reads() {
     // talker in both storages, and cdr_test (test_msgs: arrays, nested types, bool constants).
     for (storage, bag, count) in [("mcap", "talker", 20), ("sqlite3", "talker", 20), ("mcap", "cdr_test", 7)] {
         let out = tmp.path().join(format!("{storage}_{bag}.bag"));
-        ok(&common::run(&[&"convert", &root.join(storage).join(bag), &"-o", &out, &"--msg-path", &"test_msgs=/usr/share/test_interface_files"]));
+        ok(&common::run(&[
+            &"convert",
+            &root.join(storage).join(bag),
+            &"-o",
+            &out,
+            &"--msg-path",
+            &"test_msgs=/usr/share/test_interface_files",
+        ]));
         // genpy builds each class from the message_definition rbag wrote; its MD5 must equal the
         // md5sum rbag stored, and every message must deserialise.
         let script = r#"
@@ -111,7 +118,11 @@ fn migration_adds_drops_renames_and_refuses_type_changes() {
     }
     let v2_dir = tmp.path().join("v2/my_pkg/msg");
     std::fs::create_dir_all(&v2_dir).unwrap();
-    std::fs::write(v2_dir.join("Thing.msg"), "int32 keep\nfloat64 new_name\ngeometry_msgs/Point p\nuint8 added 7\nstring[] more\n").unwrap();
+    std::fs::write(
+        v2_dir.join("Thing.msg"),
+        "int32 keep\nfloat64 new_name\ngeometry_msgs/Point p\nuint8 added 7\nstring[] more\n",
+    )
+    .unwrap();
     let rules = tmp.path().join("rules.yaml");
     std::fs::write(&rules, "renames:\n  my_pkg/msg/Thing:\n    old_name: new_name\n").unwrap();
     let out = tmp.path().join("v2.mcap");
@@ -119,7 +130,8 @@ fn migration_adds_drops_renames_and_refuses_type_changes() {
     ok(&common::run(&[&"convert", &bag, &"-o", &out, &"--migrate", &migrate, &"--migrate-rules", &rules]));
     let echo = common::run(&[&"echo", &out, &"--json"]);
     ok(&echo);
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&echo.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&echo.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 5);
     for (i, l) in lines.iter().enumerate() {
         let want = serde_json::json!({"keep": i as i32 * 10, "new_name": i as f64 + 0.5, "p": {"x": 1.0, "y": 2.0, "z": 3.0}, "added": 7, "more": []});

@@ -31,12 +31,21 @@ fn oracle(python: &Path, script: &str, args: &[&dyn AsRef<std::ffi::OsStr>]) -> 
     let home = tempfile::tempdir().unwrap();
     rbag_testkit::ros_env(&mut cmd, home.path());
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{script} {:?}: {}", cmd.get_args().collect::<Vec<_>>(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{script} {:?}: {}",
+        cmd.get_args().collect::<Vec<_>>(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
 fn mcap_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "mcap")).collect();
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
+        .collect();
     v.sort();
     v
 }
@@ -56,7 +65,11 @@ fn ros1_bags_decode_like_genpy() {
     let repaired = dir.path().join("crashed.bag");
     let out = common::run(&[&"reindex", &active, &"-o", &repaired]);
     assert!(matches!(out.status.code(), Some(0 | 3)), "{}", common::stderr(&out));
-    total += assert_same("crashed.bag.active", &by_topic(&echo(&active, &[])), &by_topic(&oracle(&python, "decode_ros1.py", &[&repaired])));
+    total += assert_same(
+        "crashed.bag.active",
+        &by_topic(&echo(&active, &[])),
+        &by_topic(&oracle(&python, "decode_ros1.py", &[&repaired])),
+    );
     assert!(total > 2500, "{total}");
     eprintln!("{total} ROS 1 messages equal genpy's");
 }
@@ -72,12 +85,20 @@ fn mcap_bags_decode_like_mcap_ros2() {
         let dir = root.join(name);
         let paths = mcap_files(&dir);
         let args: Vec<&dyn AsRef<std::ffi::OsStr>> = paths.iter().map(|p| p as &dyn AsRef<std::ffi::OsStr>).collect();
-        total += assert_same(name, &by_topic(&echo(&dir, &["--msg-path", TEST_MSGS])), &by_topic(&oracle(&python, "decode_mcap.py", &args)));
+        total += assert_same(
+            name,
+            &by_topic(&echo(&dir, &["--msg-path", TEST_MSGS])),
+            &by_topic(&oracle(&python, "decode_mcap.py", &args)),
+        );
     }
     // The SQLite3 talker holds the same messages (its stored definitions are stubs).
     let sqlite_talker = root.join("../sqlite3/talker");
     let mcap_talker = mcap_files(&root.join("talker"));
-    total += assert_same("sqlite3/talker", &by_topic(&echo(&sqlite_talker, &[])), &by_topic(&oracle(&python, "decode_mcap.py", &[&mcap_talker[0]])));
+    total += assert_same(
+        "sqlite3/talker",
+        &by_topic(&echo(&sqlite_talker, &[])),
+        &by_topic(&oracle(&python, "decode_mcap.py", &[&mcap_talker[0]])),
+    );
     eprintln!("{total} MCAP messages equal mcap_ros2's");
 }
 
@@ -88,7 +109,11 @@ fn sqlite3_bags_decode_like_rosbags() {
     let mut total = 0;
     for name in ["wbag", "cdr_test", "empty_bag"] {
         let dir = root.join(name);
-        total += assert_same(name, &by_topic(&echo(&dir, &["--msg-path", TEST_MSGS])), &by_topic(&oracle(&python, "decode_rosbags.py", &[&dir, &"--msg-path", &TEST_MSGS])));
+        total += assert_same(
+            name,
+            &by_topic(&echo(&dir, &["--msg-path", TEST_MSGS])),
+            &by_topic(&oracle(&python, "decode_rosbags.py", &[&dir, &"--msg-path", &TEST_MSGS])),
+        );
     }
     assert!(total > 6000, "{total}");
     eprintln!("{total} SQLite3 messages equal rosbags'");
@@ -108,7 +133,11 @@ fn service_events_decode_like_rosbags() {
         let dir = root.join(storage).join("bag_with_topics_and_service_events");
         let ours = by_topic(&echo(&dir, rbag_args));
         assert!(ours.keys().any(|t| t.ends_with("/_service_event")), "{:?}", ours.keys());
-        total += assert_same(storage, &ours, &by_topic(&oracle(&python, "decode_rosbags.py", &[&dir, &"--msg-path", &TEST_MSGS])));
+        total += assert_same(
+            storage,
+            &ours,
+            &by_topic(&oracle(&python, "decode_rosbags.py", &[&dir, &"--msg-path", &TEST_MSGS])),
+        );
     }
     assert_eq!(total, 20);
 }

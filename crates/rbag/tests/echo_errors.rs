@@ -101,7 +101,11 @@ fn unknown_payload() -> Vec<u8> {
 #[test]
 fn unknown_type_asks_for_msg_path_and_msg_path_fixes_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let b = bag(&tmp.path().join("unknown.bag"), Format::Ros1, &[topic("/mystery", "my_pkg/Unknown", "", vec![unknown_payload()])]);
+    let b = bag(
+        &tmp.path().join("unknown.bag"),
+        Format::Ros1,
+        &[topic("/mystery", "my_pkg/Unknown", "", vec![unknown_payload()])],
+    );
 
     let o = run(&[&"echo", &b, &"/mystery"]);
     assert_clear_error(&o, &["/mystery", "my_pkg/Unknown", "--msg-path"]);
@@ -223,7 +227,8 @@ fn closed_stdout_ends_quietly() {
     let tmp = tempfile::tempdir().unwrap();
     let b = common::sample_bag(tmp.path(), "sample.bag", 30); // ~5,000 messages
     for extra in [&[][..], &["--json"][..], &["--csv", "/chatter"][..]] {
-        let mut child = rbag().arg("echo").arg(&b).args(extra).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child =
+            rbag().arg("echo").arg(&b).args(extra).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         out.read_line(&mut line).unwrap();
@@ -372,14 +377,22 @@ fn huge_fixed_array_of_empty_messages_does_not_hang_echo() {
 #[test]
 fn huge_fixed_array_does_not_hang_echo_csv() {
     let tmp = tempfile::tempdir().unwrap();
-    let b = bag(&tmp.path().join("wide.bag"), Format::Ros1, &[topic("/wide", "my_pkg/Wide", "uint8[4000000000] x\n", vec![vec![0; 8]])]);
+    let b = bag(
+        &tmp.path().join("wide.bag"),
+        Format::Ros1,
+        &[topic("/wide", "my_pkg/Wide", "uint8[4000000000] x\n", vec![vec![0; 8]])],
+    );
     let o = finishes_within(20, &[&"echo", &b, &"/wide", &"--csv"]);
     assert_clear_error(&o, &["/wide", "my_pkg/Wide", "field x"]);
 
     // 64 × 64 × 64 expanded columns: refused before any message is read.
     let sep = "================================================================================\n";
     let def = format!("my_pkg/P[64] p\n{sep}MSG: my_pkg/P\nmy_pkg/Q[64] q\n{sep}MSG: my_pkg/Q\nuint8[64] x\n");
-    let b = bag(&tmp.path().join("cube.bag"), Format::Ros1, &[topic("/cube", "my_pkg/Cube", &def, vec![vec![0; 64 * 64 * 64]])]);
+    let b = bag(
+        &tmp.path().join("cube.bag"),
+        Format::Ros1,
+        &[topic("/cube", "my_pkg/Cube", &def, vec![vec![0; 64 * 64 * 64]])],
+    );
     let o = finishes_within(20, &[&"echo", &b, &"/cube", &"--csv"]);
     assert_clear_error(&o, &["/cube", "my_pkg/Cube", "columns"]);
     assert!(o.stdout.is_empty());

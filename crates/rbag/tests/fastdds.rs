@@ -15,7 +15,10 @@ const LONG: Duration = Duration::from_secs(90);
 
 fn rbag(domain: &Domain) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
-    c.env("CYCLONEDDS_URI", loopback_uri()).env("ROS_DOMAIN_ID", domain.id().to_string()).env_remove("ROS_LOCALHOST_ONLY").stdin(Stdio::null());
+    c.env("CYCLONEDDS_URI", loopback_uri())
+        .env("ROS_DOMAIN_ID", domain.id().to_string())
+        .env_remove("ROS_LOCALHOST_ONLY")
+        .stdin(Stdio::null());
     c
 }
 
@@ -89,6 +92,7 @@ fn fast_dds_publisher_is_recorded_and_playback_reaches_a_fast_dds_subscriber() {
     let mut play = spawn(c, dir, "play");
     assert!(wait(&mut play, dir, "play").success(), "{}", output(dir, "play"));
     assert!(wait(&mut subscriber, dir, "sub").success(), "{}", output(dir, "sub"));
-    let received: Vec<String> = output(dir, "sub").lines().filter_map(|l| l.strip_prefix("RECEIVED ")).map(str::to_string).collect();
+    let received: Vec<String> =
+        output(dir, "sub").lines().filter_map(|l| l.strip_prefix("RECEIVED ")).map(str::to_string).collect();
     assert_eq!(received, hello(20), "{}", output(dir, "play"));
 }

@@ -68,7 +68,11 @@ fn blob_records(w: &mut dyn Write, messages: u32, zeros: u64, time: u64) -> (u64
     let mut offsets = Vec::new();
     for seq in 0..messages {
         let mut head = Vec::new();
-        write_record(&mut head, &[("op", &[0x02]), ("conn", &0u32.to_le_bytes()), ("time", &time_to_bytes(time).unwrap())], &[]);
+        write_record(
+            &mut head,
+            &[("op", &[0x02]), ("conn", &0u32.to_le_bytes()), ("time", &time_to_bytes(time).unwrap())],
+            &[],
+        );
         let n = head.len();
         head[n - 4..].copy_from_slice(&((8 + zeros) as u32).to_le_bytes());
         head.extend_from_slice(&seq.to_le_bytes());
@@ -118,13 +122,26 @@ fn ros1_bz2_bag(path: &Path, chunks: usize, messages: u32, zeros: u64, indexed: 
             blob_connection(&mut file);
             positions[0] = file.len() as u64;
         }
-        write_record(&mut file, &[("op", &[0x05]), ("compression", b"bz2"), ("size", &(size as u32).to_le_bytes())], &compressed);
+        write_record(
+            &mut file,
+            &[("op", &[0x05]), ("compression", b"bz2"), ("size", &(size as u32).to_le_bytes())],
+            &compressed,
+        );
         let mut data = Vec::new();
         for off in &offsets {
             data.extend_from_slice(&time_to_bytes(START).unwrap());
             data.extend_from_slice(&off.to_le_bytes());
         }
-        write_record(&mut file, &[("op", &[0x04]), ("ver", &1u32.to_le_bytes()), ("conn", &0u32.to_le_bytes()), ("count", &messages.to_le_bytes())], &data);
+        write_record(
+            &mut file,
+            &[
+                ("op", &[0x04]),
+                ("ver", &1u32.to_le_bytes()),
+                ("conn", &0u32.to_le_bytes()),
+                ("count", &messages.to_le_bytes()),
+            ],
+            &data,
+        );
     }
     if indexed {
         let index_pos = file.len() as u64;
@@ -149,7 +166,13 @@ fn ros1_bz2_bag(path: &Path, chunks: usize, messages: u32, zeros: u64, indexed: 
         file[header_at..header_at + h.len()].copy_from_slice(&h);
     }
     std::fs::write(path, &file).unwrap();
-    eprintln!("{}: {} bytes, {chunks} chunks of {} MiB in {} bytes of bz2", path.display(), file.len(), size >> 20, compressed.len());
+    eprintln!(
+        "{}: {} bytes, {chunks} chunks of {} MiB in {} bytes of bz2",
+        path.display(),
+        file.len(),
+        size >> 20,
+        compressed.len()
+    );
     size / compressed.len() as u64
 }
 
@@ -296,7 +319,13 @@ fn mcap_zstd(path: &Path, chunks: usize, messages: u32, zeros: u64, tail: Tail) 
         file.extend_from_slice(b"\x89MCAP0\r\n");
     }
     std::fs::write(path, &file).unwrap();
-    eprintln!("{}: {} bytes, {chunks} chunks of {} MiB in {} bytes of zstd", path.display(), file.len(), size >> 20, compressed.len());
+    eprintln!(
+        "{}: {} bytes, {chunks} chunks of {} MiB in {} bytes of zstd",
+        path.display(),
+        file.len(),
+        size >> 20,
+        compressed.len()
+    );
     size / compressed.len() as u64
 }
 
@@ -320,7 +349,10 @@ fn overlapping_bz2_chunks_of_a_ros1_bag_are_read_within_the_budget() {
     let out = assert_ok("echo", run_limited(&[&"echo", &bag]));
     assert_eq!(yaml_messages(&out), 16);
     let copy = dir.path().join("copy.mcap");
-    assert_ok("convert", run_limited(&[&"convert", &bag, &"-o", &copy, &"--encoding", &"ros1", &"--compression", &"zstd"]));
+    assert_ok(
+        "convert",
+        run_limited(&[&"convert", &bag, &"-o", &copy, &"--encoding", &"ros1", &"--compression", &"zstd"]),
+    );
     let info = rbag_storage::open(&copy).unwrap().info().unwrap();
     assert_eq!(info.message_count, 16);
 }
@@ -410,7 +442,12 @@ fn a_message_larger_than_the_budget_is_a_clear_error() {
     assert_eq!(yaml_messages(&String::from_utf8_lossy(&o.stdout)), 1);
     assert!(kib < 1100 << 10, "peak RSS {} MiB", kib >> 10);
     // A budget that is not a size is a usage error.
-    let o = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["info"]).arg(&mcap).env("RBAG_MEMORY_BUDGET", "lots").output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rbag"))
+        .args(["info"])
+        .arg(&mcap)
+        .env("RBAG_MEMORY_BUDGET", "lots")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("RBAG_MEMORY_BUDGET"), "{}", stderr(&o));
 }
@@ -463,7 +500,12 @@ fn bag_dir(root: &Path, name: &str) -> PathBuf {
     let src = dir.join("src.mcap");
     std::fs::create_dir_all(&dir).unwrap();
     let mut w = rbag_storage::create(&src, rbag_storage::Format::Mcap, &Default::default()).unwrap();
-    let c = rbag_storage::Connection { topic: "/t".into(), message_type: "std_msgs/msg/Empty".into(), encoding: "cdr".into(), ..Default::default() };
+    let c = rbag_storage::Connection {
+        topic: "/t".into(),
+        message_type: "std_msgs/msg/Empty".into(),
+        encoding: "cdr".into(),
+        ..Default::default()
+    };
     let id = w.add_connection(&c).unwrap();
     w.write(id, START, START, &[0, 1, 0, 0]).unwrap();
     w.finish().unwrap();

@@ -49,7 +49,9 @@ fn ros1_string(s: &str) -> Vec<u8> {
 /// A connection record of `id` on `topic` (std_msgs/String).
 fn connection_record(out: &mut Vec<u8>, id: u32, topic: &str) {
     let mut body = Vec::new();
-    for (k, v) in [("topic", topic), ("type", "std_msgs/String"), ("md5sum", MD5_STRING), ("message_definition", "string data\n")] {
+    for (k, v) in
+        [("topic", topic), ("type", "std_msgs/String"), ("md5sum", MD5_STRING), ("message_definition", "string data\n")]
+    {
         body.extend_from_slice(&((k.len() + 1 + v.len()) as u32).to_le_bytes());
         body.extend_from_slice(k.as_bytes());
         body.push(b'=');
@@ -66,16 +68,28 @@ fn ros1_bag_with_undeclared_connection(path: &Path) {
     let mut chunk = Vec::new();
     connection_record(&mut chunk, 0, "/chatter");
     let off0 = chunk.len() as u32;
-    write_record(&mut chunk, &[("op", &[0x02]), ("conn", &0u32.to_le_bytes()), ("time", &time_to_bytes(t0).unwrap())], &ros1_string("hello"));
+    write_record(
+        &mut chunk,
+        &[("op", &[0x02]), ("conn", &0u32.to_le_bytes()), ("time", &time_to_bytes(t0).unwrap())],
+        &ros1_string("hello"),
+    );
     let off1 = chunk.len() as u32;
-    write_record(&mut chunk, &[("op", &[0x02]), ("conn", &5u32.to_le_bytes()), ("time", &time_to_bytes(t1).unwrap())], &ros1_string("undeclared"));
+    write_record(
+        &mut chunk,
+        &[("op", &[0x02]), ("conn", &5u32.to_le_bytes()), ("time", &time_to_bytes(t1).unwrap())],
+        &ros1_string("undeclared"),
+    );
 
     let mut file = rbag_storage::ros1::MAGIC.to_vec();
     let header_at = file.len();
     let bag_header = |index_pos: u64| {
         let mut h = Vec::new();
-        let fields: [(&str, &[u8]); 4] =
-            [("op", &[0x03]), ("index_pos", &index_pos.to_le_bytes()), ("conn_count", &1u32.to_le_bytes()), ("chunk_count", &1u32.to_le_bytes())];
+        let fields: [(&str, &[u8]); 4] = [
+            ("op", &[0x03]),
+            ("index_pos", &index_pos.to_le_bytes()),
+            ("conn_count", &1u32.to_le_bytes()),
+            ("chunk_count", &1u32.to_le_bytes()),
+        ];
         write_record(&mut h, &fields, &[]);
         // Padded to 4104 bytes as rosbag writes it.
         let pad = 4104 - h.len();
@@ -85,11 +99,24 @@ fn ros1_bag_with_undeclared_connection(path: &Path) {
     };
     file.extend_from_slice(&bag_header(0));
     let chunk_pos = file.len() as u64;
-    write_record(&mut file, &[("op", &[0x05]), ("compression", b"none"), ("size", &(chunk.len() as u32).to_le_bytes())], &chunk);
+    write_record(
+        &mut file,
+        &[("op", &[0x05]), ("compression", b"none"), ("size", &(chunk.len() as u32).to_le_bytes())],
+        &chunk,
+    );
     for (conn, t, off) in [(0u32, t0, off0), (5, t1, off1)] {
         let mut data = time_to_bytes(t).unwrap().to_vec();
         data.extend_from_slice(&off.to_le_bytes());
-        write_record(&mut file, &[("op", &[0x04]), ("ver", &1u32.to_le_bytes()), ("conn", &conn.to_le_bytes()), ("count", &1u32.to_le_bytes())], &data);
+        write_record(
+            &mut file,
+            &[
+                ("op", &[0x04]),
+                ("ver", &1u32.to_le_bytes()),
+                ("conn", &conn.to_le_bytes()),
+                ("count", &1u32.to_le_bytes()),
+            ],
+            &data,
+        );
     }
     let index_pos = file.len() as u64;
     connection_record(&mut file, 0, "/chatter");
@@ -136,8 +163,11 @@ fn db3_with_undeclared_topic(path: &Path) {
     w.write(id, START + 2_000_000, START + 2_000_000, &cdr("after")).unwrap();
     w.finish().unwrap();
     let db = rusqlite::Connection::open(path).unwrap();
-    db.execute("INSERT INTO messages (topic_id, timestamp, data) VALUES (77, ?1, ?2)", rusqlite::params![(START + 1_000_000) as i64, cdr("undeclared")])
-        .unwrap();
+    db.execute(
+        "INSERT INTO messages (topic_id, timestamp, data) VALUES (77, ?1, ?2)",
+        rusqlite::params![(START + 1_000_000) as i64, cdr("undeclared")],
+    )
+    .unwrap();
 }
 
 /// Where the IndexData records after the first chunk of a ROS 1 bag are: (file offset of the
@@ -185,7 +215,8 @@ fn multi_lz4_with_undeclared_connection(test: &str, dir: &Path) -> Option<PathBu
     let src = rbag_testkit::corpus(test, "ros1")?.join("multi_lz4.bag");
     let chatter = rbag_storage::open(&src).unwrap().connections().iter().find(|c| c.topic == "/chatter").unwrap().id;
     let mut bag = std::fs::read(&src).unwrap();
-    let (at, _) = *index_data_conn_fields(&bag).iter().find(|(_, c)| *c == chatter).expect("an index data record of /chatter");
+    let (at, _) =
+        *index_data_conn_fields(&bag).iter().find(|(_, c)| *c == chatter).expect("an index data record of /chatter");
     bag[at..at + 4].copy_from_slice(&42u32.to_le_bytes());
     let path = dir.join("multi_lz4.bag");
     std::fs::write(&path, bag).unwrap();
@@ -309,7 +340,10 @@ fn db3_row_of_undeclared_topic_id() {
 #[test]
 fn real_ros1_bag_with_a_changed_connection_id() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(bag) = multi_lz4_with_undeclared_connection("real_ros1_bag_with_a_changed_connection_id", dir.path()) else { return };
+    let Some(bag) = multi_lz4_with_undeclared_connection("real_ros1_bag_with_a_changed_connection_id", dir.path())
+    else {
+        return;
+    };
     let name = bag.display().to_string();
 
     let o = run(&[&"convert", &bag, &"-o", &dir.path().join("strict.bag")]);
@@ -334,7 +368,10 @@ fn real_ros1_bag_with_a_changed_connection_id() {
 #[test]
 fn real_mcap_with_a_flipped_channel_id() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((mcap, count)) = talker_mcap_with_flipped_channel_id("real_mcap_with_a_flipped_channel_id", dir.path()) else { return };
+    let Some((mcap, count)) = talker_mcap_with_flipped_channel_id("real_mcap_with_a_flipped_channel_id", dir.path())
+    else {
+        return;
+    };
     assert!(count > 0);
     let name = mcap.display().to_string();
 

@@ -65,13 +65,14 @@ fn sample_dir_bag(dir: &Path, name: &str) -> PathBuf {
 fn convert_force_never_deletes_its_input_however_the_output_is_spelled() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let input = match corpus("convert_force_never_deletes_its_input_however_the_output_is_spelled", "ros1/multi_lz4.bag") {
-        Some(c) => {
-            std::fs::copy(c, root.join("in.bag")).unwrap();
-            root.join("in.bag")
-        }
-        None => sample_bag(root, "in.bag", 3),
-    };
+    let input =
+        match corpus("convert_force_never_deletes_its_input_however_the_output_is_spelled", "ros1/multi_lz4.bag") {
+            Some(c) => {
+                std::fs::copy(c, root.join("in.bag")).unwrap();
+                root.join("in.bag")
+            }
+            None => sample_bag(root, "in.bag", 3),
+        };
     std::fs::create_dir(root.join("sub")).unwrap();
     symlink(root, root.join("sub/up")).unwrap();
     std::fs::hard_link(&input, root.join("hard.bag")).unwrap();
@@ -261,7 +262,11 @@ fn reindex_never_overwrites_the_first_backup() {
         let o = c.output().unwrap();
         assert!(o.status.success(), "run {run_no}: {}", stderr(&o));
         let expect = if run_no == 1 { "t.orig.bag".to_string() } else { format!("t.orig.{}.bag", run_no - 1) };
-        assert!(stderr(&o).contains(&format!("original kept as {}", root.join(&expect).display())), "run {run_no}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("original kept as {}", root.join(&expect).display())),
+            "run {run_no}: {}",
+            stderr(&o)
+        );
         assert!(root.join(&expect).exists());
     }
     assert_eq!(std::fs::read(root.join("t.orig.bag")).unwrap(), original, "the first backup holds the original bytes");
@@ -333,15 +338,35 @@ fn property_no_spelling_of_an_output_loses_a_file() {
     reset();
     let inputs = ["a.bag", "wb", "wb/wb_0.mcap", "wb/wb_2.mcap", "sub/link.bag", "sub/hard.bag", "sub/up/a.bag"];
     let outputs = [
-        "a.bag", "./a.bag", "sub/../a.bag", "sub/up/a.bag", "sub/hard.bag", "sub/link.bag", "wb", "./wb/", "wb/x.mcap", "sub/up/wb", ".", "sub", "sub/notes.txt",
-        "wbx.txt", "new.mcap", "new.db3", "new.bag", "newdir", "sub/up/sub/new.bag", "sub/..", "wb/..", "wb/wb_1.mcap",
+        "a.bag",
+        "./a.bag",
+        "sub/../a.bag",
+        "sub/up/a.bag",
+        "sub/hard.bag",
+        "sub/link.bag",
+        "wb",
+        "./wb/",
+        "wb/x.mcap",
+        "sub/up/wb",
+        ".",
+        "sub",
+        "sub/notes.txt",
+        "wbx.txt",
+        "new.mcap",
+        "new.db3",
+        "new.bag",
+        "newdir",
+        "sub/up/sub/new.bag",
+        "sub/..",
+        "wb/..",
+        "wb/wb_1.mcap",
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut refused, mut written) = (0, 0);
     for case in 0..cases {
         let input = *rng.pick(&inputs);
         let output = *rng.pick(&outputs);
-        let force = rng.next() % 2 == 0;
+        let force = rng.next().is_multiple_of(2);
         let before = snapshot(&tree);
         let mut args = vec![input, "-o", output];
         if force {
@@ -354,7 +379,11 @@ fn property_no_spelling_of_an_output_loses_a_file() {
         let out_real = std::fs::canonicalize(tree.join(output)).ok();
         for (path, bytes) in &before {
             // What the output replaced may go; everything else stays byte for byte.
-            let replaced = out_real.as_ref().is_some_and(|o| std::fs::canonicalize(path.parent().unwrap()).map(|p| p.join(path.file_name().unwrap())).is_ok_and(|p| p.starts_with(o)));
+            let replaced = out_real.as_ref().is_some_and(|o| {
+                std::fs::canonicalize(path.parent().unwrap())
+                    .map(|p| p.join(path.file_name().unwrap()))
+                    .is_ok_and(|p| p.starts_with(o))
+            });
             if replaced && o.status.success() {
                 continue;
             }
@@ -365,7 +394,10 @@ fn property_no_spelling_of_an_output_loses_a_file() {
             reset();
         } else {
             refused += 1;
-            assert!(after.keys().all(|p| !p.to_string_lossy().contains(".rbag-")), "case {case} {args:?} left a temporary");
+            assert!(
+                after.keys().all(|p| !p.to_string_lossy().contains(".rbag-")),
+                "case {case} {args:?} left a temporary"
+            );
         }
     }
     eprintln!("{cases} cases: {written} written, {refused} refused");
@@ -395,7 +427,12 @@ fn a_killed_convert_leaves_nothing_or_a_complete_bag() {
     let input = root.join("in.bag");
     let mut n = 800_000;
     string_bag(&input, n);
-    for (out, extra) in [("o.mcap", &[][..]), ("o.db3", &[][..]), ("odir", &["-s", "sqlite3", "--max-bag-size", "4MiB"][..]), ("o.bag", &["--compression", "lz4"][..])] {
+    for (out, extra) in [
+        ("o.mcap", &[][..]),
+        ("o.db3", &[][..]),
+        ("odir", &["-s", "sqlite3", "--max-bag-size", "4MiB"][..]),
+        ("o.bag", &["--compression", "lz4"][..]),
+    ] {
         let target = root.join(out);
         let convert = || {
             let mut c = rbag();
@@ -510,7 +547,10 @@ fn a_full_disk_leaves_no_output_and_no_temporary() {
         );
         let o = std::process::Command::new("unshare").args(["-m", "sh", "-c", &script]).output().unwrap();
         if o.status.code() == Some(99) || (!o.status.success() && stderr(&o).contains("unshare")) {
-            rbag_testkit::skip("a_full_disk_leaves_no_output_and_no_temporary", &format!("cannot mount a tmpfs in a private namespace: {}", stderr(&o)));
+            rbag_testkit::skip(
+                "a_full_disk_leaves_no_output_and_no_temporary",
+                &format!("cannot mount a tmpfs in a private namespace: {}", stderr(&o)),
+            );
             return;
         }
         assert_clear_error(&o, &[out]);
@@ -525,8 +565,16 @@ fn a_full_disk_leaves_no_output_and_no_temporary() {
 fn a_closed_stdout_is_a_quiet_exit() {
     let dir = tempfile::tempdir().unwrap();
     let bag = sample_bag(dir.path(), "s.bag", 3);
-    for args in [vec!["info", "--json"], vec!["info"], vec!["echo", "--json"], vec!["echo"], vec!["echo", "--csv", "/chatter"]] {
-        let script = format!("{} {} {} {} | head -c1 >/dev/null; exit ${{PIPESTATUS[0]}}", env!("CARGO_BIN_EXE_rbag"), args[0], bag.display(), args[1..].join(" "));
+    for args in
+        [vec!["info", "--json"], vec!["info"], vec!["echo", "--json"], vec!["echo"], vec!["echo", "--csv", "/chatter"]]
+    {
+        let script = format!(
+            "{} {} {} {} | head -c1 >/dev/null; exit ${{PIPESTATUS[0]}}",
+            env!("CARGO_BIN_EXE_rbag"),
+            args[0],
+            bag.display(),
+            args[1..].join(" ")
+        );
         let o = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));

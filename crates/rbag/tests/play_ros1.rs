@@ -32,7 +32,9 @@ fn play(env: &mut Ros1Env, name: &str, args: &[&str]) -> (Option<i32>, String) {
     let mut cmd = rbag_play(env);
     cmd.args(args);
     env.spawn(name, cmd);
-    let status = env.wait_exit(name, LONG).unwrap_or_else(|| panic!("{name} did not finish within {LONG:?}:\n{}", env.log(name)));
+    let status = env
+        .wait_exit(name, LONG)
+        .unwrap_or_else(|| panic!("{name} did not finish within {LONG:?}:\n{}", env.log(name)));
     (status.code(), env.log(name))
 }
 
@@ -86,7 +88,12 @@ impl Sub {
     fn wait_connected(&self, env: &Ros1Env, n: usize) {
         let start = Instant::now();
         while self.state().1 < n {
-            assert!(start.elapsed() < LONG, "{} never connected to {n} publisher(s):\n{}", self.name, env.log(&self.name));
+            assert!(
+                start.elapsed() < LONG,
+                "{} never connected to {n} publisher(s):\n{}",
+                self.name,
+                env.log(&self.name)
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -127,7 +134,12 @@ fn assert_same(what: &str, got: &[String], want: &[String]) {
         return;
     }
     let first = got.iter().zip(want).position(|(a, b)| a != b);
-    panic!("{what}: received {} message(s), expected {}; first difference at index {:?}", got.len(), want.len(), first.or(Some(got.len().min(want.len()))));
+    panic!(
+        "{what}: received {} message(s), expected {}; first difference at index {:?}",
+        got.len(),
+        want.len(),
+        first.or(Some(got.len().min(want.len())))
+    );
 }
 
 /// What Debian's rosbag reads from a ROS 1 bag (`play_expect.py`), or `None` after a skip.
@@ -148,7 +160,8 @@ fn total(expect: &Value) -> usize {
 
 /// The `--stats` line of a play log.
 fn stats(log: &str) -> Value {
-    let line = log.lines().find(|l| l.starts_with("{\"published\"")).unwrap_or_else(|| panic!("no --stats line:\n{log}"));
+    let line =
+        log.lines().find(|l| l.starts_with("{\"published\"")).unwrap_or_else(|| panic!("no --stats line:\n{log}"));
     serde_json::from_str(line).unwrap()
 }
 
@@ -256,7 +269,8 @@ fn rostopic_echo_receives_a_played_message() {
     echo.args(["echo", "-n", "1", "/imu"]);
     env.spawn("echo", echo);
     // rostopic echo is the only subscriber: waiting for it means it gets the first message.
-    let (code, log) = play(&mut env, "play", &[bag.to_str().unwrap(), "--wait-for-subscribers", "-r", "5", "--topics", "/imu"]);
+    let (code, log) =
+        play(&mut env, "play", &[bag.to_str().unwrap(), "--wait-for-subscribers", "-r", "5", "--topics", "/imu"]);
     assert_eq!(code, Some(0), "{log}");
     let status = env.wait_exit("echo", LONG).expect("rostopic echo -n 1 ends");
     let out = env.log("echo");
@@ -367,7 +381,11 @@ fn rosbag2_bags_reach_rospy_as_ros1_messages() {
         let mut typed = env.command("/usr/bin/rostopic");
         typed.args(["echo", "-n", "3", "/topic"]);
         env.spawn(&format!("echo{k}"), typed);
-        let (code, log) = play(&mut env, &format!("play{k}"), &[bag.to_str().unwrap(), "--wait-for-subscribers", "-d", "3", "-r", "2", "--topics", "/topic", "/rosout"]);
+        let (code, log) = play(
+            &mut env,
+            &format!("play{k}"),
+            &[bag.to_str().unwrap(), "--wait-for-subscribers", "-d", "3", "-r", "2", "--topics", "/topic", "/rosout"],
+        );
         assert_eq!(code, Some(0), "{store}: {log}");
         let received = sub.collect(&mut env, 20);
         for (topic, values) in &want {
@@ -382,7 +400,11 @@ fn rosbag2_bags_reach_rospy_as_ros1_messages() {
         // /rosout was recorded transient-local: it is played latched.
         assert_eq!(h["latching"], "1", "{h}");
 
-        assert!(env.wait_exit(&format!("echo{k}"), LONG).is_some_and(|s| s.success()), "{}", env.log(&format!("echo{k}")));
+        assert!(
+            env.wait_exit(&format!("echo{k}"), LONG).is_some_and(|s| s.success()),
+            "{}",
+            env.log(&format!("echo{k}"))
+        );
         let out = env.log(&format!("echo{k}"));
         assert_eq!(out.matches("data: \"Hello, world! ").count(), 3, "{out}");
     }
@@ -401,7 +423,11 @@ fn rosbag2_test_msgs_of_every_basic_type_reach_rospy() {
         let want = echo_values(&bag);
         assert_eq!((want["/test_topic"].len(), want["/array_topic"].len()), (3, 4));
         let sub = subscriber(&mut env, &format!("sub{k}"), &["--decode", "/test_topic", "/array_topic"]);
-        let (code, log) = play(&mut env, &format!("play{k}"), &[bag.to_str().unwrap(), "--wait-for-subscribers", "--queue", "1000", "-r", "10"]);
+        let (code, log) = play(
+            &mut env,
+            &format!("play{k}"),
+            &[bag.to_str().unwrap(), "--wait-for-subscribers", "--queue", "1000", "-r", "10"],
+        );
         assert_eq!(code, Some(0), "{store}: {log}");
         let received = sub.collect(&mut env, 7);
         for (topic, values) in &want {
@@ -434,7 +460,22 @@ fn latched_message_reaches_a_late_subscriber_with_keep_alive() {
     env.start_rosmaster();
 
     let early = subscriber(&mut env, "early", &["/robot_description", "/chatter"]);
-    play_bg(&mut env, "play", &[bag.to_str().unwrap(), "-k", "--wait-for-subscribers", "--queue", "10000", "-r", "10", "--topics", "/robot_description", "/chatter"]);
+    play_bg(
+        &mut env,
+        "play",
+        &[
+            bag.to_str().unwrap(),
+            "-k",
+            "--wait-for-subscribers",
+            "--queue",
+            "10000",
+            "-r",
+            "10",
+            "--topics",
+            "/robot_description",
+            "/chatter",
+        ],
+    );
     // Everything was published once the early subscriber has it all.
     let received = early.collect(&mut env, 1 + chatter.len());
     assert_same("early /robot_description", &got(&received, "/robot_description"), &latched);
@@ -471,13 +512,21 @@ fn clock_carries_bag_time_in_range_and_non_decreasing() {
     let Some(expect) = expect_ros1(test, &bag) else { return };
     env.start_rosmaster();
     let sub = subscriber(&mut env, "sub", &["--decode", "/clock", "/chatter", "/imu", "/tf"]);
-    let (code, log) = play(&mut env, "play", &["--clock", "--wait-for-subscribers", "--queue", "100000", "-r", "2", bag.to_str().unwrap()]);
+    let (code, log) = play(
+        &mut env,
+        "play",
+        &["--clock", "--wait-for-subscribers", "--queue", "100000", "-r", "2", bag.to_str().unwrap()],
+    );
     assert_eq!(code, Some(0), "{log}");
     let n = total(&expect);
     // At least one tick per message, plus the ticks between.
     let received = sub.collect(&mut env, 2 * n);
     let h = &received["/clock"]["header"];
-    assert_eq!((h["type"].as_str(), h["md5sum"].as_str()), (Some("rosgraph_msgs/Clock"), Some("a9c97c1d230cfc112e270351a944ee47")), "{h}");
+    assert_eq!(
+        (h["type"].as_str(), h["md5sum"].as_str()),
+        (Some("rosgraph_msgs/Clock"), Some("a9c97c1d230cfc112e270351a944ee47")),
+        "{h}"
+    );
     let clock: Vec<u64> = received["/clock"]["values"]
         .as_array()
         .unwrap()
@@ -489,7 +538,12 @@ fn clock_carries_bag_time_in_range_and_non_decreasing() {
     for w in clock.windows(2) {
         assert!(w[0] <= w[1], "/clock went back from {} to {}", w[0], w[1]);
     }
-    assert!(clock.iter().all(|&c| (start..=end).contains(&c)), "clock outside [{start}, {end}]: {:?}..{:?}", clock.first(), clock.last());
+    assert!(
+        clock.iter().all(|&c| (start..=end).contains(&c)),
+        "clock outside [{start}, {end}]: {:?}..{:?}",
+        clock.first(),
+        clock.last()
+    );
     // Each message's own time goes out on /clock before it: every message time from the first
     // tick this subscriber saw on is there, up to the bag's end.
     let seen: std::collections::BTreeSet<u64> = clock.iter().copied().collect();
@@ -515,7 +569,11 @@ fn topics_plays_only_those_topics() {
     let Some(expect) = expect_ros1(test, &bag) else { return };
     env.start_rosmaster();
     let sub = subscriber(&mut env, "sub", &["/chatter", "/imu", "/tf"]);
-    let (code, log) = play(&mut env, "play", &[bag.to_str().unwrap(), "--wait-for-subscribers", "--queue", "10000", "-r", "10", "--topics", "/imu", "/tf"]);
+    let (code, log) = play(
+        &mut env,
+        "play",
+        &[bag.to_str().unwrap(), "--wait-for-subscribers", "--queue", "10000", "-r", "10", "--topics", "/imu", "/tf"],
+    );
     assert_eq!(code, Some(0), "{log}");
     let want_imu = strings(&expect["topics"]["/imu"]["digests"]);
     let want_tf = strings(&expect["topics"]["/tf"]["digests"]);
@@ -592,7 +650,8 @@ fn start_and_duration_select_exactly_the_messages_in_range() {
         (&["--duration", "0.25"], start, start + 250_000_000),
     ];
     for (k, (flags, from, to)) in cases.into_iter().enumerate() {
-        let want: Vec<String> = chatter.iter().filter(|(t, _)| (from..=to).contains(t)).map(|(_, d)| d.clone()).collect();
+        let want: Vec<String> =
+            chatter.iter().filter(|(t, _)| (from..=to).contains(t)).map(|(_, d)| d.clone()).collect();
         assert!(!want.is_empty() && want.len() < chatter.len(), "{flags:?}");
         let sub = subscriber(&mut env, &format!("sub{k}"), &["/chatter"]);
         let mut args = vec![b, "--wait-for-subscribers", "--queue", "10000", "-r", "4"];
@@ -643,7 +702,11 @@ fn pause_publishes_nothing_and_sigint_exits_0() {
     sub.wait_connected(&env, 1);
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(sub.state().0, 0, "paused playback published:\n{}", env.log("play"));
-    assert!(env.wait_exit("play", Duration::from_millis(100)).is_none(), "paused rbag play ended:\n{}", env.log("play"));
+    assert!(
+        env.wait_exit("play", Duration::from_millis(100)).is_none(),
+        "paused rbag play ended:\n{}",
+        env.log("play")
+    );
     let status = env.interrupt("play", LONG).expect("rbag play ends on SIGINT");
     let log = env.log("play");
     assert_eq!(status.code(), Some(0), "{log}");
@@ -679,9 +742,16 @@ fn keys_on_a_terminal_step_and_resume_a_paused_playback() {
     let sub = subscriber(&mut env, "sub", &["/tf"]);
     // script(1) runs rbag on a pseudo-terminal and forwards what we write to it as keys.
     let log = env.log_path("play");
-    let inner = format!("{} play --ros1 --pause --wait-for-subscribers {} --topics /tf", env!("CARGO_BIN_EXE_rbag"), bag.display());
+    let inner = format!(
+        "{} play --ros1 --pause --wait-for-subscribers {} --topics /tf",
+        env!("CARGO_BIN_EXE_rbag"),
+        bag.display()
+    );
     let mut cmd = env.command("/usr/bin/script");
-    cmd.args(["-qfec", &inner, "/dev/null"]).stdin(std::process::Stdio::piped()).stdout(std::fs::File::create(&log).unwrap()).stderr(std::process::Stdio::null());
+    cmd.args(["-qfec", &inner, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::process::Stdio::null());
     let mut play = Owned(cmd.spawn().unwrap());
     let mut keys = play.0.stdin.take().unwrap();
     let mut press = |k: &[u8]| {
@@ -721,7 +791,11 @@ fn keys_on_a_terminal_step_and_resume_a_paused_playback() {
         if let Some(st) = play.0.try_wait().unwrap() {
             break st;
         }
-        assert!(start.elapsed() < LONG, "rbag play did not end:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+        assert!(
+            start.elapsed() < LONG,
+            "rbag play did not end:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     let out = std::fs::read_to_string(&log).unwrap_or_default();
@@ -739,7 +813,11 @@ fn delay_waits_after_subscribers_connect() {
     let tf = strings(&expect["topics"]["/tf"]["digests"]);
     env.start_rosmaster();
     let sub = subscriber(&mut env, "sub", &["/tf"]);
-    let (code, log) = play(&mut env, "play", &[bag.to_str().unwrap(), "-d", "2", "--wait-for-subscribers", "-r", "10", "--topics", "/tf"]);
+    let (code, log) = play(
+        &mut env,
+        "play",
+        &[bag.to_str().unwrap(), "-d", "2", "--wait-for-subscribers", "-r", "10", "--topics", "/tf"],
+    );
     assert_eq!(code, Some(0), "{log}");
     let received = sub.collect(&mut env, tf.len());
     assert_same("/tf", &got(&received, "/tf"), &tf);
@@ -757,11 +835,16 @@ fn small_queue_with_a_stalled_subscriber_drops_and_exits_3() {
     // 96 MiB of 1 MiB strings: more than the loopback socket buffers hold.
     let bag = env.home.path().join("big.bag");
     let big = "x".repeat(1 << 20);
-    let msgs: Vec<(&str, u64, String)> = (0..96u64).map(|i| ("/big", common::START + i * 1_000_000, format!("{i} {big}"))).collect();
+    let msgs: Vec<(&str, u64, String)> =
+        (0..96u64).map(|i| ("/big", common::START + i * 1_000_000, format!("{i} {big}"))).collect();
     string_bag(&bag, &msgs);
     env.start_rosmaster();
     let sub = subscriber(&mut env, "sub", &["--stall", "/big", "/big"]);
-    let (code, log) = play(&mut env, "play", &["--wait-for-subscribers", "--immediate", "--queue", "4", "--stats", bag.to_str().unwrap()]);
+    let (code, log) = play(
+        &mut env,
+        "play",
+        &["--wait-for-subscribers", "--immediate", "--queue", "4", "--stats", bag.to_str().unwrap()],
+    );
     assert_eq!(code, Some(3), "exit 3 when messages were dropped:\n{log}");
     assert!(log.contains("dropped") && log.contains("--queue 4"), "{log}");
     let s = stats(&log);
@@ -780,29 +863,39 @@ fn input_flag_and_several_bags_merge_in_time_order() {
     // Interleaved times, a tie at 100 ms (the earlier bag goes first), and a topic only in b.
     let mut a: Vec<(&str, u64, String)> = (0..5).map(|i| ("/chatter", t0 + 20 * i * ms, format!("a{i}"))).collect();
     a.push(("/chatter", t0 + 100 * ms, "a-tie".into()));
-    let mut b: Vec<(&str, u64, String)> = (0..5).map(|i| ("/chatter", t0 + (20 * i + 10) * ms, format!("b{i}"))).collect();
+    let mut b: Vec<(&str, u64, String)> =
+        (0..5).map(|i| ("/chatter", t0 + (20 * i + 10) * ms, format!("b{i}"))).collect();
     b.push(("/chatter", t0 + 100 * ms, "b-tie".into()));
     b.push(("/only_b", t0 + 55 * ms, "b-only".into()));
     let (pa, pb) = (env.home.path().join("a.bag"), env.home.path().join("b.bag"));
     string_bag(&pa, &a);
     string_bag(&pb, &b);
-    let want: Vec<String> = ["a0", "b0", "a1", "b1", "a2", "b2", "a3", "b3", "a4", "b4", "a-tie", "b-tie"].iter().map(|s| digest(&string_msg(s))).collect();
+    let want: Vec<String> = ["a0", "b0", "a1", "b1", "a2", "b2", "a3", "b3", "a4", "b4", "a-tie", "b-tie"]
+        .iter()
+        .map(|s| digest(&string_msg(s)))
+        .collect();
     // rbag_storage reads back what was written.
     assert_eq!(bag_messages(&pa, "/chatter").len(), 6);
     env.start_rosmaster();
 
     // A positional bag plus -i.
     let sub = subscriber(&mut env, "sub0", &["/chatter", "/only_b"]);
-    let (code, log) = play(&mut env, "play0", &["--wait-for-subscribers", pa.to_str().unwrap(), "-i", pb.to_str().unwrap()]);
+    let (code, log) =
+        play(&mut env, "play0", &["--wait-for-subscribers", pa.to_str().unwrap(), "-i", pb.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{log}");
     let received = sub.collect(&mut env, want.len() + 1);
     assert_same("merged /chatter", &got(&received, "/chatter"), &want);
     assert_same("/only_b", &got(&received, "/only_b"), &[digest(&string_msg("b-only"))]);
-    let walls: Vec<f64> = received["/chatter"]["wall"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    let walls: Vec<f64> =
+        received["/chatter"]["wall"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
     assert!(walls.windows(2).all(|w| w[0] <= w[1]));
 
     // Only --bags (the alias of --input), no positional bag, and --input twice.
-    for (k, args) in [vec!["--bags", pb.to_str().unwrap()], vec!["--input", pb.to_str().unwrap(), "--input", pa.to_str().unwrap()]].into_iter().enumerate() {
+    for (k, args) in
+        [vec!["--bags", pb.to_str().unwrap()], vec!["--input", pb.to_str().unwrap(), "--input", pa.to_str().unwrap()]]
+            .into_iter()
+            .enumerate()
+    {
         let sub = subscriber(&mut env, &format!("sub{}", k + 1), &["/chatter"]);
         let mut all = vec!["--wait-for-subscribers"];
         all.extend(args);
@@ -813,7 +906,10 @@ fn input_flag_and_several_bags_merge_in_time_order() {
             ["b0", "b1", "b2", "b3", "b4", "b-tie"].iter().map(|s| digest(&string_msg(s))).collect()
         } else {
             // b is the first bag now: it wins the tie.
-            ["a0", "b0", "a1", "b1", "a2", "b2", "a3", "b3", "a4", "b4", "b-tie", "a-tie"].iter().map(|s| digest(&string_msg(s))).collect()
+            ["a0", "b0", "a1", "b1", "a2", "b2", "a3", "b3", "a4", "b4", "b-tie", "a-tie"]
+                .iter()
+                .map(|s| digest(&string_msg(s)))
+                .collect()
         };
         let received = sub.collect(&mut env, want.len());
         assert_same(&format!("run {}", k + 1), &got(&received, "/chatter"), &want);
@@ -831,7 +927,10 @@ fn errors_have_clear_messages_and_exit_codes() {
     let unused = format!("http://127.0.0.1:{}/", free_port());
     let run = |args: &[&str], ros_version: Option<&str>| {
         let mut c = common::rbag();
-        c.env("ROS_MASTER_URI", &unused).env("ROS_HOSTNAME", "127.0.0.1").env("ROS_HOME", dir.path()).env("ROS_LOG_DIR", dir.path());
+        c.env("ROS_MASTER_URI", &unused)
+            .env("ROS_HOSTNAME", "127.0.0.1")
+            .env("ROS_HOME", dir.path())
+            .env("ROS_LOG_DIR", dir.path());
         match ros_version {
             Some(v) => c.env("ROS_VERSION", v),
             None => c.env_remove("ROS_VERSION"),
@@ -854,20 +953,33 @@ fn errors_have_clear_messages_and_exit_codes() {
     // --topics takes every argument after it, the bag too: the error says to name bags first.
     let o = run(&["--ros1", "--topics", "/chatter", bag.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
-    assert!(common::stderr(&o).contains("--topics") && common::stderr(&o).contains("bags first"), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("--topics") && common::stderr(&o).contains("bags first"),
+        "{}",
+        common::stderr(&o)
+    );
     let o = run(&["--ros1", "/chatter:=/talk"], None);
     assert_eq!(o.status.code(), Some(2), "a remapping is not a bag: {}", common::stderr(&o));
     // Neither --ros1/--ros2 nor ROS_VERSION: a usage error naming the flags.
     let o = run(&[bag.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
-    assert!(common::stderr(&o).contains("--ros1") && common::stderr(&o).contains("ROS_VERSION"), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("--ros1") && common::stderr(&o).contains("ROS_VERSION"),
+        "{}",
+        common::stderr(&o)
+    );
     let o = run(&[bag.to_str().unwrap()], Some("3"));
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     // Both is a usage error too.
     let o = run(&["--ros1", "--ros2", bag.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     // Bad values: usage errors, refused before joining a graph (no master is started).
-    for (bad, named) in [(&["--ros1", "-r", "0"][..], "rate"), (&["--ros1", "-u", "0"], "duration"), (&["--ros1", "--clock", "--hz", "0"], "clock rate"), (&["--ros1", "-r", "nan"], "rate")] {
+    for (bad, named) in [
+        (&["--ros1", "-r", "0"][..], "rate"),
+        (&["--ros1", "-u", "0"], "duration"),
+        (&["--ros1", "--clock", "--hz", "0"], "clock rate"),
+        (&["--ros1", "-r", "nan"], "rate"),
+    ] {
         let mut args = bad.to_vec();
         args.push(bag.to_str().unwrap());
         let o = run(&args, None);
@@ -906,22 +1018,40 @@ fn skip_empty_pause_topics_and_quiet() {
     let t0 = 1_700_000_000 * S;
     let bag = env.home.path().join("gap.bag");
     // A 10-minute hole between the second and third /a message, and a /b in the middle.
-    let msgs = [("/a", t0, "a0".to_string()), ("/a", t0 + S / 10, "a1".into()), ("/b", t0 + S / 5, "b0".into()), ("/a", t0 + 600 * S, "a2".into())];
+    let msgs = [
+        ("/a", t0, "a0".to_string()),
+        ("/a", t0 + S / 10, "a1".into()),
+        ("/b", t0 + S / 5, "b0".into()),
+        ("/a", t0 + 600 * S, "a2".into()),
+    ];
     string_bag(&bag, &msgs);
     env.start_rosmaster();
 
     // --skip-empty 1: the 10-minute hole is skipped, so the run ends on its own (well within
     // the test's timeout); -q leaves only errors on stderr.
     let sub = subscriber(&mut env, "sub", &["/a", "/b"]);
-    let (code, log) = play(&mut env, "skip", &[bag.to_str().unwrap(), "--skip-empty", "1", "--wait-for-subscribers", "-q"]);
+    let (code, log) =
+        play(&mut env, "skip", &[bag.to_str().unwrap(), "--skip-empty", "1", "--wait-for-subscribers", "-q"]);
     assert_eq!(code, Some(0), "{log}");
     assert!(!log.contains("Done:"), "-q printed the summary: {log}");
     let received = sub.collect(&mut env, 4);
-    assert_same("/a", &got(&received, "/a"), &[rbag_testkit::digest(&string_msg("a0")), rbag_testkit::digest(&string_msg("a1")), rbag_testkit::digest(&string_msg("a2"))]);
+    assert_same(
+        "/a",
+        &got(&received, "/a"),
+        &[
+            rbag_testkit::digest(&string_msg("a0")),
+            rbag_testkit::digest(&string_msg("a1")),
+            rbag_testkit::digest(&string_msg("a2")),
+        ],
+    );
 
     // --pause-topics /b: playback pauses before /b's message and stays paused.
     let sub = subscriber(&mut env, "sub2", &["/a", "/b"]);
-    play_bg(&mut env, "pause", &[bag.to_str().unwrap(), "--pause-topics", "/b", "--wait-for-subscribers", "--skip-empty", "1"]);
+    play_bg(
+        &mut env,
+        "pause",
+        &[bag.to_str().unwrap(), "--pause-topics", "/b", "--wait-for-subscribers", "--skip-empty", "1"],
+    );
     sub.wait_count(2, LONG);
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(sub.state().0, 2, "published past the pause topic:\n{}", env.log("pause"));
@@ -940,10 +1070,15 @@ fn rate_control_topic_holds_playback_until_its_stamp_allows() {
     // /data at bag times 1000.0, 1000.1, … 1000.9 s.
     let msgs: Vec<(&str, u64, String)> = (0..10).map(|i| ("/data", 1000 * S + i * S / 10, format!("m{i}"))).collect();
     string_bag(&bag, &msgs);
-    let digests = |r: std::ops::Range<usize>| r.map(|i| rbag_testkit::digest(&string_msg(&format!("m{i}")))).collect::<Vec<_>>();
+    let digests =
+        |r: std::ops::Range<usize>| r.map(|i| rbag_testkit::digest(&string_msg(&format!("m{i}")))).collect::<Vec<_>>();
     env.start_rosmaster();
     let sub = subscriber(&mut env, "sub", &["/data"]);
-    play_bg(&mut env, "play", &[bag.to_str().unwrap(), "-d", "0", "--rate-control-topic", "/rc", "--rate-control-max-delay", "0.25"]);
+    play_bg(
+        &mut env,
+        "play",
+        &[bag.to_str().unwrap(), "-d", "0", "--rate-control-topic", "/rc", "--rate-control-max-delay", "0.25"],
+    );
     sub.wait_connected(&env, 1);
     // No stamp yet: nothing goes, as in rosbag.
     std::thread::sleep(Duration::from_millis(1500));
@@ -951,7 +1086,13 @@ fn rate_control_topic_holds_playback_until_its_stamp_allows() {
     // Debian's rostopic stamps 1000.45 s: messages up to 1000.7 s (0.25 s ahead) may go.
     let stamp = |env: &mut Ros1Env, name: &str, secs: u32, nsecs: u32| {
         let mut c = env.command("/usr/bin/rostopic");
-        c.args(["pub", "-1", "/rc", "geometry_msgs/PointStamped", &format!("{{header: {{stamp: {{secs: {secs}, nsecs: {nsecs}}}}}}}")]);
+        c.args([
+            "pub",
+            "-1",
+            "/rc",
+            "geometry_msgs/PointStamped",
+            &format!("{{header: {{stamp: {{secs: {secs}, nsecs: {nsecs}}}}}}}"),
+        ]);
         env.spawn(name, c);
     };
     stamp(&mut env, "rc1", 1000, 450_000_000);
@@ -982,12 +1123,17 @@ fn pause_playback_service_pauses_and_resumes_as_rosbag_plays_does() {
         let mut c = env.command("/usr/bin/rosservice");
         c.args(args);
         env.spawn(name, c);
-        let status = env.wait_exit(name, LONG).unwrap_or_else(|| panic!("rosservice {args:?} hung:\n{}", env.log(name)));
+        let status =
+            env.wait_exit(name, LONG).unwrap_or_else(|| panic!("rosservice {args:?} hung:\n{}", env.log(name)));
         assert!(status.success(), "rosservice {args:?}:\n{}", env.log(name));
         env.log(name)
     };
     let list = rosservice(&mut env, "list", &["list"]);
-    let service = list.split_whitespace().find(|s| s.ends_with("/pause_playback")).unwrap_or_else(|| panic!("no pause_playback service:\n{list}")).to_string();
+    let service = list
+        .split_whitespace()
+        .find(|s| s.ends_with("/pause_playback"))
+        .unwrap_or_else(|| panic!("no pause_playback service:\n{list}"))
+        .to_string();
     let info = rosservice(&mut env, "info", &["info", &service]);
     assert!(info.contains("Type: std_srvs/SetBool"), "{info}");
     let answer = rosservice(&mut env, "call1", &["call", &service, "data: true"]);

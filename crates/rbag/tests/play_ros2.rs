@@ -154,11 +154,23 @@ impl Drop for Graph {
         if !std::thread::panicking() {
             return;
         }
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(self.tmp.path()).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("proc-"))).collect();
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(self.tmp.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("proc-")))
+            .collect();
         dirs.sort();
         for d in dirs {
             let read = |n: &str| std::fs::read_to_string(d.join(n)).unwrap_or_default();
-            eprintln!("==== {} (domain {})\n--- stdout ---\n{}--- stderr ---\n{}", d.display(), self.domain.id(), read("stdout"), read("stderr"));
+            eprintln!(
+                "==== {} (domain {})\n--- stdout ---\n{}--- stderr ---\n{}",
+                d.display(),
+                self.domain.id(),
+                read("stdout"),
+                read("stderr")
+            );
         }
     }
 }
@@ -193,7 +205,9 @@ impl Graph {
         let dir = self.path(&format!("proc-{name}"));
         std::fs::create_dir_all(&dir).unwrap();
         let mut c = self.rbag();
-        c.args(args).stdout(File::create(dir.join("stdout")).unwrap()).stderr(File::create(dir.join("stderr")).unwrap());
+        c.args(args)
+            .stdout(File::create(dir.join("stdout")).unwrap())
+            .stderr(File::create(dir.join("stderr")).unwrap());
         let child = c.spawn().expect("rbag starts");
         Proc { child, dir, status: None, what: format!("rbag {}", args.join(" ")) }
     }
@@ -251,7 +265,8 @@ impl Proc {
 
     /// Waits for the end (panicking after [`LONG`]); (exit code, output).
     fn finish(&mut self) -> (Option<i32>, String) {
-        let status = self.wait(LONG).unwrap_or_else(|| panic!("{} did not finish within {LONG:?}:\n{}", self.what, self.log()));
+        let status =
+            self.wait(LONG).unwrap_or_else(|| panic!("{} did not finish within {LONG:?}:\n{}", self.what, self.log()));
         (status.code(), self.log())
     }
 
@@ -320,7 +335,14 @@ fn assert_values(what: &str, got: &[Value], want: &[Value], peer: &CyclonePeer) 
 fn assert_bytes(what: &str, got: &[Vec<u8>], want: &[Vec<u8>]) {
     assert_eq!(got.len(), want.len(), "{what}: sample count");
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(same_payload(g, w), "{what}: sample {k}: received {} bytes {:02x?}, the bag has {} bytes {:02x?}", g.len(), &g[..g.len().min(48)], w.len(), &w[..w.len().min(48)]);
+        assert!(
+            same_payload(g, w),
+            "{what}: sample {k}: received {} bytes {:02x?}, the bag has {} bytes {:02x?}",
+            g.len(),
+            &g[..g.len().min(48)],
+            w.len(),
+            &w[..w.len().min(48)]
+        );
     }
 }
 
@@ -386,7 +408,11 @@ fn talker_reaches_cyclone(test: &str, storage: &str) {
     // Byte for byte what the bag holds (the peer serialises what it received again, so this
     // holds where the bag's padding is zero: /rosout's Log has a stray byte in the padding
     // after `function`, which any re-serialisation zeroes; its values are compared above).
-    assert_bytes(&format!("{storage} /topic"), &sub.received_hex(), &topic.iter().map(|m| m.2.clone()).collect::<Vec<_>>());
+    assert_bytes(
+        &format!("{storage} /topic"),
+        &sub.received_hex(),
+        &topic.iter().map(|m| m.2.clone()).collect::<Vec<_>>(),
+    );
 }
 
 #[test]
@@ -446,10 +472,28 @@ fn ros1_latched_topic_serves_a_late_transient_local_subscriber() {
     assert!(past + 50 < chatter.len(), "the latched message comes too late in the bag");
 
     let mut witness = g.sub("rt/chatter", "string", ANY, &["--no-hex"]);
-    let mut play = g.spawn("play", &["play", "--ros2", "--disable-keyboard-controls", "-d", "1", bag.to_str().unwrap(), "--topics", "/robot_description", "/chatter"]);
+    let mut play = g.spawn(
+        "play",
+        &[
+            "play",
+            "--ros2",
+            "--disable-keyboard-controls",
+            "-d",
+            "1",
+            bag.to_str().unwrap(),
+            "--topics",
+            "/robot_description",
+            "/chatter",
+        ],
+    );
     let start = Instant::now();
     while witness.received().len() < past {
-        assert!(start.elapsed() < LONG, "the witness got fewer than {past} messages:\n{}\n{}", tail(&witness.output()), play.log());
+        assert!(
+            start.elapsed() < LONG,
+            "the witness got fewer than {past} messages:\n{}\n{}",
+            tail(&witness.output()),
+            play.log()
+        );
         std::thread::sleep(Duration::from_millis(25));
     }
     let mut late = g.sub("rt/robot_description", "string", "1", &["--transient-local", "--no-hex"]);
@@ -475,7 +519,8 @@ fn a_subscriber_slow_to_answer_discovery_still_gets_the_first_message() {
     let pid = sub.pid() as libc::pid_t;
     // SAFETY: kill(2) on the peer this test started; it is resumed below (or killed on drop).
     unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let mut play = g.spawn("play", &["play", "--ros2", "--disable-keyboard-controls", bag.to_str().unwrap(), "--topics", "/topic"]);
+    let mut play = g
+        .spawn("play", &["play", "--ros2", "--disable-keyboard-controls", bag.to_str().unwrap(), "--topics", "/topic"]);
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY: as above.
     unsafe { libc::kill(pid, libc::SIGCONT) };
@@ -495,9 +540,15 @@ fn recorded_cyclone_topic_plays_back_byte_identical() {
     let test = "recorded_cyclone_topic_plays_back_byte_identical";
     let Some(g) = Graph::new(test) else { return };
     let out = g.path("recorded");
-    let mut rec = g.spawn("record", &["record", "--ros2", "-o", out.to_str().unwrap(), "-s", "mcap", "--topics", "/chatter"]);
+    let mut rec =
+        g.spawn("record", &["record", "--ros2", "-o", out.to_str().unwrap(), "-s", "mcap", "--topics", "/chatter"]);
     // The publisher waits until a reader (the recorder's) matched, and for its acks at the end.
-    let mut publisher = CyclonePeer::spawn(&g.py, &g.domain, "pub", &["--topic", "rt/chatter", "--type", "string", "--count", "30", "--rate", "50", "--linger", "0"]);
+    let mut publisher = CyclonePeer::spawn(
+        &g.py,
+        &g.domain,
+        "pub",
+        &["--topic", "rt/chatter", "--type", "string", "--count", "30", "--rate", "50", "--linger", "0"],
+    );
     publisher.expect_line("DONE", LONG);
     assert!(publisher.wait_exit(LONG).is_some_and(|s| s.success()), "{}", publisher.output());
     let published: Vec<Vec<u8>> = publisher.published().into_iter().map(|(_, b)| b).collect();
@@ -507,7 +558,8 @@ fn recorded_cyclone_topic_plays_back_byte_identical() {
     let (code, log) = rec.finish();
     assert_eq!(code, Some(0), "rbag record:\n{log}");
 
-    let recorded: Vec<Vec<u8>> = common::read_all(&out).into_iter().filter(|m| m.0 == "/chatter").map(|m| m.2).collect();
+    let recorded: Vec<Vec<u8>> =
+        common::read_all(&out).into_iter().filter(|m| m.0 == "/chatter").map(|m| m.2).collect();
     assert_bytes("recorded /chatter", &recorded, &published);
 
     let mut sub = g.sub("rt/chatter", "string", ANY, &[]);
@@ -539,8 +591,16 @@ fn clock_publishes_bag_times_within_the_bag() {
         args.extend(hz);
         g.play(&format!("play-{}", hz.unwrap_or("40")), &args);
         let got = settle(&mut clock, 10);
-        let ns: Vec<u64> = got.iter().map(|v| v["clock"]["sec"].as_u64().unwrap() * 1_000_000_000 + v["clock"]["nanosec"].as_u64().unwrap()).collect();
-        assert!(ns.len() >= 10, "--clock {hz:?}: only {} clock message(s) in a 4.5 s bag\n{}", ns.len(), tail(&clock.output()));
+        let ns: Vec<u64> = got
+            .iter()
+            .map(|v| v["clock"]["sec"].as_u64().unwrap() * 1_000_000_000 + v["clock"]["nanosec"].as_u64().unwrap())
+            .collect();
+        assert!(
+            ns.len() >= 10,
+            "--clock {hz:?}: only {} clock message(s) in a 4.5 s bag\n{}",
+            ns.len(),
+            tail(&clock.output())
+        );
         for t in &ns {
             assert!((first..=last).contains(t), "--clock {hz:?}: clock time {t} is outside the bag's {first}..={last}");
         }
@@ -592,11 +652,20 @@ fn topic_selection_flags_choose_what_is_played() {
         g.play(&format!("play{k}"), &args);
         let got_t = settle(&mut t_sub, if *topic { 10 } else { 0 });
         let got_r = settle(&mut r_sub, if *rosout { 10 } else { 0 });
-        assert_eq!(strings(&got_t), if *topic { hello(0..10) } else { vec![] }, "{flags:?}: /topic\n{}", tail(&t_sub.output()));
+        assert_eq!(
+            strings(&got_t),
+            if *topic { hello(0..10) } else { vec![] },
+            "{flags:?}: /topic\n{}",
+            tail(&t_sub.output())
+        );
         assert_eq!(got_r.len(), if *rosout { 10 } else { 0 }, "{flags:?}: /rosout\n{}", tail(&r_sub.output()));
         if *rosout {
             let msgs: Vec<&str> = got_r.iter().map(|v| v["msg"].as_str().unwrap()).collect();
-            assert_eq!(msgs, hello(0..10).iter().map(|h| format!("Publishing: '{h}'")).collect::<Vec<_>>(), "{flags:?}");
+            assert_eq!(
+                msgs,
+                hello(0..10).iter().map(|h| format!("Publishing: '{h}'")).collect::<Vec<_>>(),
+                "{flags:?}"
+            );
         }
     }
 }
@@ -664,11 +733,31 @@ fn loop_replays_until_interrupted() {
     let Some(g) = Graph::new(test) else { return };
     let bag = dir.join("mcap/talker");
     let mut sub = g.sub("rt/topic", "string", ANY, &["--no-hex"]);
-    let mut play = g.spawn("play", &["play", "--ros2", "--disable-keyboard-controls", "-d", "1", bag.to_str().unwrap(), "--topics", "/topic", "-l", "-r", "5"]);
+    let mut play = g.spawn(
+        "play",
+        &[
+            "play",
+            "--ros2",
+            "--disable-keyboard-controls",
+            "-d",
+            "1",
+            bag.to_str().unwrap(),
+            "--topics",
+            "/topic",
+            "-l",
+            "-r",
+            "5",
+        ],
+    );
     // More than one pass: 25 messages of a 10-message bag.
     let start = Instant::now();
     while sub.received().len() < 25 {
-        assert!(start.elapsed() < LONG, "fewer than 25 messages from a looping play:\n{}\n{}", tail(&sub.output()), play.log());
+        assert!(
+            start.elapsed() < LONG,
+            "fewer than 25 messages from a looping play:\n{}\n{}",
+            tail(&sub.output()),
+            play.log()
+        );
         assert!(play.running(), "rbag play -l ended by itself:\n{}", play.log());
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -744,9 +833,14 @@ fn control_services_drive_playback_as_ros2_service_call_does() {
     let (first, _) = talker_times(&bag);
     let mut sub = g.sub("rt/topic", "string", ANY, &["--no-hex"]);
     // Only /topic, so that each play_next is one message the subscriber sees.
-    let mut play = g.spawn("play", &["play", "--ros2", "--disable-keyboard-controls", bag.to_str().unwrap(), "-p", "--topics", "/topic"]);
+    let mut play = g.spawn(
+        "play",
+        &["play", "--ros2", "--disable-keyboard-controls", bag.to_str().unwrap(), "-p", "--topics", "/topic"],
+    );
     sub.expect_line("MATCHED", LONG);
-    let call = |name: &str, srv: &str, value: &str| call_service(&g.py, &g.domain, &format!("/rosbag2_player/{name}"), srv, value);
+    let call = |name: &str, srv: &str, value: &str| {
+        call_service(&g.py, &g.domain, &format!("/rosbag2_player/{name}"), srv, value)
+    };
     assert_eq!(call("is_paused", "IsPaused", "0.0")["paused"], true);
     assert_eq!(call("get_rate", "GetRate", "0.0")["rate"], 1.0);
     // Paused: play_next publishes exactly one message, twice.
@@ -761,7 +855,10 @@ fn control_services_drive_playback_as_ros2_service_call_does() {
     assert_eq!(call("is_paused", "IsPaused", "0")["paused"], true);
     // Seek outside the bag fails; inside, to the start, succeeds and replays from there.
     assert_eq!(call("seek", "Seek", "1.0")["success"], false);
-    assert_eq!(call("seek", "Seek", &format!("{}.{:09}", first / 1_000_000_000, first % 1_000_000_000))["success"], true);
+    assert_eq!(
+        call("seek", "Seek", &format!("{}.{:09}", first / 1_000_000_000, first % 1_000_000_000))["success"],
+        true
+    );
     assert_eq!(call("set_rate", "SetRate", "-1.0")["success"], false);
     assert_eq!(call("set_rate", "SetRate", "4.0")["success"], true);
     assert_eq!(call("get_rate", "GetRate", "0.0")["rate"], 4.0);
@@ -799,11 +896,19 @@ fn two_bags_are_merged_in_time_order() {
     const T0: u64 = 1_700_000_000_000_000_000;
     let (a, b) = (g.path("even"), g.path("odd"));
     // Interleaved: bag A has the even messages, bag B the odd ones, 20 ms apart.
-    let msgs = |parity: u64| (0..30u64).filter(|i| i % 2 == parity).map(|i| (T0 + i * 20_000_000, format!("merged {i}"))).collect::<Vec<_>>();
+    let msgs = |parity: u64| {
+        (0..30u64).filter(|i| i % 2 == parity).map(|i| (T0 + i * 20_000_000, format!("merged {i}"))).collect::<Vec<_>>()
+    };
     string_bag(&a, "/merged", "volatile", &msgs(0));
     string_bag(&b, "/merged", "volatile", &msgs(1));
     let want: Vec<String> = (0..30).map(|i| format!("merged {i}")).collect();
-    for (k, args) in [vec![a.to_str().unwrap(), "-i", b.to_str().unwrap()], vec!["-i", b.to_str().unwrap(), "-i", a.to_str().unwrap()]].iter().enumerate() {
+    for (k, args) in [
+        vec![a.to_str().unwrap(), "-i", b.to_str().unwrap()],
+        vec!["-i", b.to_str().unwrap(), "-i", a.to_str().unwrap()],
+    ]
+    .iter()
+    .enumerate()
+    {
         let mut sub = g.sub("rt/merged", "string", ANY, &["--no-hex"]);
         g.play(&format!("play{k}"), args);
         assert_eq!(strings(&settle(&mut sub, 30)), want, "{args:?}\n{}", tail(&sub.output()));
@@ -824,14 +929,18 @@ fn burst_delivers_exactly_the_first_n_and_exits() {
 
     // From a start offset (1.25 s: between /topic messages 2 and 3).
     let mut sub = g.sub("rt/topic", "string", ANY, &["--no-hex"]);
-    let (code, log) = g.run("burst-offset", &["burst", "-d", "1", bag.to_str().unwrap(), "--topics", "/topic", "--start-offset", "1.25", "-n", "3"]);
+    let (code, log) = g.run(
+        "burst-offset",
+        &["burst", "-d", "1", bag.to_str().unwrap(), "--topics", "/topic", "--start-offset", "1.25", "-n", "3"],
+    );
     assert_eq!(code, Some(0), "rbag burst --start-offset:\n{log}");
     assert_eq!(strings(&settle(&mut sub, 3)), hello(3..6), "{}", tail(&sub.output()));
 
     // Over every topic: the first 5 messages of the bag, in its order (/rosout, /topic, ...).
     let mut sub = g.sub("rt/topic", "string", ANY, &["--no-hex"]);
     let mut log_sub = g.sub("rt/rosout", "log", ANY, &["--no-hex"]);
-    let (code, log) = g.run("burst-all", &["burst", "-d", "1", bag.to_str().unwrap(), "-n", "5", "--disable-keyboard-controls"]);
+    let (code, log) =
+        g.run("burst-all", &["burst", "-d", "1", bag.to_str().unwrap(), "-n", "5", "--disable-keyboard-controls"]);
     assert_eq!(code, Some(0), "rbag burst:\n{log}");
     assert_eq!(strings(&settle(&mut sub, 2)), hello(0..2));
     assert_eq!(settle(&mut log_sub, 3).len(), 3);
@@ -849,14 +958,25 @@ fn transient_local_topic_serves_a_late_subscriber() {
     // Three messages, an 8 s gap, a fourth: the late subscriber joins in the gap.
     let texts: Vec<String> = (0..4).map(|i| format!("latched {i}")).collect();
     let times = [T0, T0 + 100_000_000, T0 + 200_000_000, T0 + 8_200_000_000];
-    string_bag(&bag, "/latched", "transient_local", &times.iter().copied().zip(texts.iter().cloned()).collect::<Vec<_>>());
+    string_bag(
+        &bag,
+        "/latched",
+        "transient_local",
+        &times.iter().copied().zip(texts.iter().cloned()).collect::<Vec<_>>(),
+    );
 
     // A volatile witness says when the first three went out.
     let mut witness = g.sub("rt/latched", "string", ANY, &["--no-hex"]);
-    let mut play = g.spawn("play", &["play", "--ros2", "--disable-keyboard-controls", "-d", "1", bag.to_str().unwrap()]);
+    let mut play =
+        g.spawn("play", &["play", "--ros2", "--disable-keyboard-controls", "-d", "1", bag.to_str().unwrap()]);
     let start = Instant::now();
     while witness.received().len() < 3 {
-        assert!(start.elapsed() < LONG, "the witness got fewer than 3 messages:\n{}\n{}", tail(&witness.output()), play.log());
+        assert!(
+            start.elapsed() < LONG,
+            "the witness got fewer than 3 messages:\n{}\n{}",
+            tail(&witness.output()),
+            play.log()
+        );
         std::thread::sleep(Duration::from_millis(25));
     }
     assert!(play.running(), "rbag play ended before the gap was over:\n{}", play.log());
@@ -866,14 +986,23 @@ fn transient_local_topic_serves_a_late_subscriber() {
     let mut volatile_late = g.sub("rt/latched", "string", ANY, &["--no-hex"]);
     let start = Instant::now();
     while late.received().len() < 3 {
-        assert!(start.elapsed() < LONG, "the late transient-local subscriber got no history:\n{}\n{}", tail(&late.output()), play.log());
+        assert!(
+            start.elapsed() < LONG,
+            "the late transient-local subscriber got no history:\n{}\n{}",
+            tail(&late.output()),
+            play.log()
+        );
         std::thread::sleep(Duration::from_millis(25));
     }
     assert!(play.running(), "the history came from a running rbag");
     let (code, log) = play.finish();
     assert_eq!(code, Some(0), "{log}");
     assert_eq!(strings(&settle(&mut late, 4)), texts, "the late transient-local subscriber");
-    assert_eq!(strings(&settle(&mut volatile_late, 1)), texts[3..].to_vec(), "a late volatile subscriber gets only what comes after it");
+    assert_eq!(
+        strings(&settle(&mut volatile_late, 1)),
+        texts[3..].to_vec(),
+        "a late volatile subscriber gets only what comes after it"
+    );
     assert_eq!(strings(&settle(&mut witness, 4)), texts);
 }
 
@@ -887,9 +1016,30 @@ fn qos_override_to_best_effort_is_refused_by_a_reliable_subscriber() {
     std::fs::write(&overrides, "/topic:\n  reliability: best_effort\n  history: keep_last\n  depth: 100\n").unwrap();
     let mut reliable = g.sub("rt/topic", "string", ANY, &["--reliable", "--no-hex"]);
     let mut best_effort = g.sub("rt/topic", "string", ANY, &["--best-effort", "--no-hex"]);
-    g.play("play", &[bag.to_str().unwrap(), "--topics", "/topic", "-r", "5", "--qos-profile-overrides-path", overrides.to_str().unwrap()]);
-    assert_eq!(strings(&settle(&mut best_effort, 10)), hello(0..10), "the best-effort subscriber\n{}", tail(&best_effort.output()));
-    assert_eq!(settle(&mut reliable, 0).len(), 0, "a reliable reader matched a best-effort writer:\n{}", reliable.output());
+    g.play(
+        "play",
+        &[
+            bag.to_str().unwrap(),
+            "--topics",
+            "/topic",
+            "-r",
+            "5",
+            "--qos-profile-overrides-path",
+            overrides.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        strings(&settle(&mut best_effort, 10)),
+        hello(0..10),
+        "the best-effort subscriber\n{}",
+        tail(&best_effort.output())
+    );
+    assert_eq!(
+        settle(&mut reliable, 0).len(),
+        0,
+        "a reliable reader matched a best-effort writer:\n{}",
+        reliable.output()
+    );
     assert!(!reliable.output().contains("MATCHED"), "{}", reliable.output());
 
     // Without the override the topic is reliable, as recorded: both get everything.
@@ -939,7 +1089,9 @@ fn errors_exit_with_the_right_codes() {
 
     // Usage errors: exit 2.
     let bag = bag.to_str().unwrap();
-    for (k, args) in [vec!["-e", "("], vec!["-r", "0"], vec!["--clock", "0"], vec!["--start-offset", "soon"]].iter().enumerate() {
+    for (k, args) in
+        [vec!["-e", "("], vec!["-r", "0"], vec!["--clock", "0"], vec!["--start-offset", "soon"]].iter().enumerate()
+    {
         let mut all = vec!["play", "--ros2", bag];
         all.extend_from_slice(args);
         let (code, log) = g.run(&format!("usage{k}"), &all);
@@ -999,8 +1151,20 @@ fn leaving_playback_does_not_dispose_as_rmw_cyclonedds() {
 
 /// Field names of test_msgs/srv/BasicTypes' request, in order.
 const BASIC_TYPES: [&str; 14] = [
-    "bool_value", "byte_value", "char_value", "float32_value", "float64_value", "int8_value", "uint8_value", "int16_value", "uint16_value", "int32_value",
-    "uint32_value", "int64_value", "uint64_value", "string_value",
+    "bool_value",
+    "byte_value",
+    "char_value",
+    "float32_value",
+    "float64_value",
+    "int8_value",
+    "uint8_value",
+    "int16_value",
+    "uint16_value",
+    "int32_value",
+    "uint32_value",
+    "int64_value",
+    "uint64_value",
+    "string_value",
 ];
 
 /// A request value of the same shape as `like` with values that differ per `seed`, and the
@@ -1030,7 +1194,11 @@ fn basic_request(like: &rbag_msg::Value, seed: u8) -> (rbag_msg::Value<'static>,
             other => panic!("unexpected field {other:?}"),
         })
         .collect();
-    let json = BASIC_TYPES.iter().zip(&values).map(|(k, (_, j))| (k.to_string(), j.clone())).collect::<serde_json::Map<_, _>>();
+    let json = BASIC_TYPES
+        .iter()
+        .zip(&values)
+        .map(|(k, (_, j))| (k.to_string(), j.clone()))
+        .collect::<serde_json::Map<_, _>>();
     (V::Message(values.into_iter().map(|(v, _)| v).collect()), Value::Object(json))
 }
 
@@ -1041,11 +1209,18 @@ fn service_event_bag(corpus: &Path, path: &Path) -> Vec<Value> {
     use rbag_msg::store::{registry, Distro};
     use rbag_msg::Value as V;
     let r = rbag_storage::open(&corpus.join("mcap/bag_with_topics_and_service_events")).unwrap();
-    let conn = r.connections().iter().find(|c| c.topic == "/test_service1/_service_event").expect("the corpus's service event topic").clone();
+    let conn = r
+        .connections()
+        .iter()
+        .find(|c| c.topic == "/test_service1/_service_event")
+        .expect("the corpus's service event topic")
+        .clone();
     let sample = r.messages(&Filter::default()).unwrap().map(|m| m.unwrap()).find(|m| m.connection == conn.id).unwrap();
     let sources = rbag_bag::decode::TypeSources::new(registry(Distro::Noetic).clone(), registry(Distro::Jazzy).clone());
     let (_, schema) = rbag_bag::decode::compile(&conn, &sources).unwrap();
-    let V::Message(event) = rbag_msg::decode(&schema, &sample.data, rbag_msg::Encoding::Cdr).unwrap() else { panic!("an event is a message") };
+    let V::Message(event) = rbag_msg::decode(&schema, &sample.data, rbag_msg::Encoding::Cdr).unwrap() else {
+        panic!("an event is a message")
+    };
     let V::Array(requests) = &event[1] else { panic!("request is a sequence: {:?}", event[1]) };
     let mut w = rbag_storage::create(path, Format::Mcap, &Default::default()).unwrap();
     let id = w.add_connection(&conn).unwrap();
@@ -1076,11 +1251,18 @@ fn publish_service_requests_calls_the_live_service_with_the_recorded_requests() 
     let want = service_event_bag(&dir, &bag);
     // The service side, as an rmw_cyclonedds service receives requests.
     let serve = |count: &str| {
-        let p = CyclonePeer::spawn(&g.py, &g.domain, "serve", &["--service", "/test_service1", "--count", count, "--timeout", "60"]);
+        let p = CyclonePeer::spawn(
+            &g.py,
+            &g.domain,
+            "serve",
+            &["--service", "/test_service1", "--count", count, "--timeout", "60"],
+        );
         p.expect_line("READY", LONG);
         p
     };
-    let requests = |p: &CyclonePeer| -> Vec<Value> { p.lines().iter().filter_map(|l| l.strip_prefix("REQUEST ")).map(|j| serde_json::from_str(j).unwrap()).collect() };
+    let requests = |p: &CyclonePeer| -> Vec<Value> {
+        p.lines().iter().filter_map(|l| l.strip_prefix("REQUEST ")).map(|j| serde_json::from_str(j).unwrap()).collect()
+    };
 
     // Default source (service introspection): the requests the service received.
     let mut service = serve("2");
@@ -1091,7 +1273,10 @@ fn publish_service_requests_calls_the_live_service_with_the_recorded_requests() 
 
     // Client introspection: the one a client sent.
     let mut service = serve("1");
-    g.play_at_once("sent", &[bag.to_str().unwrap(), "--publish-service-requests", "--service-requests-source", "client_introspection"]);
+    g.play_at_once(
+        "sent",
+        &[bag.to_str().unwrap(), "--publish-service-requests", "--service-requests-source", "client_introspection"],
+    );
     service.expect_line("DONE", LONG);
     let got = requests(&service);
     assert_eq!(got.len(), 1, "{}", service.output());
@@ -1102,9 +1287,22 @@ fn publish_service_requests_calls_the_live_service_with_the_recorded_requests() 
     // values rbag echo decodes from the events.
     let corpus_bag = dir.join("mcap/bag_with_topics_and_service_events");
     let service = serve("2");
-    g.play_at_once("corpus", &[corpus_bag.to_str().unwrap(), "--publish-service-requests", "--service-requests-source", "client_introspection"]);
+    g.play_at_once(
+        "corpus",
+        &[
+            corpus_bag.to_str().unwrap(),
+            "--publish-service-requests",
+            "--service-requests-source",
+            "client_introspection",
+        ],
+    );
     service.expect_line("DONE", LONG);
-    let out = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["echo", "--json"]).arg(&corpus_bag).arg("/test_service1/_service_event").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rbag"))
+        .args(["echo", "--json"])
+        .arg(&corpus_bag)
+        .arg("/test_service1/_service_event")
+        .output()
+        .unwrap();
     let echoed: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())

@@ -109,7 +109,9 @@ fn subscribers(env: &Ros1Env, topic: &str) -> Vec<String> {
 }
 
 fn wait_subscribed(env: &Ros1Env, topic: &str, node_prefix: &str, also: &[&str]) {
-    if !wait_until(&format!("{node_prefix} subscribed to {topic}"), LONG, || subscribers(env, topic).iter().any(|n| n.starts_with(node_prefix))) {
+    if !wait_until(&format!("{node_prefix} subscribed to {topic}"), LONG, || {
+        subscribers(env, topic).iter().any(|n| n.starts_with(node_prefix))
+    }) {
         panic!("{node_prefix} never subscribed to {topic}: {:?}\n{}", subscribers(env, topic), logs(env, also));
     }
 }
@@ -248,8 +250,10 @@ fn records_the_same_bytes_as_rosbag_record() {
     assert!(a.exists() && !dir.join("A.bag.active").exists(), "A.bag closed\n{rbag_log}");
     assert!(b.exists(), "rosbag record wrote B.bag (status {st_rosbag:?})\n{}", env.log("rosbag"));
 
-    let mut truth: BTreeMap<String, Vec<String>> = serde_json::from_str(&std::fs::read_to_string(&main_json).unwrap()).unwrap();
-    let late_truth: BTreeMap<String, Vec<String>> = serde_json::from_str(&std::fs::read_to_string(&late_json).unwrap()).unwrap();
+    let mut truth: BTreeMap<String, Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(&main_json).unwrap()).unwrap();
+    let late_truth: BTreeMap<String, Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(&late_json).unwrap()).unwrap();
     truth.extend(late_truth);
     assert_eq!(truth.keys().collect::<Vec<_>>(), ["/chatter", "/imu", "/latched", "/late", "/pose"]);
     assert_eq!(truth["/chatter"].len(), 150);
@@ -302,7 +306,10 @@ fn records_the_same_bytes_as_rosbag_record() {
         ("/late", "nav_msgs/Odometry"),
         ("/latched", "std_msgs/String"),
     ] {
-        let line = out.lines().find(|l| l.contains(&format!("{topic} "))).unwrap_or_else(|| panic!("rosbag info lists {topic}:\n{out}"));
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("{topic} ")))
+            .unwrap_or_else(|| panic!("rosbag info lists {topic}:\n{out}"));
         assert!(line.contains(ty), "{line}");
     }
     let rbag_out = rbag_info(&env, &a);
@@ -338,7 +345,9 @@ fn sigint_and_sigterm_close_a_valid_bag() {
 
     for (name, sig) in [("int", "INT"), ("term", "TERM")] {
         env.signal(name, sig);
-        let st = env.wait_exit(name, Duration::from_secs(60)).unwrap_or_else(|| panic!("{name} ignored SIG{sig}\n{}", logs(&env, &all)));
+        let st = env
+            .wait_exit(name, Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("{name} ignored SIG{sig}\n{}", logs(&env, &all)));
         let log = env.log(name);
         no_panic(&log);
         assert_eq!(st.code(), Some(0), "exit status after SIG{sig}\n{log}");
@@ -446,11 +455,14 @@ fn bad_publishers_are_logged_and_dropped_while_recording_goes_on() {
 
     // Every bad topic has been tried and logged; the torn-frame peer at least twice (rbag
     // reconnects to a publisher that is still listed).
-    let bad_topics = ["/bad_garbage", "/bad_noise", "/bad_huge", "/bad_midframe", "/bad_refuse", "/bad_nodef", "/bad_wrongmd5"];
+    let bad_topics =
+        ["/bad_garbage", "/bad_noise", "/bad_huge", "/bad_midframe", "/bad_refuse", "/bad_nodef", "/bad_wrongmd5"];
     let logged = |log: &str, topic: &str| log.lines().any(|l| l.contains("warning") && l.contains(topic));
     let ok = wait_until("rbag's warnings about each bad topic", LONG, || {
         let log = env.log("rbag");
-        ["/bad_garbage", "/bad_noise", "/bad_huge", "/bad_midframe", "/bad_refuse", "/bad_nodef"].iter().all(|t| logged(&log, t))
+        ["/bad_garbage", "/bad_noise", "/bad_huge", "/bad_midframe", "/bad_refuse", "/bad_nodef"]
+            .iter()
+            .all(|t| logged(&log, t))
             && tagged(&env.log("bad"), "SENT").iter().filter(|l| l.starts_with("/bad_midframe")).count() >= 2
             && tagged(&env.log("bad"), "SENT").iter().filter(|l| !l.starts_with("/bad_midframe")).count() >= 6
     });
@@ -474,7 +486,8 @@ fn bad_publishers_are_logged_and_dropped_while_recording_goes_on() {
     // Every good frame the bad peer finished sending is in the bag, in order, and nothing else.
     let sent = tagged(&bad_log, "SENT");
     for topic in ["/bad_midframe", "/bad_nodef", "/bad_wrongmd5"] {
-        let want: Vec<String> = sent.iter().filter_map(|l| l.strip_prefix(topic).map(|h| h.trim().to_string())).collect();
+        let want: Vec<String> =
+            sent.iter().filter_map(|l| l.strip_prefix(topic).map(|h| h.trim().to_string())).collect();
         let got: Vec<String> = msgs.iter().filter(|(t, _, _)| t == topic).map(|(_, _, d)| hex(d)).collect();
         assert!(!want.is_empty(), "{topic}: the peer sent good frames\n{bad_log}");
         assert_eq!(got, want, "{topic}: the bag holds exactly the complete frames, in order\n{log}");
@@ -499,7 +512,9 @@ fn bad_publishers_are_logged_and_dropped_while_recording_goes_on() {
     // The bag stores what the publisher claims: a wrong MD5 is kept; a missing one and the
     // missing definition are filled from the bundled std_msgs/String, with a warning.
     let r = rbag_storage::open(&bag).unwrap();
-    let conn = |topic: &str| r.connections().iter().find(|c| c.topic == topic).cloned().unwrap_or_else(|| panic!("a {topic} connection"));
+    let conn = |topic: &str| {
+        r.connections().iter().find(|c| c.topic == topic).cloned().unwrap_or_else(|| panic!("a {topic} connection"))
+    };
     let wrong = conn("/bad_wrongmd5");
     assert_eq!(wrong.metadata["md5sum"], "0123456789abcdef0123456789abcdef");
     assert_eq!(wrong.message_type, "std_msgs/String");
@@ -507,7 +522,12 @@ fn bad_publishers_are_logged_and_dropped_while_recording_goes_on() {
     // A publisher that reconnects with the same header keeps one connection (rosbag keys
     // connections by header).
     let midframe_conns = r.connections().iter().filter(|c| c.topic == "/bad_midframe").count();
-    assert_eq!(midframe_conns, 1, "{} reconnections, one connection", tagged(&bad_log, "SENT").iter().filter(|l| l.starts_with("/bad_midframe")).count());
+    assert_eq!(
+        midframe_conns,
+        1,
+        "{} reconnections, one connection",
+        tagged(&bad_log, "SENT").iter().filter(|l| l.starts_with("/bad_midframe")).count()
+    );
     let nodef = conn("/bad_nodef");
     assert_eq!(nodef.metadata["md5sum"], STRING_MD5);
     assert!(nodef.definition.contains("string data"), "{nodef:?}");
@@ -531,7 +551,12 @@ fn hex(d: &[u8]) -> String {
 fn ticks(msgs: &[(String, u64, Vec<u8>)], topic: &str) -> Vec<usize> {
     let v: Vec<usize> = strings_of(msgs, topic)
         .iter()
-        .map(|s| s.strip_prefix(topic).and_then(|r| r.trim().split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{s:?}")))
+        .map(|s| {
+            s.strip_prefix(topic)
+                .and_then(|r| r.trim().split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{s:?}"))
+        })
         .collect();
     for w in v.windows(2) {
         assert_eq!(w[1], w[0] + 1, "{topic}: consecutive ticks {v:?}");
@@ -565,7 +590,10 @@ fn selects_topics_and_stops_by_itself() {
     wait_subscribed(&env, "/bar", "/listener", &all);
 
     let sel = record(&env, &[&"-e", &"/foo/.*", &"-x", &"/foo/skip", &"-O", &"sel.bag", &"__name:=myrec"]);
-    let lim = record(&env, &[&"-l", &"5", &"-q", &"-b", &"0", &"-x", &"/bar", &"/bar", &"chatter", &"chatter:=/foo/x", &"-O", &"lim.bag"]);
+    let lim = record(
+        &env,
+        &[&"-l", &"5", &"-q", &"-b", &"0", &"-x", &"/bar", &"/bar", &"chatter", &"chatter:=/foo/x", &"-O", &"lim.bag"],
+    );
     let node = record(&env, &[&"--node", &"/listener", &"--duration", &"2", &"-O", &"node.bag"]);
     let limlate = record(&env, &[&"-l", &"3", &"/bar", &"/appears_later", &"-O", &"limlate.bag"]);
     env.spawn("sel", sel);
@@ -575,12 +603,17 @@ fn selects_topics_and_stops_by_itself() {
 
     // -l and --duration end the recording by themselves.
     for name in ["lim", "node"] {
-        let st = env.wait_exit(name, LONG).unwrap_or_else(|| panic!("{name} did not stop by itself\n{}", logs(&env, &all)));
+        let st =
+            env.wait_exit(name, LONG).unwrap_or_else(|| panic!("{name} did not stop by itself\n{}", logs(&env, &all)));
         assert_eq!(st.code(), Some(0), "{name}\n{}", env.log(name));
         no_panic(&env.log(name));
     }
     let lim_msgs = read_all(&dir.join("lim.bag"));
-    assert_eq!(topics_of(&lim_msgs), set(&["/bar", "/foo/x"]), "explicit topics (chatter remapped to /foo/x); -x does not remove named ones");
+    assert_eq!(
+        topics_of(&lim_msgs),
+        set(&["/bar", "/foo/x"]),
+        "explicit topics (chatter remapped to /foo/x); -x does not remove named ones"
+    );
     for t in ["/bar", "/foo/x"] {
         assert_eq!(ticks(&lim_msgs, t).len(), 5, "-l 5 on {t}");
     }
@@ -598,9 +631,15 @@ fn selects_topics_and_stops_by_itself() {
 
     // -l with an explicit topic that has no publisher yet: rosbag keeps recording until every
     // named topic has its N messages.
-    assert!(env.wait_exit("limlate", Duration::from_secs(2)).is_none(), "-l 3 stopped before /appears_later had any message\n{}", env.log("limlate"));
+    assert!(
+        env.wait_exit("limlate", Duration::from_secs(2)).is_none(),
+        "-l 3 stopped before /appears_later had any message\n{}",
+        env.log("limlate")
+    );
     env.spawn("talker2", python(&env, "record_talker.py", &[&"/appears_later", &"0", &"20", &"1"]));
-    let st = env.wait_exit("limlate", LONG).unwrap_or_else(|| panic!("limlate did not stop by itself\n{}", logs(&env, &all)));
+    let st = env
+        .wait_exit("limlate", LONG)
+        .unwrap_or_else(|| panic!("limlate did not stop by itself\n{}", logs(&env, &all)));
     assert_eq!(st.code(), Some(0), "{}", env.log("limlate"));
     let late_msgs = read_all(&dir.join("limlate.bag"));
     assert_eq!(topics_of(&late_msgs), set(&["/bar", "/appears_later"]));
@@ -613,7 +652,11 @@ fn selects_topics_and_stops_by_itself() {
     rosnode.arg("list");
     let (ok, out, err) = env.run(rosnode, LONG);
     assert!(ok && out.lines().any(|l| l.trim() == "/myrec"), "rosnode list shows /myrec: {out}{err}");
-    let subs: BTreeSet<String> = ["/foo/x", "/foo/y", "/foo/skip", "/bar"].iter().filter(|t| subscribers(&env, t).contains(&"/myrec".to_string())).map(|t| t.to_string()).collect();
+    let subs: BTreeSet<String> = ["/foo/x", "/foo/y", "/foo/skip", "/bar"]
+        .iter()
+        .filter(|t| subscribers(&env, t).contains(&"/myrec".to_string()))
+        .map(|t| t.to_string())
+        .collect();
     assert_eq!(subs, set(&["/foo/x", "/foo/y"]), "-e /foo/.* -x /foo/skip");
     std::thread::sleep(Duration::from_secs(1));
     let st = interrupt(&mut env, "sel", &all);
@@ -663,7 +706,22 @@ fn splits_compresses_names_and_publishes_begin_write() {
 
     let split = record(
         &env,
-        &[&"/blob", &"/map", &"--split", &"--size", &"20KiB", &"--max-splits", &"2", &"--lz4", &"--chunksize", &"4", &"--repeat-latched", &"-p", &"--output-prefix", &"pre"],
+        &[
+            &"/blob",
+            &"/map",
+            &"--split",
+            &"--size",
+            &"20KiB",
+            &"--max-splits",
+            &"2",
+            &"--lz4",
+            &"--chunksize",
+            &"4",
+            &"--repeat-latched",
+            &"-p",
+            &"--output-prefix",
+            &"pre",
+        ],
     );
     let bz = record(&env, &[&"/blob", &"-j", &"--chunksize", &"16", &"-o", &"jay", &"--size", &"30KiB"]);
     let mcap = record(&env, &[&"/blob", &"/map", &"-s", &"mcap", &"-o", &"m", &"--duration", &"3"]);
@@ -673,7 +731,9 @@ fn splits_compresses_names_and_publishes_begin_write() {
 
     // -p: begin_write carries each new file's name.
     let ok = wait_until("rbag advertising /begin_write", LONG, || {
-        master(&env).system_state().is_ok_and(|s| s.publishers.iter().any(|(t, n)| t == "/begin_write" && n.iter().any(|n| n.starts_with("/rbag_record_"))))
+        master(&env).system_state().is_ok_and(|s| {
+            s.publishers.iter().any(|(t, n)| t == "/begin_write" && n.iter().any(|n| n.starts_with("/rbag_record_")))
+        })
     });
     assert!(ok, "{}", logs(&env, &all));
     let mut echo = env.command("/usr/bin/rostopic");
@@ -685,7 +745,9 @@ fn splits_compresses_names_and_publishes_begin_write() {
     assert!(env.wait_log("split", &until, LONG), "split {until}\n{}", logs(&env, &all));
 
     // -j --size: stops by itself at the size, as rosbag without --split.
-    let st = env.wait_exit("bz", LONG).unwrap_or_else(|| panic!("--size without --split did not stop\n{}", logs(&env, &all)));
+    let st = env
+        .wait_exit("bz", LONG)
+        .unwrap_or_else(|| panic!("--size without --split did not stop\n{}", logs(&env, &all)));
     assert_eq!(st.code(), Some(0), "{}", env.log("bz"));
     let jay = dir.join("jay.bag");
     let info = rbag_info(&env, &jay);
@@ -766,7 +828,10 @@ fn splits_compresses_names_and_publishes_begin_write() {
     assert_eq!(std::fs::read(dir.join("existing.bag")).unwrap(), b"not a bag");
     // --force replaces only a bag (issue 13): a file that is not one stays.
     let (ok, out, err) = env.run(record(&env, &[&"/blob", &"-o", &"existing.bag", &"-l", &"2", &"--force"]), LONG);
-    assert!(!ok && err.contains("existing.bag") && err.contains("not a bag"), "--force keeps a file that is not a bag: {out}{err}");
+    assert!(
+        !ok && err.contains("existing.bag") && err.contains("not a bag"),
+        "--force keeps a file that is not a bag: {out}{err}"
+    );
     assert_eq!(std::fs::read(dir.join("existing.bag")).unwrap(), b"not a bag");
     std::fs::copy(dir.join("m.mcap"), dir.join("existing.bag")).unwrap();
     let (ok, out, err) = env.run(record(&env, &[&"/blob", &"-o", &"existing.bag", &"-l", &"2", &"--force"]), LONG);
@@ -790,14 +855,30 @@ fn snapshot_writes_the_ring_on_sigusr1_and_on_a_trigger_topic() {
     let dir = env.home.path().to_path_buf();
     let all = ["talker", "snap", "small"];
     const PAD: usize = 100;
-    let snap = record(&env, &[&"--snapshot", &"--snapshot-duration", &"2", &"--snapshot-topic", &"/trigger", &"/snap_data", &"--output-prefix", &"snap"]);
-    let small = record(&env, &[&"--snapshot", &"--snapshot-size", &"2KiB", &"/snap_data", &"--output-prefix", &"small"]);
+    let snap = record(
+        &env,
+        &[
+            &"--snapshot",
+            &"--snapshot-duration",
+            &"2",
+            &"--snapshot-topic",
+            &"/trigger",
+            &"/snap_data",
+            &"--output-prefix",
+            &"snap",
+        ],
+    );
+    let small =
+        record(&env, &[&"--snapshot", &"--snapshot-size", &"2KiB", &"/snap_data", &"--output-prefix", &"small"]);
     env.spawn("snap", snap);
     env.spawn("small", small);
     env.spawn("talker", python(&env, "record_talker.py", &[&"/snap_data", &"0", &"20", &"2", &PAD.to_string()]));
     wait_for(&env, "talker", "SUBSCRIBED", &all);
     std::thread::sleep(Duration::from_secs(4));
-    assert!(files_in(&dir, |n| n.ends_with(".bag") || n.ends_with(".active")).is_empty(), "nothing written before a trigger");
+    assert!(
+        files_in(&dir, |n| n.ends_with(".bag") || n.ends_with(".active")).is_empty(),
+        "nothing written before a trigger"
+    );
 
     env.signal("snap", "USR1");
     env.signal("small", "USR1");
@@ -815,7 +896,11 @@ fn snapshot_writes_the_ring_on_sigusr1_and_on_a_trigger_topic() {
     assert_eq!(small_bags.len(), 1);
     let small_msgs = read_all(&small_bags[0]);
     let ts = ticks(&small_msgs, "/snap_data");
-    assert!(ts[0] > 0 && payload_bytes(&small_msgs) <= 2048, "--snapshot-size 2KiB: {} bytes, ticks {ts:?}", payload_bytes(&small_msgs));
+    assert!(
+        ts[0] > 0 && payload_bytes(&small_msgs) <= 2048,
+        "--snapshot-size 2KiB: {} bytes, ticks {ts:?}",
+        payload_bytes(&small_msgs)
+    );
 
     // A message of any type on --snapshot-topic triggers the next one (a new second: a new name).
     std::thread::sleep(Duration::from_millis(1100));
@@ -836,7 +921,11 @@ fn snapshot_writes_the_ring_on_sigusr1_and_on_a_trigger_topic() {
         no_panic(&env.log(name));
         assert_eq!(st.code(), Some(0), "{}", env.log(name));
     }
-    assert_eq!(files_in(&dir, |n| n.ends_with(".bag") || n.ends_with(".active")).len(), 3, "only the snapshots are written");
+    assert_eq!(
+        files_in(&dir, |n| n.ends_with(".bag") || n.ends_with(".active")).len(),
+        3,
+        "only the snapshots are written"
+    );
 }
 
 /// Runs `cmd` with a timeout (a usage error must not start recording).

@@ -112,7 +112,12 @@ impl Recorder {
 
     fn expect_err(&mut self, needle: &str) {
         if !self.wait_err(needle, LONG) {
-            panic!("rbag record ({}) printed no {needle:?} within {LONG:?} (status {:?}):\n{}", self.name, self.status, self.stderr());
+            panic!(
+                "rbag record ({}) printed no {needle:?} within {LONG:?} (status {:?}):\n{}",
+                self.name,
+                self.status,
+                self.stderr()
+            );
         }
     }
 
@@ -127,7 +132,12 @@ impl Recorder {
 
     /// The topics it said it subscribed to.
     fn subscribed(&self) -> BTreeSet<String> {
-        self.stderr().lines().filter_map(|l| l.strip_prefix("Subscribed to topic '")).filter_map(|l| l.split('\'').next()).map(str::to_string).collect()
+        self.stderr()
+            .lines()
+            .filter_map(|l| l.strip_prefix("Subscribed to topic '"))
+            .filter_map(|l| l.split('\'').next())
+            .map(str::to_string)
+            .collect()
     }
 
     fn signal(&self, sig: i32) {
@@ -147,7 +157,9 @@ impl Recorder {
     fn stop_with(&mut self, sig: i32) -> ExitStatus {
         assert!(self.running(), "rbag record ({}) exited by itself ({:?}):\n{}", self.name, self.status, self.stderr());
         self.signal(sig);
-        let st = self.wait_exit(LONG).unwrap_or_else(|| panic!("rbag record ({}) did not stop within {LONG:?} of signal {sig}:\n{}", self.name, self.stderr()));
+        let st = self.wait_exit(LONG).unwrap_or_else(|| {
+            panic!("rbag record ({}) did not stop within {LONG:?} of signal {sig}:\n{}", self.name, self.stderr())
+        });
         no_panic(&format!("rbag record ({})", self.name), &self.stderr());
         st
     }
@@ -156,7 +168,12 @@ impl Recorder {
     fn stop(&mut self) {
         let st = self.stop_with(libc::SIGINT);
         assert_eq!(st.code(), Some(0), "rbag record ({}) exit status after SIGINT:\n{}", self.name, self.stderr());
-        assert!(self.out.join("metadata.yaml").exists(), "no metadata.yaml in {} after SIGINT:\n{}", self.out.display(), self.stderr());
+        assert!(
+            self.out.join("metadata.yaml").exists(),
+            "no metadata.yaml in {} after SIGINT:\n{}",
+            self.out.display(),
+            self.stderr()
+        );
     }
 
     fn kill9(&mut self) {
@@ -185,7 +202,11 @@ impl Recorder {
             }
             assert!(self.running(), "rbag record ({}) exited ({:?}):\n{}", self.name, self.status, self.stderr());
             if start.elapsed() > LONG {
-                panic!("rbag record ({}) had {got} of {n} messages of {topic} after {LONG:?}:\n{}", self.name, self.stderr());
+                panic!(
+                    "rbag record ({}) had {got} of {n} messages of {topic} after {LONG:?}:\n{}",
+                    self.name,
+                    self.stderr()
+                );
             }
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -230,7 +251,16 @@ struct AckedPub {
 }
 
 #[allow(clippy::too_many_arguments)] // one per flag of ros2_acked_pub.py
-fn acked_pub(py: &Path, domain: &Domain, dir: &Path, topic: &str, ty: &str, count: usize, depth: usize, readers: usize) -> AckedPub {
+fn acked_pub(
+    py: &Path,
+    domain: &Domain,
+    dir: &Path,
+    topic: &str,
+    ty: &str,
+    count: usize,
+    depth: usize,
+    readers: usize,
+) -> AckedPub {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let k = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = format!("acked-{}-{k}", topic.replace('/', "_"));
@@ -238,7 +268,16 @@ fn acked_pub(py: &Path, domain: &Domain, dir: &Path, topic: &str, ty: &str, coun
     let child = Command::new(py)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/ros2_acked_pub.py"))
         .args(["--domain", &domain.id().to_string(), "--topic", topic, "--type", ty])
-        .args(["--count", &count.to_string(), "--depth", &depth.to_string(), "--readers", &readers.to_string(), "--size", "8000"])
+        .args([
+            "--count",
+            &count.to_string(),
+            "--depth",
+            &depth.to_string(),
+            "--readers",
+            &readers.to_string(),
+            "--size",
+            "8000",
+        ])
         .env("CYCLONEDDS_URI", loopback_uri())
         .env("PYTHONUNBUFFERED", "1")
         .env_remove("ROS_DOMAIN_ID")
@@ -260,14 +299,22 @@ impl AckedPub {
 
     fn output(&self) -> String {
         let clip = |t: String| if t.len() > 4000 { format!("…{}", &t[t.len() - 4000..]) } else { t };
-        format!("--- stdout ---\n{}\n--- stderr ---\n{}", clip(std::fs::read_to_string(&self.out).unwrap_or_default()), std::fs::read_to_string(&self.err).unwrap_or_default())
+        format!(
+            "--- stdout ---\n{}\n--- stderr ---\n{}",
+            clip(std::fs::read_to_string(&self.out).unwrap_or_default()),
+            std::fs::read_to_string(&self.err).unwrap_or_default()
+        )
     }
 
     /// Waits until `needle` began `times` lines.
     fn expect_lines(&self, needle: &str, times: usize) {
         let start = Instant::now();
         while self.lines().iter().filter(|l| l.starts_with(needle)).count() < times {
-            assert!(start.elapsed() < LONG, "the acked publisher printed {needle:?} fewer than {times} times in {LONG:?}:\n{}", self.output());
+            assert!(
+                start.elapsed() < LONG,
+                "the acked publisher printed {needle:?} fewer than {times} times in {LONG:?}:\n{}",
+                self.output()
+            );
             std::thread::sleep(Duration::from_millis(25));
         }
     }
@@ -359,7 +406,14 @@ fn assert_same(what: &str, got: &[Vec<u8>], want: &[Vec<u8>]) {
 fn assert_prefix(what: &str, got: &[Vec<u8>], want: &[Vec<u8>]) {
     assert!(got.len() <= want.len(), "{what}: {} recorded, only {} published", got.len(), want.len());
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(same_payload(g, w), "{what}: sample {k} is {} bytes {}, the publisher sent {} bytes {}", g.len(), hex_head(g), w.len(), hex_head(w));
+        assert!(
+            same_payload(g, w),
+            "{what}: sample {k} is {} bytes {}, the publisher sent {} bytes {}",
+            g.len(),
+            hex_head(g),
+            w.len(),
+            hex_head(w)
+        );
     }
 }
 
@@ -367,7 +421,12 @@ fn assert_prefix(what: &str, got: &[Vec<u8>], want: &[Vec<u8>]) {
 fn assert_subsequence(what: &str, got: &[Vec<u8>], want: &[Vec<u8>]) {
     let mut it = want.iter();
     for (k, g) in got.iter().enumerate() {
-        assert!(it.any(|w| same_payload(g, w)), "{what}: recorded sample {k} ({} bytes {}) is not among the published ones, in order", g.len(), hex_head(g));
+        assert!(
+            it.any(|w| same_payload(g, w)),
+            "{what}: recorded sample {k} ({} bytes {}) is not among the published ones, in order",
+            g.len(),
+            hex_head(g)
+        );
     }
 }
 
@@ -379,11 +438,21 @@ fn metadata(py: &Path, dir: &Path) -> Value {
 
 /// A topic's entry in metadata.yaml's topics_with_message_count.
 fn topic_meta<'a>(meta: &'a Value, topic: &str) -> &'a Value {
-    meta["topics_with_message_count"].as_array().expect("topics_with_message_count").iter().find(|t| t["topic_metadata"]["name"] == topic).unwrap_or_else(|| panic!("metadata.yaml has no topic {topic}: {meta}"))
+    meta["topics_with_message_count"]
+        .as_array()
+        .expect("topics_with_message_count")
+        .iter()
+        .find(|t| t["topic_metadata"]["name"] == topic)
+        .unwrap_or_else(|| panic!("metadata.yaml has no topic {topic}: {meta}"))
 }
 
 fn meta_topics(meta: &Value) -> BTreeSet<String> {
-    meta["topics_with_message_count"].as_array().unwrap().iter().map(|t| t["topic_metadata"]["name"].as_str().unwrap().to_string()).collect()
+    meta["topics_with_message_count"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["topic_metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// offered_qos_profiles of a topic as (reliability, durability) pairs.
@@ -393,7 +462,9 @@ fn offered(meta: &Value, topic: &str) -> Vec<(String, String)> {
     q.as_array()
         .unwrap_or_else(|| panic!("offered_qos_profiles of {topic}: {q}"))
         .iter()
-        .map(|p| (p["reliability"].as_str().unwrap_or("?").to_string(), p["durability"].as_str().unwrap_or("?").to_string()))
+        .map(|p| {
+            (p["reliability"].as_str().unwrap_or("?").to_string(), p["durability"].as_str().unwrap_or("?").to_string())
+        })
         .collect()
 }
 
@@ -402,7 +473,12 @@ fn s(v: &[&str]) -> BTreeSet<String> {
 }
 
 fn storage_files(meta: &Value) -> Vec<String> {
-    meta["relative_file_paths"].as_array().expect("relative_file_paths").iter().map(|p| p.as_str().unwrap().to_string()).collect()
+    meta["relative_file_paths"]
+        .as_array()
+        .expect("relative_file_paths")
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -422,7 +498,13 @@ fn records_strings_and_imu_with_types_definitions_and_qos() {
     rec.expect_err("Recording to");
     // Each publisher waits until a reader (rbag's) matched before it publishes.
     let chatter = publisher(&py, &domain, "rt/chatter", "string", &["--count", "120", "--rate", "100", "--reliable"]);
-    let imu = publisher(&py, &domain, "rt/imu", "imu", &["--count", "40", "--rate", "50", "--reliable", "--transient-local", "--depth", "50"]);
+    let imu = publisher(
+        &py,
+        &domain,
+        "rt/imu",
+        "imu",
+        &["--count", "40", "--rate", "50", "--reliable", "--transient-local", "--depth", "50"],
+    );
     rec.expect_subscribed("/chatter", "std_msgs/msg/String");
     rec.expect_subscribed("/imu", "sensor_msgs/msg/Imu");
     // DONE comes after the reliable samples were acknowledged by rbag's reader.
@@ -431,7 +513,10 @@ fn records_strings_and_imu_with_types_definitions_and_qos() {
     settle();
     rec.stop();
     let log = rec.stderr();
-    assert!(log.contains("/chatter: 120 message(s)") && log.contains("/imu: 40 message(s)"), "the summary counts them:\n{log}");
+    assert!(
+        log.contains("/chatter: 120 message(s)") && log.contains("/imu: 40 message(s)"),
+        "the summary counts them:\n{log}"
+    );
     let (want_chatter, want_imu) = (published(&chatter), published(&imu));
 
     // rosbags over the directory.
@@ -447,7 +532,13 @@ fn records_strings_and_imu_with_types_definitions_and_qos() {
     assert_eq!(t["/chatter"]["msgdef_format"], "MSG");
     assert_eq!(t["/chatter"]["msgdef"].as_str().unwrap().trim(), "string data");
     let imu_def = t["/imu"]["msgdef"].as_str().unwrap();
-    for part in ["std_msgs/Header header", "geometry_msgs/Quaternion orientation", "float64[9] orientation_covariance", "MSG: std_msgs/Header", "MSG: geometry_msgs/Vector3"] {
+    for part in [
+        "std_msgs/Header header",
+        "geometry_msgs/Quaternion orientation",
+        "float64[9] orientation_covariance",
+        "MSG: std_msgs/Header",
+        "MSG: geometry_msgs/Vector3",
+    ] {
         assert!(imu_def.contains(part), "the Imu definition lacks {part:?}:\n{imu_def}");
     }
     assert_eq!(t["/chatter"]["qos"], serde_json::json!([{"reliability": "reliable", "durability": "volatile"}]));
@@ -472,7 +563,11 @@ fn records_strings_and_imu_with_types_definitions_and_qos() {
     assert_eq!(m["profile"], "ros2");
     assert_eq!(m["schemas"]["std_msgs/msg/String"]["encoding"], "ros2msg");
     assert_eq!(m["schemas"]["sensor_msgs/msg/Imu"]["encoding"], "ros2msg");
-    assert!(m["schemas"]["sensor_msgs/msg/Imu"]["data"].as_str().unwrap().contains("MSG: geometry_msgs/Quaternion"), "{}", m["schemas"]);
+    assert!(
+        m["schemas"]["sensor_msgs/msg/Imu"]["data"].as_str().unwrap().contains("MSG: geometry_msgs/Quaternion"),
+        "{}",
+        m["schemas"]
+    );
     assert_eq!(m["channels"]["/chatter"]["message_encoding"], "cdr");
     assert_eq!(m["channels"]["/imu"]["schema"], "sensor_msgs/msg/Imu");
     assert_same("mcap /chatter", &payloads(&m, "/chatter"), &want_chatter);
@@ -519,7 +614,10 @@ fn records_an_unknown_type_raw_with_a_warning() {
     settle();
     rec.stop();
     let log = rec.stderr();
-    let warning = log.lines().find(|l| l.starts_with("warning") && l.contains("rbag_test/msg/Mystery")).unwrap_or_else(|| panic!("no warning names the unknown type:\n{log}"));
+    let warning = log
+        .lines()
+        .find(|l| l.starts_with("warning") && l.contains("rbag_test/msg/Mystery"))
+        .unwrap_or_else(|| panic!("no warning names the unknown type:\n{log}"));
     assert!(warning.contains("/mystery"), "{warning}");
     let want = published(&mystery);
     let v = rosbags(&py, &rec.out);
@@ -574,8 +672,20 @@ fn best_effort_and_reliable_publishers_on_one_topic_are_both_recorded() {
     let mut rec = record(&domain, dir.path(), "bag", &["-a", "-p", "8000"]);
     rec.expect_err("Recording to");
     let t0 = Instant::now();
-    let be = publisher(&py, &domain, "rt/mixed", "blob", &["--count", "40", "--rate", "40", "--best-effort", "--size", "100", "--match-timeout", "60"]);
-    let rel = publisher(&py, &domain, "rt/mixed", "blob", &["--count", "40", "--rate", "40", "--reliable", "--size", "200", "--match-timeout", "60"]);
+    let be = publisher(
+        &py,
+        &domain,
+        "rt/mixed",
+        "blob",
+        &["--count", "40", "--rate", "40", "--best-effort", "--size", "100", "--match-timeout", "60"],
+    );
+    let rel = publisher(
+        &py,
+        &domain,
+        "rt/mixed",
+        "blob",
+        &["--count", "40", "--rate", "40", "--reliable", "--size", "200", "--match-timeout", "60"],
+    );
     be.expect_line("READY", LONG);
     rel.expect_line("READY", LONG);
     let ready_after = t0.elapsed();
@@ -596,7 +706,13 @@ fn best_effort_and_reliable_publishers_on_one_topic_are_both_recorded() {
     let from_be: Vec<Vec<u8>> = got.iter().filter(|p| want_be.iter().any(|w| same_payload(p, w))).cloned().collect();
     let from_rel: Vec<Vec<u8>> = got.iter().filter(|p| want_rel.iter().any(|w| same_payload(p, w))).cloned().collect();
     assert_eq!(from_be.len() + from_rel.len(), got.len(), "every recorded sample is one a publisher sent");
-    eprintln!("recorded {} of {} best-effort and {} of {} reliable samples", from_be.len(), want_be.len(), from_rel.len(), want_rel.len());
+    eprintln!(
+        "recorded {} of {} best-effort and {} of {} reliable samples",
+        from_be.len(),
+        want_be.len(),
+        from_rel.len(),
+        want_rel.len()
+    );
     assert!(!from_be.is_empty(), "no sample of the best-effort publisher was recorded\n{log}");
     assert!(!from_rel.is_empty(), "no sample of the reliable publisher was recorded\n{log}");
     assert_subsequence("best-effort publisher", &from_be, &want_be);
@@ -604,7 +720,10 @@ fn best_effort_and_reliable_publishers_on_one_topic_are_both_recorded() {
     let meta = metadata(&py, &rec.out);
     let mut offers = offered(&meta, "/mixed");
     offers.sort();
-    assert_eq!(offers, vec![("best_effort".to_string(), "volatile".to_string()), ("reliable".to_string(), "volatile".to_string())]);
+    assert_eq!(
+        offers,
+        vec![("best_effort".to_string(), "volatile".to_string()), ("reliable".to_string(), "volatile".to_string())]
+    );
 }
 
 /// `--qos-profile-overrides-path`: a best-effort override still records a reliable publisher;
@@ -627,14 +746,26 @@ fn qos_profile_overrides_replace_the_adapted_profile() {
     without.expect_err("Recording to");
     let t0 = Instant::now();
     let latched = acked_pub(&py, &domain, dir.path(), "rt/latched", "string", 5, 5, 2);
-    let volatile = publisher(&py, &domain, "rt/latched", "string", &["--count", "0", "--reliable", "--no-wait", "--linger", "600"]);
+    let volatile = publisher(
+        &py,
+        &domain,
+        "rt/latched",
+        "string",
+        &["--count", "0", "--reliable", "--no-wait", "--linger", "600"],
+    );
     latched.done();
     done(&volatile);
     let up_after = t0.elapsed();
     with.expect_subscribed("/latched", "std_msgs/msg/String");
     without.expect_subscribed("/latched", "std_msgs/msg/String");
     // Only `with` records /chatter; the publisher waits for its (best-effort) reader.
-    let chatter = publisher(&py, &domain, "rt/chatter", "string", &["--count", "50", "--rate", "50", "--reliable", "--match-timeout", "60"]);
+    let chatter = publisher(
+        &py,
+        &domain,
+        "rt/chatter",
+        "string",
+        &["--count", "50", "--rate", "50", "--reliable", "--match-timeout", "60"],
+    );
     with.expect_subscribed("/chatter", "std_msgs/msg/String");
     done(&chatter);
     // Both recorders acknowledged /latched (the volatile one without taking the history).
@@ -647,7 +778,11 @@ fn qos_profile_overrides_replace_the_adapted_profile() {
     let vw = rosbags(&py, &with.out);
     let got = payloads(&vw, "/chatter");
     eprintln!("the best-effort subscription recorded {} of 50", got.len());
-    assert!(!got.is_empty(), "nothing of the reliable publisher was recorded through a best-effort override:\n{}", with.stderr());
+    assert!(
+        !got.is_empty(),
+        "nothing of the reliable publisher was recorded through a best-effort override:\n{}",
+        with.stderr()
+    );
     assert_subsequence("overridden best-effort /chatter", &got, &published(&chatter));
     assert_same("overridden transient-local /latched", &payloads(&vw, "/latched"), &latched.published());
     let vo = rosbags(&py, &without.out);
@@ -673,7 +808,13 @@ fn selection_flags_choose_the_topics() {
     let domain = Domain::new();
     let dir = Dir::new(T);
     const N: usize = 10;
-    let graph = [("/chatter", "string"), ("/imu", "imu"), ("/other", "string"), ("/_hidden", "string"), ("/ns/deep", "unknown")];
+    let graph = [
+        ("/chatter", "string"),
+        ("/imu", "imu"),
+        ("/other", "string"),
+        ("/_hidden", "string"),
+        ("/ns/deep", "unknown"),
+    ];
     let all = ["/chatter", "/imu", "/other", "/ns/deep"];
     let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
         ("topics", vec!["--topics", "/chatter", "imu"], vec!["/chatter", "/imu"]),
@@ -682,13 +823,21 @@ fn selection_flags_choose_the_topics() {
         ("regex_long_whole_name", vec!["--regex", "chat|/ns/.*"], vec!["/ns/deep"]),
         ("all", vec!["-a"], all.to_vec()),
         ("all_topics", vec!["--all-topics"], all.to_vec()),
-        ("include_hidden", vec!["-a", "--include-hidden-topics"], vec!["/chatter", "/imu", "/other", "/ns/deep", "/_hidden"]),
+        (
+            "include_hidden",
+            vec!["-a", "--include-hidden-topics"],
+            vec!["/chatter", "/imu", "/other", "/ns/deep", "/_hidden"],
+        ),
         ("named_hidden", vec!["--topics", "/_hidden", "/chatter"], vec!["/_hidden", "/chatter"]),
         ("exclude_regex_short", vec!["-a", "-x", ".*e.*"], vec!["/imu"]),
         ("exclude_regex_long", vec!["-e", "/.*", "--exclude-regex", "/ns/.*"], vec!["/chatter", "/imu", "/other"]),
         ("exclude_topics", vec!["-a", "--exclude-topics", "/imu", "other"], vec!["/chatter", "/ns/deep"]),
         ("exclude_wins_over_named", vec!["--topics", "/chatter", "/imu", "--exclude-topics", "/imu"], vec!["/chatter"]),
-        ("topic_types", vec!["-a", "--topic-types", "sensor_msgs/msg/Imu", "rbag_test/msg/Mystery"], vec!["/imu", "/ns/deep"]),
+        (
+            "topic_types",
+            vec!["-a", "--topic-types", "sensor_msgs/msg/Imu", "rbag_test/msg/Mystery"],
+            vec!["/imu", "/ns/deep"],
+        ),
         ("exclude_topic_types", vec!["-a", "--exclude-topic-types", "std_msgs/msg/String"], vec!["/imu", "/ns/deep"]),
     ];
     // Each publisher knows how many recorders should take its topic, and says when they all
@@ -758,7 +907,8 @@ fn storage_and_output_flags() {
     let blob = acked_pub(&py, &domain, dir.path(), "rt/blob", "blob", 40, 0, cases.len());
     chatter.done();
     blob.done();
-    let want: BTreeMap<&str, Vec<Vec<u8>>> = [("/chatter", chatter.published()), ("/blob", blob.published())].into_iter().collect();
+    let want: BTreeMap<&str, Vec<Vec<u8>>> =
+        [("/chatter", chatter.published()), ("/blob", blob.published())].into_iter().collect();
 
     let mut recs: Vec<(Recorder, &str)> = cases
         .iter()
@@ -797,9 +947,11 @@ fn storage_and_output_flags() {
             "split" | "split_long" => {
                 assert!(files.len() >= 2, "case {name}: -b split the bag into {files:?}\n{log}");
                 assert!(files.iter().all(|f| f.ends_with(ext)), "{files:?}");
-                let listed: BTreeSet<String> = meta["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+                let listed: BTreeSet<String> =
+                    meta["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
                 assert_eq!(listed, files.iter().cloned().collect(), "case {name}: files and relative_file_paths agree");
-                let per_file: u64 = meta["files"].as_array().unwrap().iter().map(|f| f["message_count"].as_u64().unwrap()).sum();
+                let per_file: u64 =
+                    meta["files"].as_array().unwrap().iter().map(|f| f["message_count"].as_u64().unwrap()).sum();
                 assert_eq!(per_file, 90, "case {name}: per-file counts add up");
             }
             "file_zstd" => {
@@ -818,7 +970,13 @@ fn storage_and_output_flags() {
             _ => {
                 assert_eq!(files.len(), 1, "case {name}: {files:?}");
                 assert!(files[0].ends_with(ext), "case {name}: {files:?}");
-                assert!(meta["compression_mode"].as_str().unwrap_or("").is_empty() || meta["compression_mode"] == "NONE" || meta["compression_mode"] == "none", "case {name}: {}", meta["compression_mode"]);
+                assert!(
+                    meta["compression_mode"].as_str().unwrap_or("").is_empty()
+                        || meta["compression_mode"] == "NONE"
+                        || meta["compression_mode"] == "none",
+                    "case {name}: {}",
+                    meta["compression_mode"]
+                );
             }
         }
         if *name == "custom" {
@@ -944,7 +1102,9 @@ fn sigint_and_sigterm_close_a_valid_bag() {
     done(&p_int);
     done(&p_term);
     settle();
-    for (rec, sig, topic, p) in [(&mut int, libc::SIGINT, "/chatter", &p_int), (&mut term, libc::SIGTERM, "/chatter2", &p_term)] {
+    for (rec, sig, topic, p) in
+        [(&mut int, libc::SIGINT, "/chatter", &p_int), (&mut term, libc::SIGTERM, "/chatter2", &p_term)]
+    {
         let want = published(p);
         let st = rec.stop_with(sig);
         let log = rec.stderr();
@@ -980,7 +1140,12 @@ fn info_and_reindex(domain: &Domain, bag: &Path) -> (String, String) {
 fn rbag_payloads(bag: &Path, topic: &str) -> Vec<Vec<u8>> {
     let r = rbag_storage::open(bag).unwrap_or_else(|e| panic!("opening {}: {e}", bag.display()));
     let ids: BTreeSet<u32> = r.connections().iter().filter(|c| c.topic == topic).map(|c| c.id).collect();
-    r.messages(&Filter::default()).unwrap().map(|m| m.unwrap()).filter(|m| ids.contains(&m.connection)).map(|m| m.data.to_vec()).collect()
+    r.messages(&Filter::default())
+        .unwrap()
+        .map(|m| m.unwrap())
+        .filter(|m| ids.contains(&m.connection))
+        .map(|m| m.data.to_vec())
+        .collect()
 }
 
 /// SIGKILL while recording MCAP (the default): `rbag info` reads what is there, `rbag reindex`
@@ -1203,7 +1368,8 @@ fn samples_over_max_sample_size_are_dropped_with_a_warning() {
     let dir = Dir::new(T);
     let mut rec = record(&domain, dir.path(), "bag", &["-a", "--max-sample-size", "1MiB"]);
     rec.expect_err("Recording to");
-    let big = publisher(&py, &domain, "rt/big", "blob", &["--count", "3", "--size", "2000000", "--reliable", "--no-hex"]);
+    let big =
+        publisher(&py, &domain, "rt/big", "blob", &["--count", "3", "--size", "2000000", "--reliable", "--no-hex"]);
     let small = publisher(&py, &domain, "rt/small", "blob", &["--count", "5", "--size", "1000", "--reliable"]);
     let chatter = publisher(&py, &domain, "rt/chatter", "string", &["--count", "100", "--rate", "50", "--reliable"]);
     rec.expect_subscribed("/big", "sensor_msgs/msg/CompressedImage");
@@ -1217,7 +1383,10 @@ fn samples_over_max_sample_size_are_dropped_with_a_warning() {
     let log = rec.stderr();
     let warning = log.lines().find(|l| l.contains("larger than the limit")).unwrap();
     assert!(warning.starts_with("warning") && warning.contains("/big"), "{warning}");
-    assert!(!log.lines().any(|l| l.contains("larger than the limit") && (l.contains("/chatter") || l.contains("/small"))), "{log}");
+    assert!(
+        !log.lines().any(|l| l.contains("larger than the limit") && (l.contains("/chatter") || l.contains("/small"))),
+        "{log}"
+    );
     let v = rosbags(&py, &rec.out);
     assert_same("/chatter", &payloads(&v, "/chatter"), &published(&chatter));
     assert_same("/small (under the limit)", &payloads(&v, "/small"), &published(&small));
@@ -1234,7 +1403,8 @@ fn a_publisher_killed_mid_stream_keeps_its_samples() {
     let dir = Dir::new(T);
     let mut rec = record(&domain, dir.path(), "bag", &["-a"]);
     rec.expect_err("Recording to");
-    let mut victim = publisher(&py, &domain, "rt/victim", "string", &["--count", "100000", "--rate", "50", "--reliable"]);
+    let mut victim =
+        publisher(&py, &domain, "rt/victim", "string", &["--count", "100000", "--rate", "50", "--reliable"]);
     rec.expect_subscribed("/victim", "std_msgs/msg/String");
     let good = publisher(&py, &domain, "rt/good", "imu", &["--count", "150", "--rate", "30", "--reliable"]);
     rec.expect_subscribed("/good", "sensor_msgs/msg/Imu");
@@ -1255,5 +1425,10 @@ fn a_publisher_killed_mid_stream_keeps_its_samples() {
     // It may have sent a sample or two whose PUBLISHED line it never printed.
     let printed = got.len().min(want_victim.len());
     assert_prefix("/victim", &got[..printed], &want_victim);
-    assert!(got.len() <= want_victim.len() + 2, "more /victim samples than it published: {} > {}", got.len(), want_victim.len());
+    assert!(
+        got.len() <= want_victim.len() + 2,
+        "more /victim samples than it published: {} > {}",
+        got.len(),
+        want_victim.len()
+    );
 }

@@ -30,7 +30,10 @@ impl Rec {
     }
 
     fn signal(&self, sig: &str) {
-        let ok = Command::new("kill").args([&format!("-{sig}"), &self.child.id().to_string()]).status().is_ok_and(|s| s.success());
+        let ok = Command::new("kill")
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
         assert!(ok, "kill -{sig}");
     }
 
@@ -64,14 +67,20 @@ impl Drop for Rec {
 
 fn rbag_cmd(program: &str, domain: &Domain) -> Command {
     let mut c = Command::new(program);
-    c.env("CYCLONEDDS_URI", loopback_uri()).env("ROS_DOMAIN_ID", domain.id().to_string()).env_remove("ROS_LOCALHOST_ONLY");
+    c.env("CYCLONEDDS_URI", loopback_uri())
+        .env("ROS_DOMAIN_ID", domain.id().to_string())
+        .env_remove("ROS_LOCALHOST_ONLY");
     c
 }
 
 fn record(domain: &Domain, dir: &Path, args: &[&str]) -> Rec {
     let log = dir.join("rbag.log");
     let mut c = rbag_cmd(env!("CARGO_BIN_EXE_rbag"), domain);
-    c.args(["record", "--ros2"]).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap());
+    c.args(["record", "--ros2"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
     Rec { child: c.spawn().unwrap(), log }
 }
 
@@ -79,12 +88,34 @@ fn count(bag: &Path, topic: &str) -> u64 {
     let out = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["info", "--json"]).arg(bag).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["topics"].as_array().unwrap().iter().find(|t| t["name"] == topic).map_or(0, |t| t["message_count"].as_u64().unwrap())
+    v["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == topic)
+        .map_or(0, |t| t["message_count"].as_u64().unwrap())
 }
 
 /// Publishes `hello 0` … `hello <n-1>` once a reader (rbag) matched.
 fn publish(py: &Path, domain: &Domain, n: usize) -> CyclonePeer {
-    let mut p = CyclonePeer::spawn(py, domain, "pub", &["--topic", "rt/chatter", "--type", "string", "--count", &n.to_string(), "--rate", "200", "--linger", "0.5", "--no-hex"]);
+    let mut p = CyclonePeer::spawn(
+        py,
+        domain,
+        "pub",
+        &[
+            "--topic",
+            "rt/chatter",
+            "--type",
+            "string",
+            "--count",
+            &n.to_string(),
+            "--rate",
+            "200",
+            "--linger",
+            "0.5",
+            "--no-hex",
+        ],
+    );
     p.expect_line("DONE", LONG);
     p.wait_exit(LONG);
     p
@@ -97,7 +128,11 @@ fn snapshot_mode_writes_the_cache_only_when_triggered() {
     let domain = Domain::new();
     let tmp = tempfile::tempdir().unwrap();
     let bag = tmp.path().join("snap");
-    let rec = record(&domain, tmp.path(), &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "1MiB"]);
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "1MiB"],
+    );
     rec.wait_log("Recording to");
     publish(&py, &domain, 30);
     rec.signal("USR1");
@@ -118,7 +153,8 @@ fn snapshot_cache_keeps_only_the_newest_bytes() {
     let bag = tmp.path().join("snap");
     // `hello 10` … `hello 39` are 17 bytes, 20 with Cyclone's padding: 200 bytes of cache keep
     // the last 10.
-    let rec = record(&domain, tmp.path(), &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "200"]);
+    let rec =
+        record(&domain, tmp.path(), &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "200"]);
     rec.wait_log("Recording to");
     publish(&py, &domain, 40);
     rec.signal("USR1");
@@ -147,7 +183,10 @@ fn start_paused_records_nothing_until_space_on_a_terminal() {
     // line holds the same words) and signalled itself.
     let inner = format!("exec {} record --ros2 -a --start-paused -o {}", env!("CARGO_BIN_EXE_rbag"), bag.display());
     let mut c = rbag_cmd("/usr/bin/script", &domain);
-    c.args(["-qfec", &inner, "/dev/null"]).stdin(Stdio::piped()).stdout(std::fs::File::create(&log).unwrap()).stderr(Stdio::null());
+    c.args(["-qfec", &inner, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::null());
     let mut rec = Rec { child: c.spawn().unwrap(), log };
     let mut keys = rec.child.stdin.take().unwrap();
     rec.wait_log("press space");
@@ -159,7 +198,12 @@ fn start_paused_records_nothing_until_space_on_a_terminal() {
     // Stop rbag itself, as a user's Ctrl-C would: script would answer a signal by closing the
     // terminal under rbag.
     let pid = Command::new("pgrep").args(["-P", &rec.child.id().to_string()]).output().unwrap();
-    let pid = String::from_utf8_lossy(&pid.stdout).lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string).expect("rbag's pid");
+    let pid = String::from_utf8_lossy(&pid.stdout)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+        .expect("rbag's pid");
     assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
     let log = rec.stop_on_its_own();
     assert!(log.contains("Recording stopped"), "{log}");
@@ -177,7 +221,11 @@ fn control_services_pause_resume_split_and_snapshot_as_ros2_service_call_does() 
 
     // --start-paused with no terminal: only the resume service starts the recording.
     let bag = tmp.path().join("paused");
-    let rec = record(&domain, tmp.path(), &["-a", "--start-paused", "--node-name", "my_recorder", "-o", bag.to_str().unwrap()]);
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &["-a", "--start-paused", "--node-name", "my_recorder", "-o", bag.to_str().unwrap()],
+    );
     rec.wait_log("Recording is paused");
     assert_eq!(call("is_paused", "IsPaused")["paused"], true);
     publish(&py, &domain, 10);
@@ -204,7 +252,8 @@ fn control_services_pause_resume_split_and_snapshot_as_ros2_service_call_does() 
     let dir = tmp.path().join("snap-run");
     std::fs::create_dir_all(&dir).unwrap();
     let bag = dir.join("snap");
-    let rec = record(&domain, &dir, &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "1MiB"]);
+    let rec =
+        record(&domain, &dir, &["-a", "-o", bag.to_str().unwrap(), "--snapshot-mode", "--max-cache-size", "1MiB"]);
     rec.wait_log("Recording to");
     publish(&py, &domain, 12);
     assert_eq!(call("snapshot", "Snapshot")["success"], true);
@@ -224,14 +273,49 @@ fn ignore_leaf_topics_waits_for_a_subscriber() {
     rec.wait_log("Recording to");
     // Transient-local publishers keep their samples for rbag whenever it subscribes.
     let publisher = |topic: &str, n: &str| {
-        let p = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", topic, "--type", "string", "--count", n, "--transient-local", "--depth", "50", "--no-wait", "--linger", "30", "--no-hex"]);
+        let p = CyclonePeer::spawn(
+            &py,
+            &domain,
+            "pub",
+            &[
+                "--topic",
+                topic,
+                "--type",
+                "string",
+                "--count",
+                n,
+                "--transient-local",
+                "--depth",
+                "50",
+                "--no-wait",
+                "--linger",
+                "30",
+                "--no-hex",
+            ],
+        );
         p.expect_line("DONE", LONG);
         p
     };
     let _leaf = publisher("rt/leaf", "5");
     let _watched = publisher("rt/watched", "7");
     // It stays subscribed (it waits for more than it gets).
-    let _sub = CyclonePeer::spawn(&py, &domain, "sub", &["--topic", "rt/watched", "--type", "string", "--count", "1000", "--timeout", "60", "--transient-local", "--no-hex"]);
+    let _sub = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "sub",
+        &[
+            "--topic",
+            "rt/watched",
+            "--type",
+            "string",
+            "--count",
+            "1000",
+            "--timeout",
+            "60",
+            "--transient-local",
+            "--no-hex",
+        ],
+    );
     rec.wait_log("Subscribed to topic '/watched'");
     // Long enough for several discovery polls to see /leaf, and for /watched's history to arrive.
     std::thread::sleep(Duration::from_secs(2));
@@ -251,7 +335,10 @@ fn a_vanished_terminal_stops_the_recording_with_a_valid_bag() {
     // stderr is a pipe nobody reads any more: every status line fails with EPIPE, as it fails
     // with EIO on a closed terminal. Neither may cost the recording.
     let mut c = rbag_cmd(env!("CARGO_BIN_EXE_rbag"), &domain);
-    c.args(["record", "--ros2", "-a", "-o", bag.to_str().unwrap()]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    c.args(["record", "--ros2", "-a", "-o", bag.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     drop(child.stderr.take());
     publish(&py, &domain, 15);
@@ -287,12 +374,47 @@ fn no_discovery_takes_only_the_topics_present_at_start() {
     let tmp = tempfile::tempdir().unwrap();
     let bag = tmp.path().join("nd");
     // /early publishes (and waits for a reader) before rbag starts; /late only after 3 s.
-    let early = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/early", "--type", "string", "--count", "5", "--rate", "2", "--no-hex", "--match-timeout", "30"]);
+    let early = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "pub",
+        &[
+            "--topic",
+            "rt/early",
+            "--type",
+            "string",
+            "--count",
+            "5",
+            "--rate",
+            "2",
+            "--no-hex",
+            "--match-timeout",
+            "30",
+        ],
+    );
     early.expect_line("READY", LONG);
     let rec = record(&domain, tmp.path(), &["-a", "--no-discovery", "-p", "50", "-o", bag.to_str().unwrap()]);
     rec.wait_log("Subscribed to topic '/early'");
     std::thread::sleep(Duration::from_secs(2));
-    let mut late = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/late", "--type", "string", "--count", "5", "--rate", "50", "--no-wait", "--start-delay", "1", "--no-hex"]);
+    let mut late = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "pub",
+        &[
+            "--topic",
+            "rt/late",
+            "--type",
+            "string",
+            "--count",
+            "5",
+            "--rate",
+            "50",
+            "--no-wait",
+            "--start-delay",
+            "1",
+            "--no-hex",
+        ],
+    );
     late.expect_line("DONE", LONG);
     late.wait_exit(LONG);
     early.expect_line("DONE", LONG);
@@ -308,7 +430,12 @@ fn include_unpublished_topics_records_a_topic_with_only_subscribers() {
     let Some(py) = available(test) else { return };
     let domain = Domain::new();
     let tmp = tempfile::tempdir().unwrap();
-    let sub = CyclonePeer::spawn(&py, &domain, "sub", &["--topic", "rt/wanted", "--type", "imu", "--count", "1", "--timeout", "30", "--no-hex"]);
+    let sub = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "sub",
+        &["--topic", "rt/wanted", "--type", "imu", "--count", "1", "--timeout", "30", "--no-hex"],
+    );
     sub.expect_line("READY", LONG);
     for (flag, subscribed) in [(None, false), (Some("--include-unpublished-topics"), true)] {
         let bag = tmp.path().join(format!("u{subscribed}"));
@@ -332,9 +459,15 @@ fn a_full_cache_drops_counts_and_exits_3() {
     let tmp = tempfile::tempdir().unwrap();
     let bag = tmp.path().join("drops");
     // Every 2 KiB sample alone is over a 1000-byte cache: each one is dropped and counted.
-    let rec = record(&domain, tmp.path(), &["--topics", "/blob", "-o", bag.to_str().unwrap(), "--max-cache-size", "1000"]);
+    let rec =
+        record(&domain, tmp.path(), &["--topics", "/blob", "-o", bag.to_str().unwrap(), "--max-cache-size", "1000"]);
     rec.wait_log("Recording to");
-    let mut p = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/blob", "--type", "blob", "--size", "2048", "--count", "10", "--rate", "100", "--no-hex"]);
+    let mut p = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "pub",
+        &["--topic", "rt/blob", "--type", "blob", "--size", "2048", "--count", "10", "--rate", "100", "--no-hex"],
+    );
     p.expect_line("DONE", LONG);
     p.wait_exit(LONG);
     let mut rec = rec;
@@ -388,7 +521,14 @@ fn service_flags_choose_service_event_topics() {
     // the selection).
     let mut peers: Vec<CyclonePeer> = ["rt/add/_service_event", "rt/sub/_service_event", "rt/chatter"]
         .iter()
-        .map(|t| CyclonePeer::spawn(&py, &domain, "pub", &["--topic", t, "--type", "string", "--count", "1", "--no-wait", "--linger", "60", "--no-hex"]))
+        .map(|t| {
+            CyclonePeer::spawn(
+                &py,
+                &domain,
+                "pub",
+                &["--topic", t, "--type", "string", "--count", "1", "--no-wait", "--linger", "60", "--no-hex"],
+            )
+        })
         .collect();
     for p in &peers {
         p.expect_line("DONE", LONG);
@@ -406,7 +546,12 @@ fn service_flags_choose_service_event_topics() {
         rec.wait_log("Recording to");
         std::thread::sleep(Duration::from_millis(1500));
         let log = rec.stop();
-        let mut got: Vec<String> = log.lines().filter_map(|l| l.strip_prefix("Subscribed to topic '")).filter_map(|l| l.split('\'').next()).map(str::to_string).collect();
+        let mut got: Vec<String> = log
+            .lines()
+            .filter_map(|l| l.strip_prefix("Subscribed to topic '"))
+            .filter_map(|l| l.split('\'').next())
+            .map(str::to_string)
+            .collect();
         got.sort();
         assert_eq!(got, want, "{args:?}:\n{log}");
     }
@@ -428,8 +573,13 @@ fn unknown_types_decode_once_their_definition_is_given() {
     std::fs::write(defs.join("Mystery.msg"), "int32 a\nstring b\n").unwrap();
     let msg_path = format!("rbag_test={}", defs.display());
     let echo = |bag: &Path, extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_rbag")).arg("echo").arg(bag).arg("/mystery").args(extra).output().unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_rbag")).arg("echo").arg(bag).arg("/mystery").args(extra).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     for (k, with_defs) in [false, true].into_iter().enumerate() {
         let bag = tmp.path().join(format!("m{k}"));
@@ -439,7 +589,12 @@ fn unknown_types_decode_once_their_definition_is_given() {
         }
         let rec = record(&domain, tmp.path(), &args);
         rec.wait_log("Recording to");
-        let mut p = CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/mystery", "--type", "unknown", "--count", "3", "--rate", "50", "--no-hex"]);
+        let mut p = CyclonePeer::spawn(
+            &py,
+            &domain,
+            "pub",
+            &["--topic", "rt/mystery", "--type", "unknown", "--count", "3", "--rate", "50", "--no-hex"],
+        );
         p.expect_line("DONE", LONG);
         p.wait_exit(LONG);
         let log = rec.stop();
@@ -448,7 +603,10 @@ fn unknown_types_decode_once_their_definition_is_given() {
         let (code, out, err) = echo(&bag, &[]);
         if with_defs {
             assert_eq!(code, Some(0), "{err}");
-            assert!(out.contains("b: 'mystery 2'") || out.contains("b: mystery 2"), "the stored definition decodes it:\n{out}");
+            assert!(
+                out.contains("b: 'mystery 2'") || out.contains("b: mystery 2"),
+                "the stored definition decodes it:\n{out}"
+            );
         } else {
             assert_ne!(code, Some(0), "no definition, no decoding: {out}");
             assert!(!err.contains("panicked at") && err.contains("rbag_test/msg/Mystery"), "{err}");
@@ -466,7 +624,9 @@ fn localhost_only_finds_publishers_on_this_host_without_a_cyclone_config() {
     let test = "localhost_only_finds_publishers_on_this_host_without_a_cyclone_config";
     let Some(py) = available(test) else { return };
     let tmp = tempfile::tempdir().unwrap();
-    for (k, (var, value)) in [("ROS_LOCALHOST_ONLY", "1"), ("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")].into_iter().enumerate() {
+    for (k, (var, value)) in
+        [("ROS_LOCALHOST_ONLY", "1"), ("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")].into_iter().enumerate()
+    {
         let domain = Domain::new();
         let bag = tmp.path().join(format!("l{k}"));
         let log = tmp.path().join(format!("l{k}.log"));

@@ -49,7 +49,8 @@ fn write_bag(path: &Path, format: Format) {
 }
 
 fn names_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -115,10 +116,16 @@ fn convert_while_truncated(format: Format, ext: &str) {
             let mut n = 0;
             for m in r.messages(&Filter::default()).unwrap() {
                 let m = m.unwrap();
-                assert!(m.data[..] == payload(format, n)[..], "message {n} of a successful convert differs (input cut after {ms} ms)");
+                assert!(
+                    m.data[..] == payload(format, n)[..],
+                    "message {n} of a successful convert differs (input cut after {ms} ms)"
+                );
                 n += 1;
             }
-            assert!(n == COUNT || err.contains("dropped:"), "a successful convert wrote {n} of {COUNT} messages without a warning (input cut after {ms} ms): {err}");
+            assert!(
+                n == COUNT || err.contains("dropped:"),
+                "a successful convert wrote {n} of {COUNT} messages without a warning (input cut after {ms} ms): {err}"
+            );
             drop(r);
             std::fs::remove_file(&out).unwrap();
         }

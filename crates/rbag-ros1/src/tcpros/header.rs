@@ -99,7 +99,8 @@ impl Header {
                 return Err(malformed(format!("field at byte {at} ({len} bytes) has no '='")));
             };
             let text = |b: &[u8], part: &str| {
-                String::from_utf8(b.to_vec()).map_err(|_| malformed(format!("field at byte {at}: the {part} is not UTF-8")))
+                String::from_utf8(b.to_vec())
+                    .map_err(|_| malformed(format!("field at byte {at}: the {part} is not UTF-8")))
             };
             fields.push((text(&field[..eq], "key")?, text(&field[eq + 1..], "value")?));
             at += 4 + len;
@@ -110,7 +111,8 @@ impl Header {
     /// The header as sent on the wire, total length included. Fails only for a header whose
     /// length does not fit the `u32` prefix (over 4 GiB).
     pub fn encode(&self) -> Result<Vec<u8>, WireError> {
-        let too_long = |len: usize| WireError::TooLong { what: "connection header", len: len as u64, limit: u32::MAX as u64 };
+        let too_long =
+            |len: usize| WireError::TooLong { what: "connection header", len: len as u64, limit: u32::MAX as u64 };
         let total: usize = self.fields.iter().map(|(k, v)| 4 + k.len() + 1 + v.len()).sum();
         let total32 = u32::try_from(total).map_err(|_| too_long(total))?;
         let mut out = Vec::with_capacity(4 + total);
@@ -204,8 +206,9 @@ pub fn read_frame(r: &mut impl Read, limits: &Limits) -> Result<Option<Bytes>, W
 
 /// Writes one message frame; a message over 4 GiB cannot be framed and is refused.
 pub fn write_frame(w: &mut impl Write, msg: &[u8]) -> io::Result<()> {
-    let len = u32::try_from(msg.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("a {}-byte message does not fit a TCPROS frame", msg.len())))?;
+    let len = u32::try_from(msg.len()).map_err(|_| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("a {}-byte message does not fit a TCPROS frame", msg.len()))
+    })?;
     w.write_all(&len.to_le_bytes())?;
     w.write_all(msg)
 }

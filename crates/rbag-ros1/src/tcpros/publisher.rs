@@ -80,12 +80,22 @@ impl TcprosServer {
     /// Listens on an OS-chosen port of `host`; `limits.max_header` bounds subscribers' headers.
     pub fn bind_with_limits(host: &str, limits: Limits) -> Result<Arc<TcprosServer>, TcprosError> {
         let bind_err = |source| TcprosError::Bind { host: host.to_string(), source };
-        let spec = if host.contains(':') && !host.starts_with('[') { format!("[{host}]:0") } else { format!("{host}:0") };
+        let spec =
+            if host.contains(':') && !host.starts_with('[') { format!("[{host}]:0") } else { format!("{host}:0") };
         let listener = TcpListener::bind(&spec).map_err(bind_err)?;
         let addr = listener.local_addr().map_err(bind_err)?;
-        let shared = Arc::new(Shared { topics: Mutex::new(HashMap::new()), services: Mutex::new(HashMap::new()), stopped: AtomicBool::new(false), limits, port: addr.port() });
+        let shared = Arc::new(Shared {
+            topics: Mutex::new(HashMap::new()),
+            services: Mutex::new(HashMap::new()),
+            stopped: AtomicBool::new(false),
+            limits,
+            port: addr.port(),
+        });
         let s = shared.clone();
-        let accept = std::thread::Builder::new().name("tcpros-accept".into()).spawn(move || accept_loop(listener, s)).map_err(bind_err)?;
+        let accept = std::thread::Builder::new()
+            .name("tcpros-accept".into())
+            .spawn(move || accept_loop(listener, s))
+            .map_err(bind_err)?;
         Ok(Arc::new(TcprosServer { shared, addr, accept: Mutex::new(Some(accept)) }))
     }
 
@@ -223,7 +233,9 @@ fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
     if shared.stopped.load(Ordering::SeqCst) {
         return;
     }
-    if stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err() || stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT)).is_err() {
+    if stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
+        || stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
+    {
         return;
     }
     // A header that does not parse gets no reply: there is no telling what the peer speaks.
@@ -411,7 +423,11 @@ impl TopicPublisher {
         lock(&self.state)
             .subs
             .iter()
-            .map(|s| SubscriberInfo { caller_id: s.caller_id.clone(), peer: s.peer.clone(), dropped: s.dropped.load(Ordering::Relaxed) })
+            .map(|s| SubscriberInfo {
+                caller_id: s.caller_id.clone(),
+                peer: s.peer.clone(),
+                dropped: s.dropped.load(Ordering::Relaxed),
+            })
             .collect()
     }
 

@@ -7,8 +7,8 @@ use std::mem::MaybeUninit;
 use std::os::raw::c_void;
 
 use cyclors::{
-    dds_builtintopic_endpoint_t, dds_create_reader, dds_entity_t, dds_instance_handle_t, dds_return_loan, dds_sample_info_t, dds_take, DDS_BUILTIN_TOPIC_DCPSPUBLICATION,
-    DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION,
+    dds_builtintopic_endpoint_t, dds_create_reader, dds_entity_t, dds_instance_handle_t, dds_return_loan,
+    dds_sample_info_t, dds_take, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION,
 };
 use rbag_storage::rosbag2::qos::QosProfile;
 
@@ -61,7 +61,9 @@ unsafe impl Send for Endpoints {}
 impl Endpoints {
     pub fn new(participant: &Participant) -> Result<Endpoints, DdsError> {
         let mut readers = [(0, EndpointKind::Writer), (0, EndpointKind::Reader)];
-        for (slot, topic) in readers.iter_mut().zip([DDS_BUILTIN_TOPIC_DCPSPUBLICATION, DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION]) {
+        for (slot, topic) in
+            readers.iter_mut().zip([DDS_BUILTIN_TOPIC_DCPSPUBLICATION, DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION])
+        {
             // SAFETY: built-in topics take null QoS and listener.
             let r = unsafe { dds_create_reader(participant.handle(), topic, std::ptr::null(), std::ptr::null()) };
             slot.0 = check(r, || "reading the discovery topics".into())?;
@@ -83,7 +85,9 @@ impl Endpoints {
                 let mut buf: [*mut c_void; N] = [std::ptr::null_mut(); N];
                 let mut infos: [MaybeUninit<dds_sample_info_t>; N] = [const { MaybeUninit::zeroed() }; N];
                 // SAFETY: loaned samples of the built-in topic, returned below.
-                let n = unsafe { dds_take(reader, buf.as_mut_ptr(), infos.as_mut_ptr() as *mut dds_sample_info_t, N, N as u32) };
+                let n = unsafe {
+                    dds_take(reader, buf.as_mut_ptr(), infos.as_mut_ptr() as *mut dds_sample_info_t, N, N as u32)
+                };
                 if n <= 0 {
                     break;
                 }

@@ -10,7 +10,8 @@
 //!   writers).
 
 use cyclors::qos::{
-    Deadline, Durability, DurabilityKind, DurabilityService, History, HistoryKind, Lifespan, Liveliness, LivelinessKind, Qos, Reliability, ReliabilityKind, WriterDataLifecycle,
+    Deadline, Durability, DurabilityKind, DurabilityService, History, HistoryKind, Lifespan, Liveliness,
+    LivelinessKind, Qos, Reliability, ReliabilityKind, WriterDataLifecycle,
 };
 use cyclors::{dds_delete_qos, dds_qos_t};
 use rbag_storage::rosbag2::qos::{policy, Duration, QosProfile};
@@ -68,13 +69,21 @@ pub fn profile_to_qos(p: &QosProfile, role: Role, user_data: Option<&str>) -> Qo
         Reliability { kind: ReliabilityKind::BEST_EFFORT, max_blocking_time: 0 }
     });
     let latched = p.durability == policy::TRANSIENT_LOCAL;
-    q.durability = Some(Durability { kind: if latched { DurabilityKind::TRANSIENT_LOCAL } else { DurabilityKind::VOLATILE } });
+    q.durability =
+        Some(Durability { kind: if latched { DurabilityKind::TRANSIENT_LOCAL } else { DurabilityKind::VOLATILE } });
     if latched && role == Role::Writer {
         let (history_kind, history_depth) = match p.history {
             policy::KEEP_ALL => (HistoryKind::KEEP_ALL, 1),
             _ => (HistoryKind::KEEP_LAST, depth),
         };
-        q.durability_service = Some(DurabilityService { service_cleanup_delay: 0, history_kind, history_depth, max_samples: -1, max_instances: -1, max_samples_per_instance: -1 });
+        q.durability_service = Some(DurabilityService {
+            service_cleanup_delay: 0,
+            history_kind,
+            history_depth,
+            max_samples: -1,
+            max_instances: -1,
+            max_samples_per_instance: -1,
+        });
     }
     let deadline = to_dds_duration(p.deadline);
     if deadline != DDS_INFINITY {
@@ -85,7 +94,11 @@ pub fn profile_to_qos(p: &QosProfile, role: Role, user_data: Option<&str>) -> Qo
         q.lifespan = Some(Lifespan { duration: lifespan });
     }
     let lease = to_dds_duration(p.liveliness_lease_duration);
-    let kind = if p.liveliness == policy::MANUAL_BY_TOPIC { LivelinessKind::MANUAL_BY_TOPIC } else { LivelinessKind::AUTOMATIC };
+    let kind = if p.liveliness == policy::MANUAL_BY_TOPIC {
+        LivelinessKind::MANUAL_BY_TOPIC
+    } else {
+        LivelinessKind::AUTOMATIC
+    };
     if lease != DDS_INFINITY || kind != LivelinessKind::AUTOMATIC {
         q.liveliness = Some(Liveliness { kind, lease_duration: lease });
     }
@@ -192,7 +205,13 @@ mod tests {
 
     #[test]
     fn latched_writers_keep_their_depth_for_late_joiners() {
-        let p = QosProfile { history: policy::KEEP_LAST, depth: 5, reliability: policy::RELIABLE, durability: policy::TRANSIENT_LOCAL, ..QosProfile::default() };
+        let p = QosProfile {
+            history: policy::KEEP_LAST,
+            depth: 5,
+            reliability: policy::RELIABLE,
+            durability: policy::TRANSIENT_LOCAL,
+            ..QosProfile::default()
+        };
         let q = profile_to_qos(&p, Role::Writer, Some("typehash=RIHS01_00;"));
         assert_eq!(q.durability_service.as_ref().map(|d| d.history_depth), Some(5));
         assert_eq!(q.user_data.as_deref(), Some(&b"typehash=RIHS01_00;"[..]));
@@ -202,7 +221,10 @@ mod tests {
     #[test]
     fn unset_policies_read_as_dds_defaults() {
         let w = qos_to_profile(&Qos::default(), Role::Writer);
-        assert_eq!((w.reliability, w.durability, w.history, w.depth), (policy::RELIABLE, policy::VOLATILE, policy::KEEP_LAST, 1));
+        assert_eq!(
+            (w.reliability, w.durability, w.history, w.depth),
+            (policy::RELIABLE, policy::VOLATILE, policy::KEEP_LAST, 1)
+        );
         assert_eq!(w.deadline, Duration::INFINITE);
         assert_eq!(qos_to_profile(&Qos::default(), Role::Reader).reliability, policy::BEST_EFFORT);
         // rosbags' "infinite" and rmw's unspecified both become DDS infinity.

@@ -4,8 +4,10 @@ use std::mem::MaybeUninit;
 use std::os::raw::c_void;
 
 use cyclors::{
-    dds_create_listener, dds_create_reader, dds_delete, dds_delete_listener, dds_entity_t, dds_get_subscription_matched_status, dds_lset_data_available, dds_sample_info_t,
-    dds_subscription_matched_status_t, dds_takecdr, ddsi_serdata, ddsi_serdata_size, ddsi_serdata_to_ser_ref, ddsi_serdata_to_ser_unref, ddsi_serdata_unref, ddsrt_iovec_t, DDS_ANY_STATE,
+    dds_create_listener, dds_create_reader, dds_delete, dds_delete_listener, dds_entity_t,
+    dds_get_subscription_matched_status, dds_lset_data_available, dds_sample_info_t, dds_subscription_matched_status_t,
+    dds_takecdr, ddsi_serdata, ddsi_serdata_size, ddsi_serdata_to_ser_ref, ddsi_serdata_to_ser_unref,
+    ddsi_serdata_unref, ddsrt_iovec_t, DDS_ANY_STATE,
 };
 use rbag_storage::rosbag2::qos::QosProfile;
 
@@ -68,9 +70,14 @@ unsafe extern "C" fn on_data_available(reader: dds_entity_t, arg: *mut c_void) {
                 } else {
                     let mut iov = ddsrt_iovec_t { iov_base: std::ptr::null_mut(), iov_len: 0 };
                     let r = ddsi_serdata_to_ser_ref(sd, 0, size, &mut iov);
-                    let data = if iov.iov_base.is_null() { Vec::new() } else { std::slice::from_raw_parts(iov.iov_base as *const u8, iov.iov_len as usize).to_vec() };
+                    let data = if iov.iov_base.is_null() {
+                        Vec::new()
+                    } else {
+                        std::slice::from_raw_parts(iov.iov_base as *const u8, iov.iov_len as usize).to_vec()
+                    };
                     ddsi_serdata_to_ser_unref(r, &iov);
-                    let sample = Sample { data, source_timestamp: i.source_timestamp, publication: i.publication_handle };
+                    let sample =
+                        Sample { data, source_timestamp: i.source_timestamp, publication: i.publication_handle };
                     // A panicking callback must not unwind into C.
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (state.callback)(sample)));
                 }
@@ -82,7 +89,13 @@ unsafe extern "C" fn on_data_available(reader: dds_entity_t, arg: *mut c_void) {
 
 impl RawReader {
     /// Subscribes to the DDS topic `topic` of type `type_name` with `qos`.
-    pub fn new(participant: &Participant, topic: &str, type_name: &str, qos: &QosProfile, callback: SampleCallback) -> Result<RawReader, DdsError> {
+    pub fn new(
+        participant: &Participant,
+        topic: &str,
+        type_name: &str,
+        qos: &QosProfile,
+        callback: SampleCallback,
+    ) -> Result<RawReader, DdsError> {
         let t = blob_topic(participant, topic, type_name)?;
         let state = Box::into_raw(Box::new(ListenerState { callback, oversized: Default::default() }));
         let native = to_native_qos(qos, Role::Reader, None);

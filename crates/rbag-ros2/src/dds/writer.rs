@@ -3,8 +3,9 @@
 use std::mem::MaybeUninit;
 
 use cyclors::{
-    dds_create_writer, dds_delete, dds_entity_t, dds_forwardcdr, dds_get_entity_sertype, dds_get_publication_matched_status, dds_publication_matched_status_t, dds_wait_for_acks,
-    ddsi_serdata_from_ser_iov, ddsi_serdata_kind_SDK_DATA, ddsi_sertype, ddsrt_iovec_t,
+    dds_create_writer, dds_delete, dds_entity_t, dds_forwardcdr, dds_get_entity_sertype,
+    dds_get_publication_matched_status, dds_publication_matched_status_t, dds_wait_for_acks, ddsi_serdata_from_ser_iov,
+    ddsi_serdata_kind_SDK_DATA, ddsi_sertype, ddsrt_iovec_t,
 };
 use rbag_storage::rosbag2::qos::QosProfile;
 
@@ -26,7 +27,13 @@ unsafe impl Sync for RawWriter {}
 impl RawWriter {
     /// Publishes on the DDS topic `topic` of type `type_name` with `qos`; `user_data` is the
     /// endpoint's user data (rmw's `typehash=…;`).
-    pub fn new(participant: &Participant, topic: &str, type_name: &str, qos: &QosProfile, user_data: Option<&str>) -> Result<RawWriter, DdsError> {
+    pub fn new(
+        participant: &Participant,
+        topic: &str,
+        type_name: &str,
+        qos: &QosProfile,
+        user_data: Option<&str>,
+    ) -> Result<RawWriter, DdsError> {
         let t = blob_topic(participant, topic, type_name)?;
         let native = to_native_qos(qos, Role::Writer, user_data);
         // SAFETY: valid participant and topic handles; the QoS is copied.
@@ -40,7 +47,12 @@ impl RawWriter {
 
     /// Sends one serialized sample, waiting for slow reliable readers as a ROS 2 publisher
     /// does, until `give_up` says to stop (checked every [`super::qos::MAX_BLOCKING_NS`]).
-    pub fn write_waiting(&self, data: &[u8], source_timestamp: i64, give_up: &dyn Fn() -> bool) -> Result<(), DdsError> {
+    pub fn write_waiting(
+        &self,
+        data: &[u8],
+        source_timestamp: i64,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<(), DdsError> {
         loop {
             match self.write(data, source_timestamp) {
                 Err(e) if e.timed_out() && !give_up() => continue,
@@ -54,7 +66,10 @@ impl RawWriter {
     /// with a timeout ([`DdsError::timed_out`]) when reliable readers are too far behind.
     pub fn write(&self, data: &[u8], source_timestamp: i64) -> Result<(), DdsError> {
         if data.len() < 4 {
-            return Err(DdsError::own(format!("publishing on {}", self.topic), format!("a sample of {} bytes has no encapsulation header", data.len())));
+            return Err(DdsError::own(
+                format!("publishing on {}", self.topic),
+                format!("a sample of {} bytes has no encapsulation header", data.len()),
+            ));
         }
         let iov = ddsrt_iovec_t { iov_base: data.as_ptr() as *mut _, iov_len: data.len() as _ };
         // SAFETY: cyclocut copies the bytes into a new serdata; forwardcdr consumes our
@@ -86,7 +101,10 @@ impl RawWriter {
     pub fn wait_for_acks(&self, timeout: std::time::Duration) -> Result<(), DdsError> {
         let ns = i64::try_from(timeout.as_nanos()).unwrap_or(i64::MAX);
         // SAFETY: valid writer handle.
-        check(unsafe { dds_wait_for_acks(self.handle, ns) }, || format!("waiting for acknowledgements on {}", self.topic)).map(drop)
+        check(unsafe { dds_wait_for_acks(self.handle, ns) }, || {
+            format!("waiting for acknowledgements on {}", self.topic)
+        })
+        .map(drop)
     }
 
     pub fn topic(&self) -> &str {

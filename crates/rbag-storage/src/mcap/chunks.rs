@@ -47,16 +47,26 @@ impl Source {
             None => {
                 let len = self.compressed.len() as u64;
                 if len != self.size && !self.lenient {
-                    return Err(Error::Malformed { offset: self.offset, what: "MCAP chunk", reason: format!("uncompressed chunk says {} bytes but holds {len}", self.size) });
+                    return Err(Error::Malformed {
+                        offset: self.offset,
+                        what: "MCAP chunk",
+                        reason: format!("uncompressed chunk says {} bytes but holds {len}", self.size),
+                    });
                 }
                 self.compressed.slice(..(self.size.min(len) as usize))
             }
-            Some(r) => compression::decompress(self.compression, &self.compressed, self.size, self.offset, r, self.lenient)?,
+            Some(r) => {
+                compression::decompress(self.compression, &self.compressed, self.size, self.offset, r, self.lenient)?
+            }
         };
         if self.crc != 0 {
             let crc = crc32fast::hash(&data);
             if crc != self.crc {
-                return Err(Error::Malformed { offset: self.offset, what: "MCAP chunk", reason: format!("CRC mismatch: the chunk says {:08x}, its data hashes to {crc:08x}", self.crc) });
+                return Err(Error::Malformed {
+                    offset: self.offset,
+                    what: "MCAP chunk",
+                    reason: format!("CRC mismatch: the chunk says {:08x}, its data hashes to {crc:08x}", self.crc),
+                });
             }
         }
         Ok(Data::Held(data))
@@ -76,7 +86,13 @@ pub enum Item<'a> {
 /// With `stop_at_damage`, a record that does not parse ends the walk instead of failing it;
 /// either way it returns how many bytes hold complete records. Records past `limit` bytes are
 /// not read (what a decompression bomb may cost).
-pub fn walk(data: &mut Data, offset: u64, stop_at_damage: bool, limit: u64, f: &mut dyn FnMut(Item<'_>) -> Result<()>) -> Result<u64> {
+pub fn walk(
+    data: &mut Data,
+    offset: u64,
+    stop_at_damage: bool,
+    limit: u64,
+    f: &mut dyn FnMut(Item<'_>) -> Result<()>,
+) -> Result<u64> {
     match data {
         Data::Held(bytes) => {
             let mut complete = 0;
@@ -91,7 +107,11 @@ pub fn walk(data: &mut Data, offset: u64, stop_at_damage: bool, limit: u64, f: &
                 let item = match rec.op {
                     op::SCHEMA | op::CHANNEL => Some(Item::Meta { op: rec.op, body }),
                     op::MESSAGE => match records::message(body, offset) {
-                        Ok(m) => Some(Item::Message { at: rec.body.start as u64 - 9, channel: m.channel, log_time: m.log_time }),
+                        Ok(m) => Some(Item::Message {
+                            at: rec.body.start as u64 - 9,
+                            channel: m.channel,
+                            log_time: m.log_time,
+                        }),
                         Err(_) if stop_at_damage => break,
                         Err(e) => return Err(e),
                     },
@@ -125,7 +145,12 @@ pub fn walk(data: &mut Data, offset: u64, stop_at_damage: bool, limit: u64, f: &
                     if stop_at_damage {
                         break;
                     }
-                    return Err(Error::Truncated { offset, what: "an MCAP record header", needed: 9, available: got as u64 });
+                    return Err(Error::Truncated {
+                        offset,
+                        what: "an MCAP record header",
+                        needed: 9,
+                        available: got as u64,
+                    });
                 }
                 let len = u64::from_le_bytes(head[1..9].try_into().unwrap_or_default());
                 let step = match head[0] {
@@ -144,7 +169,11 @@ pub fn walk(data: &mut Data, offset: u64, stop_at_damage: bool, limit: u64, f: &
                             if stop_at_damage {
                                 break;
                             }
-                            return Err(Error::Malformed { offset, what: "MCAP message", reason: format!("record at byte {at} of the chunk is shorter than its fixed fields") });
+                            return Err(Error::Malformed {
+                                offset,
+                                what: "MCAP message",
+                                reason: format!("record at byte {at} of the chunk is shorter than its fixed fields"),
+                            });
                         }
                         let m = records::message(&fixed, offset)?;
                         let r = f(Item::Message { at, channel: m.channel, log_time: m.log_time });

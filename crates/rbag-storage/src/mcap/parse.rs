@@ -24,7 +24,11 @@ impl<'a> Cursor<'a> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len()).ok_or_else(|| Error::Malformed {
             offset: self.offset,
             what: self.what,
-            reason: format!("a field of {n} bytes at byte {} runs past the record's {} bytes", self.pos, self.buf.len()),
+            reason: format!(
+                "a field of {n} bytes at byte {} runs past the record's {} bytes",
+                self.pos,
+                self.buf.len()
+            ),
         })?;
         let s = &self.buf[self.pos..end];
         self.pos = end;
@@ -56,7 +60,11 @@ impl<'a> Cursor<'a> {
     pub fn string(&mut self) -> Result<String> {
         let (offset, what) = (self.offset, self.what);
         let b = self.bytes()?;
-        String::from_utf8(b.to_vec()).map_err(|_| Error::Malformed { offset, what, reason: "a string is not UTF-8".into() })
+        String::from_utf8(b.to_vec()).map_err(|_| Error::Malformed {
+            offset,
+            what,
+            reason: "a string is not UTF-8".into(),
+        })
     }
 
     /// A `u32` byte-length prefixed map, each entry read by `entry`.
@@ -108,7 +116,13 @@ pub struct Channel {
 
 pub fn channel(body: &[u8], offset: u64) -> Result<Channel> {
     let mut c = Cursor::new(body, offset, "MCAP channel");
-    Ok(Channel { id: c.u16()?, schema_id: c.u16()?, topic: c.string()?, message_encoding: c.string()?, metadata: c.string_map()? })
+    Ok(Channel {
+        id: c.u16()?,
+        schema_id: c.u16()?,
+        topic: c.string()?,
+        message_encoding: c.string()?,
+        metadata: c.string_map()?,
+    })
 }
 
 pub struct Statistics {
@@ -148,7 +162,16 @@ pub fn chunk_index(body: &[u8], offset: u64) -> Result<ChunkIndex> {
     let chunk_length = c.u64()?;
     let message_index_offsets = c.map(|c| Ok((c.u16()?, c.u64()?)))?;
     c.u64()?; // message index length
-    Ok(ChunkIndex { message_start_time, message_end_time, chunk_start_offset, chunk_length, message_index_offsets, compression: c.string()?, compressed_size: c.u64()?, uncompressed_size: c.u64()? })
+    Ok(ChunkIndex {
+        message_start_time,
+        message_end_time,
+        chunk_start_offset,
+        chunk_length,
+        message_index_offsets,
+        compression: c.string()?,
+        compressed_size: c.u64()?,
+        uncompressed_size: c.u64()?,
+    })
 }
 
 /// Where a Metadata record is (its length and name are read from the record itself).
@@ -170,10 +193,18 @@ pub fn metadata(body: &[u8], offset: u64) -> Result<(String, BTreeMap<String, St
 pub fn footer(buf: &[u8]) -> Result<Option<u64>> {
     // Footer record (op, len, summary_start, summary_offset_start, crc) then the magic.
     let len = buf.len();
-    let at = len.checked_sub(super::records::MAGIC.len() + 29).ok_or_else(|| Error::Malformed { offset: 0, what: "MCAP footer", reason: "the file is too short to hold one".into() })?;
+    let at = len.checked_sub(super::records::MAGIC.len() + 29).ok_or_else(|| Error::Malformed {
+        offset: 0,
+        what: "MCAP footer",
+        reason: "the file is too short to hold one".into(),
+    })?;
     let rec = &buf[at..at + 29];
     if rec[0] != super::records::op::FOOTER {
-        return Err(Error::Malformed { offset: at as u64, what: "MCAP footer", reason: format!("op 0x{:02x} where the footer belongs", rec[0]) });
+        return Err(Error::Malformed {
+            offset: at as u64,
+            what: "MCAP footer",
+            reason: format!("op 0x{:02x} where the footer belongs", rec[0]),
+        });
     }
     let mut c = Cursor::new(&rec[9..], at as u64, "MCAP footer");
     let start = c.u64()?;

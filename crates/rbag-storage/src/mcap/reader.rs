@@ -18,8 +18,8 @@ use crate::mmap::{self, Mapped};
 use crate::ros1::record::Limits;
 use crate::rosbag2::TYPE_HASH_KEY;
 use crate::{
-    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place,
-    ReadOptions, ReadStats, Result, StorageInfo, StorageReader,
+    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats,
+    Result, StorageInfo, StorageReader,
 };
 
 /// MCAP's name for the channel metadata key rbag calls [`TYPE_HASH_KEY`].
@@ -130,7 +130,8 @@ impl McapReader {
 
     fn open_inner(path: &Path, options: ReadOptions) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let map = Mapped::new(&file, path).ok_or_else(|| Error::Invalid("empty file, or it cannot be mapped".into()))?;
+        let map =
+            Mapped::new(&file, path).ok_or_else(|| Error::Invalid("empty file, or it cannot be mapped".into()))?;
         // Checked with the map still in hand, so that a file shrinking during open is named
         // as such, not as the damage its lost pages (read as zeros) look like.
         let watch = map.clone();
@@ -140,7 +141,11 @@ impl McapReader {
     fn open_mapped(path: &Path, map: Mapped, options: ReadOptions) -> Result<Self> {
         let buf = map.slice(0..map.len());
         if !buf.starts_with(MAGIC) {
-            return Err(Error::Malformed { offset: 0, what: "MCAP magic", reason: "the file does not start with \\x89MCAP0\\r\\n".into() });
+            return Err(Error::Malformed {
+                offset: 0,
+                what: "MCAP magic",
+                reason: "the file does not start with \\x89MCAP0\\r\\n".into(),
+            });
         }
         let mut reader = McapReader {
             lost: Vec::new(),
@@ -166,7 +171,9 @@ impl McapReader {
             match reader.read_summary(&buf) {
                 Ok(true) => true,
                 Ok(false) => {
-                    reader.warnings.push("the file has no summary with statistics and chunk indexes; it was scanned".into());
+                    reader
+                        .warnings
+                        .push("the file has no summary with statistics and chunk indexes; it was scanned".into());
                     false
                 }
                 Err(e) => {
@@ -175,7 +182,9 @@ impl McapReader {
                 }
             }
         } else {
-            reader.warnings.push("no summary section (the file was not closed: a recorder crash?); the file was scanned instead".into());
+            reader.warnings.push(
+                "no summary section (the file was not closed: a recorder crash?); the file was scanned instead".into(),
+            );
             false
         };
         if !summarised {
@@ -222,7 +231,9 @@ impl McapReader {
     /// message dropped in silence).
     fn selects(&self, wanted: &BTreeSet<u16>, filter: &Filter, ch: u16) -> bool {
         wanted.contains(&ch)
-            || (!self.undeclared.contains_key(&u32::from(ch)) && self.connection(u32::from(ch)).is_none() && filter.accepts_undeclared(u32::from(ch)))
+            || (!self.undeclared.contains_key(&u32::from(ch))
+                && self.connection(u32::from(ch)).is_none()
+                && filter.accepts_undeclared(u32::from(ch)))
     }
 
     fn read_header(&mut self, buf: &[u8]) -> Result<()> {
@@ -235,7 +246,11 @@ impl McapReader {
                 Ok(())
             }
             Some(Err(e)) => Err(e),
-            _ => Err(Error::Malformed { offset: MAGIC.len() as u64, what: "MCAP header", reason: "the first record is not a Header".into() }),
+            _ => Err(Error::Malformed {
+                offset: MAGIC.len() as u64,
+                what: "MCAP header",
+                reason: "the first record is not a Header".into(),
+            }),
         }
     }
 
@@ -255,9 +270,19 @@ impl McapReader {
                 op::STATISTICS => stats = Some(parse::statistics(body, rec.offset)?),
                 op::CHUNK_INDEX => {
                     let ci = parse::chunk_index(body, rec.offset)?;
-                    let end = ci.chunk_start_offset.checked_add(ci.chunk_length).filter(|&e| e <= buf.len() as u64 && ci.chunk_start_offset >= MAGIC.len() as u64);
+                    let end = ci
+                        .chunk_start_offset
+                        .checked_add(ci.chunk_length)
+                        .filter(|&e| e <= buf.len() as u64 && ci.chunk_start_offset >= MAGIC.len() as u64);
                     let Some(end) = end else {
-                        return Err(Error::Malformed { offset: rec.offset, what: "MCAP chunk index", reason: format!("chunk at {} of {} bytes is outside the file", ci.chunk_start_offset, ci.chunk_length) });
+                        return Err(Error::Malformed {
+                            offset: rec.offset,
+                            what: "MCAP chunk index",
+                            reason: format!(
+                                "chunk at {} of {} bytes is outside the file",
+                                ci.chunk_start_offset, ci.chunk_length
+                            ),
+                        });
                     };
                     self.chunks.push(ChunkMeta {
                         offset: ci.chunk_start_offset,
@@ -265,7 +290,8 @@ impl McapReader {
                         loose: false,
                         start: ci.message_start_time,
                         end: ci.message_end_time,
-                        channels: (!ci.message_index_offsets.is_empty()).then(|| ci.message_index_offsets.keys().copied().collect()),
+                        channels: (!ci.message_index_offsets.is_empty())
+                            .then(|| ci.message_index_offsets.keys().copied().collect()),
                         message_indexes: ci.message_index_offsets.values().copied().collect(),
                         compression: ci.compression,
                         compressed: ci.compressed_size,
@@ -281,7 +307,13 @@ impl McapReader {
                             let (name, map) = parse::metadata(&buf[m.body.clone()], m.offset)?;
                             self.metadata.insert(name, map);
                         }
-                        _ => return Err(Error::Malformed { offset: rec.offset, what: "MCAP metadata index", reason: format!("offset {} does not hold a Metadata record", mi.offset) }),
+                        _ => {
+                            return Err(Error::Malformed {
+                                offset: rec.offset,
+                                what: "MCAP metadata index",
+                                reason: format!("offset {} does not hold a Metadata record", mi.offset),
+                            })
+                        }
                     }
                 }
                 _ => {}
@@ -327,7 +359,9 @@ impl McapReader {
                 op::MESSAGE => {
                     let m = records::message(&buf[rec.body.clone()], rec.offset)?;
                     *self.counts.entry(m.channel).or_default() += 1;
-                    let l = loose.get_or_insert_with(|| ChunkMeta::scanned(rec.offset, rec.offset as usize..rec.offset as usize, true, ""));
+                    let l = loose.get_or_insert_with(|| {
+                        ChunkMeta::scanned(rec.offset, rec.offset as usize..rec.offset as usize, true, "")
+                    });
                     l.range.end = rec.body.end;
                     l.start = l.start.min(m.log_time);
                     l.end = l.end.max(m.log_time);
@@ -354,7 +388,13 @@ impl McapReader {
         Ok(())
     }
 
-    fn scan_chunk(&mut self, rec: &Raw, buf: &Bytes, schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> Result<ChunkMeta> {
+    fn scan_chunk(
+        &mut self,
+        rec: &Raw,
+        buf: &Bytes,
+        schemas: &mut HashMap<u16, parse::Schema>,
+        channels: &mut BTreeMap<u16, parse::Channel>,
+    ) -> Result<ChunkMeta> {
         let head = records::chunk(&buf[rec.body.clone()], rec.offset)?;
         let source = source_of(buf, rec, &head, false)?;
         let mut meta = ChunkMeta {
@@ -389,7 +429,13 @@ impl McapReader {
     /// Recovers the complete messages of a chunk the file ends inside (a recorder killed
     /// mid-write); returns how many. Its records are streamed, up to
     /// [`Limits::salvage_limit`] bytes.
-    fn salvage_chunk(&mut self, buf: &Bytes, at: usize, schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> usize {
+    fn salvage_chunk(
+        &mut self,
+        buf: &Bytes,
+        at: usize,
+        schemas: &mut HashMap<u16, parse::Schema>,
+        channels: &mut BTreeMap<u16, parse::Channel>,
+    ) -> usize {
         let Some(rest) = buf.get(at..) else { return 0 };
         if rest.len() < 9 || rest[0] != op::CHUNK {
             return 0;
@@ -399,7 +445,10 @@ impl McapReader {
         let Ok(source) = source_of(buf, &raw, &head, true) else { return 0 };
         let Ok(mut data) = source.data(false) else { return 0 };
         let limit = self.limits.salvage_limit(source.compressed.len());
-        let mut meta = ChunkMeta { compressed: source.compressed.len() as u64, ..ChunkMeta::scanned(at as u64, at..buf.len(), false, &head.compression) };
+        let mut meta = ChunkMeta {
+            compressed: source.compressed.len() as u64,
+            ..ChunkMeta::scanned(at as u64, at..buf.len(), false, &head.compression)
+        };
         let mut n = 0;
         let mut counts: BTreeMap<u16, u64> = BTreeMap::new();
         let complete = chunks::walk(&mut data, at as u64, true, limit, &mut |item| {
@@ -434,12 +483,21 @@ impl McapReader {
         let rec = match Walk::new(&buf, meta.range.start, 0, false).next() {
             Some(Ok(r)) if r.op == op::CHUNK => r,
             // A torn chunk runs to the end of the file.
-            Some(Err(_)) | None if meta.salvaged => Raw { op: op::CHUNK, body: meta.range.start + 9..buf.len(), offset: meta.offset },
+            Some(Err(_)) | None if meta.salvaged => {
+                Raw { op: op::CHUNK, body: meta.range.start + 9..buf.len(), offset: meta.offset }
+            }
             Some(Err(e)) => return Err(e),
-            _ => return Err(Error::Malformed { offset: meta.offset, what: "MCAP chunk index", reason: "it does not point at a Chunk record".into() }),
+            _ => {
+                return Err(Error::Malformed {
+                    offset: meta.offset,
+                    what: "MCAP chunk index",
+                    reason: "it does not point at a Chunk record".into(),
+                })
+            }
         };
         let body = buf.get(rec.body.clone()).unwrap_or_default();
-        let head = if meta.salvaged { records::torn_chunk(body, rec.offset)? } else { records::chunk(body, rec.offset)? };
+        let head =
+            if meta.salvaged { records::torn_chunk(body, rec.offset)? } else { records::chunk(body, rec.offset)? };
         let mut source = source_of(&buf, &rec, &head, meta.salvaged)?;
         if meta.salvaged {
             source.size = meta.uncompressed;
@@ -473,13 +531,21 @@ impl McapReader {
             let buf = self.map.slice(0..self.map.len());
             for &off in &meta.message_indexes {
                 match Walk::new(&buf, off as usize, 0, false).next() {
-                    Some(Ok(r)) if r.op == op::MESSAGE_INDEX => records::message_index(&buf[r.body.clone()], r.offset, &mut |ch, t, at| {
-                        if want(ch, t) {
-                            entries.push(Entry { log_time: t, at, channel: ch });
-                        }
-                    })?,
+                    Some(Ok(r)) if r.op == op::MESSAGE_INDEX => {
+                        records::message_index(&buf[r.body.clone()], r.offset, &mut |ch, t, at| {
+                            if want(ch, t) {
+                                entries.push(Entry { log_time: t, at, channel: ch });
+                            }
+                        })?
+                    }
                     Some(Err(e)) => return Err(e),
-                    _ => return Err(Error::Malformed { offset: off, what: "MCAP chunk index", reason: "message index offset does not point at a MessageIndex".into() }),
+                    _ => {
+                        return Err(Error::Malformed {
+                            offset: off,
+                            what: "MCAP chunk index",
+                            reason: "message index offset does not point at a MessageIndex".into(),
+                        })
+                    }
                 }
             }
             entries.sort_by_key(|e| (e.log_time, e.at));
@@ -550,16 +616,26 @@ impl McapReader {
     }
 
     fn iter(&self, filter: &Filter) -> MessageIter<'_> {
-        let mut wanted: BTreeSet<u16> = self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id as u16).collect();
+        let mut wanted: BTreeSet<u16> =
+            self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id as u16).collect();
         wanted.extend(self.undeclared.keys().filter(|&&id| filter.accepts_undeclared(id)).map(|&id| id as u16));
         let pending: VecDeque<usize> = (0..self.chunks.len())
             .filter(|&i| {
                 let c = &self.chunks[i];
-                filter.overlaps(c.start, c.end) && c.channels.as_ref().is_none_or(|set| set.iter().any(|&ch| self.selects(&wanted, filter, ch)))
+                filter.overlaps(c.start, c.end)
+                    && c.channels.as_ref().is_none_or(|set| set.iter().any(|&ch| self.selects(&wanted, filter, ch)))
             })
             .collect();
         let filter = filter.clone();
-        let merge = Merge { reader: self, pending, heap: BinaryHeap::new(), open: HashMap::new(), wanted, filter, failed: false };
+        let merge = Merge {
+            reader: self,
+            pending,
+            heap: BinaryHeap::new(),
+            open: HashMap::new(),
+            wanted,
+            filter,
+            failed: false,
+        };
         mmap::checked_iter(Some(&self.map), Box::new(merge))
     }
 }
@@ -593,7 +669,8 @@ impl Merge<'_> {
     fn load_next(&mut self) -> Result<()> {
         let Some(i) = self.pending.pop_front() else { return Ok(()) };
         let (wanted, filter, reader) = (&self.wanted, &self.filter, self.reader);
-        let (entries, data) = self.reader.entries(i, &|ch, t| filter.accepts_time(t) && reader.selects(wanted, filter, ch))?;
+        let (entries, data) =
+            self.reader.entries(i, &|ch, t| filter.accepts_time(t) && reader.selects(wanted, filter, ch))?;
         if let Some(first) = entries.first() {
             self.heap.push(Reverse((first.log_time, self.reader.chunks[i].offset, i, 0)));
             self.open.insert(i, Open { entries, data, stream_only: false });
@@ -607,7 +684,11 @@ impl Merge<'_> {
     fn give_back(&mut self, keep: usize) -> bool {
         let mut any = false;
         for (&k, o) in self.open.iter_mut() {
-            if k != keep && !self.reader.chunks[k].loose && o.data.is_some() && !self.reader.chunks[k].compression.is_empty() {
+            if k != keep
+                && !self.reader.chunks[k].loose
+                && o.data.is_some()
+                && !self.reader.chunks[k].compression.is_empty()
+            {
                 o.data = None;
                 o.stream_only = true;
                 any = true;
@@ -641,10 +722,18 @@ impl Merge<'_> {
             return Err(Error::Malformed {
                 offset,
                 what: "MCAP message index",
-                reason: format!("it puts a message of channel {} at {} ns at byte {}, where the record says channel {} at {} ns", e.channel, e.log_time, e.at, m.channel, m.log_time),
+                reason: format!(
+                    "it puts a message of channel {} at {} ns at byte {}, where the record says channel {} at {} ns",
+                    e.channel, e.log_time, e.at, m.channel, m.log_time
+                ),
             });
         }
-        Ok(Message { connection: u32::from(m.channel), log_time: m.log_time, publish_time: m.publish_time, data: payload })
+        Ok(Message {
+            connection: u32::from(m.channel),
+            log_time: m.log_time,
+            publish_time: m.publish_time,
+            data: payload,
+        })
     }
 }
 
@@ -677,7 +766,9 @@ impl Iterator for Merge<'_> {
             let meta = &self.reader.chunks[chunk];
             let at = if meta.loose { Place::Offset(e.at) } else { Place::InChunk { chunk: meta.offset, at: e.at } };
             self.failed = true;
-            return Some(Err(Error::UndeclaredConnection { at, kind: "channel", id: u32::from(channel) }.in_file(&self.reader.path)));
+            return Some(Err(
+                Error::UndeclaredConnection { at, kind: "channel", id: u32::from(channel) }.in_file(&self.reader.path)
+            ));
         }
         let msg = self.message(chunk, e);
         let open = self.open.get(&chunk)?;
@@ -697,12 +788,23 @@ impl Iterator for Merge<'_> {
 }
 
 /// Collects a Schema or Channel record (top level, in a chunk, or in the summary).
-fn schema_or_channel(rec: &Raw, buf: &[u8], schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> Result<()> {
+fn schema_or_channel(
+    rec: &Raw,
+    buf: &[u8],
+    schemas: &mut HashMap<u16, parse::Schema>,
+    channels: &mut BTreeMap<u16, parse::Channel>,
+) -> Result<()> {
     schema_or_channel_body(rec.op, &buf[rec.body.clone()], rec.offset, schemas, channels)
 }
 
 /// [`schema_or_channel`] from a record's op and body.
-fn schema_or_channel_body(op: u8, body: &[u8], offset: u64, schemas: &mut HashMap<u16, parse::Schema>, channels: &mut BTreeMap<u16, parse::Channel>) -> Result<()> {
+fn schema_or_channel_body(
+    op: u8,
+    body: &[u8],
+    offset: u64,
+    schemas: &mut HashMap<u16, parse::Schema>,
+    channels: &mut BTreeMap<u16, parse::Channel>,
+) -> Result<()> {
     if op == op::SCHEMA {
         let s = parse::schema(body, offset)?;
         schemas.insert(s.id, s);
@@ -715,7 +817,8 @@ fn schema_or_channel_body(op: u8, body: &[u8], offset: u64, schemas: &mut HashMa
 
 /// Where the records of the chunk record `rec` (with header `head`) are, and how they decode.
 fn source_of(buf: &Bytes, rec: &Raw, head: &records::ChunkHead, torn: bool) -> Result<chunks::Source> {
-    let compression = chunk_compression(&head.compression).ok_or_else(|| Error::UnsupportedCompression { offset: rec.offset, name: head.compression.clone() })?;
+    let compression = chunk_compression(&head.compression)
+        .ok_or_else(|| Error::UnsupportedCompression { offset: rec.offset, name: head.compression.clone() })?;
     let start = rec.body.start + head.records.start;
     let end = (rec.body.start + head.records.end).min(buf.len());
     Ok(chunks::Source {
@@ -779,11 +882,20 @@ impl StorageReader for McapReader {
                     match rec {
                         Some(Ok(r)) if r.op == op::MESSAGE_INDEX => {
                             let body = self.map.slice(r.body.clone());
-                            records::message_index(&body, r.offset, &mut |ch, t, _| times.entry(ch).or_default().push(t))
-                                .map_err(|e| e.in_file(&self.path))?;
+                            records::message_index(&body, r.offset, &mut |ch, t, _| {
+                                times.entry(ch).or_default().push(t)
+                            })
+                            .map_err(|e| e.in_file(&self.path))?;
                         }
                         Some(Err(e)) => return Err(e.in_file(&self.path)),
-                        _ => return Err(Error::Malformed { offset: off, what: "MCAP chunk index", reason: "message index offset does not point at a MessageIndex".into() }.in_file(&self.path)),
+                        _ => {
+                            return Err(Error::Malformed {
+                                offset: off,
+                                what: "MCAP chunk index",
+                                reason: "message index offset does not point at a MessageIndex".into(),
+                            }
+                            .in_file(&self.path))
+                        }
                     }
                 }
             }

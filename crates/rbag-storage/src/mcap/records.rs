@@ -47,7 +47,11 @@ impl<'a> Walk<'a> {
     }
 
     fn at(&self, pos: usize) -> u64 {
-        if self.in_chunk { self.base } else { self.base + pos as u64 }
+        if self.in_chunk {
+            self.base
+        } else {
+            self.base + pos as u64
+        }
     }
 }
 
@@ -91,7 +95,11 @@ pub struct MessageHead {
 
 pub fn message(body: &[u8], offset: u64) -> Result<MessageHead> {
     if body.len() < 22 {
-        return Err(Error::Malformed { offset, what: "MCAP message", reason: format!("{} bytes, under the 22 of its fixed fields", body.len()) });
+        return Err(Error::Malformed {
+            offset,
+            what: "MCAP message",
+            reason: format!("{} bytes, under the 22 of its fixed fields", body.len()),
+        });
     }
     Ok(MessageHead {
         channel: u16::from_le_bytes([body[0], body[1]]),
@@ -126,12 +134,19 @@ fn chunk_inner(body: &[u8], offset: u64, torn: bool) -> Result<ChunkHead> {
         return Err(bad(format!("{} bytes, under the 32 of its fixed fields", body.len())));
     }
     let name_len = u32::from_le_bytes([body[28], body[29], body[30], body[31]]) as usize;
-    let name_end = 32usize.checked_add(name_len).filter(|&e| e + 8 <= body.len()).ok_or_else(|| bad(format!("compression name of {name_len} bytes runs past the record")))?;
-    let compression = std::str::from_utf8(&body[32..name_end]).map_err(|_| bad("compression name is not UTF-8".into()))?.to_string();
+    let name_end = 32usize
+        .checked_add(name_len)
+        .filter(|&e| e + 8 <= body.len())
+        .ok_or_else(|| bad(format!("compression name of {name_len} bytes runs past the record")))?;
+    let compression =
+        std::str::from_utf8(&body[32..name_end]).map_err(|_| bad("compression name is not UTF-8".into()))?.to_string();
     let records_len = u64_at(body, name_end);
     let records_start = name_end + 8;
     if !torn && records_len != (body.len() - records_start) as u64 {
-        return Err(bad(format!("records length {records_len} disagrees with the record ({} bytes)", body.len() - records_start)));
+        return Err(bad(format!(
+            "records length {records_len} disagrees with the record ({} bytes)",
+            body.len() - records_start
+        )));
     }
     Ok(ChunkHead {
         start: u64_at(body, 0),
@@ -152,7 +167,10 @@ pub fn message_index(body: &[u8], offset: u64, out: &mut impl FnMut(u16, u64, u6
     }
     let channel = u16::from_le_bytes([body[0], body[1]]);
     let len = u32::from_le_bytes([body[2], body[3], body[4], body[5]]) as usize;
-    let entries = body.get(6..6 + len).filter(|e| e.len() % 16 == 0).ok_or_else(|| bad(format!("entries of {len} bytes do not fit")))?;
+    let entries = body
+        .get(6..6 + len)
+        .filter(|e| e.len() % 16 == 0)
+        .ok_or_else(|| bad(format!("entries of {len} bytes do not fit")))?;
     for e in entries.chunks_exact(16) {
         out(channel, u64_at(e, 0), u64_at(e, 8));
     }

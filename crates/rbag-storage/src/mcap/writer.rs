@@ -40,7 +40,18 @@ impl McapWriter {
         if matches!(options.compression, Compression::Bz2) {
             return Err(Error::Invalid("MCAP chunks are compressed with zstd or lz4, not bz2".into()));
         }
-        Ok(McapWriter { path: path.into(), file: Some(file), inner: None, options: options.clone(), channels: Vec::new(), schemas: HashMap::new(), bag_metadata: None, bytes: 0, chunk_start: None, poisoned: None })
+        Ok(McapWriter {
+            path: path.into(),
+            file: Some(file),
+            inner: None,
+            options: options.clone(),
+            channels: Vec::new(),
+            schemas: HashMap::new(),
+            bag_metadata: None,
+            bytes: 0,
+            chunk_start: None,
+            poisoned: None,
+        })
     }
 
     fn mcap_options(&self, profile: &str) -> mcap::WriteOptions {
@@ -58,16 +69,27 @@ impl McapWriter {
                 Compression::Lz4 => Some(mcap::Compression::Lz4),
                 Compression::None | Compression::Bz2 => None,
             }),
-            McapPreset::Fastwrite => base.use_chunks(false).compression(None).emit_message_indexes(false).calculate_summary_section_crc(false),
-            McapPreset::ZstdFast => base.compression(Some(mcap::Compression::Zstd)).compression_level(1).calculate_chunk_crcs(false),
-            McapPreset::ZstdSmall => base.compression(Some(mcap::Compression::Zstd)).compression_level(19).chunk_size(Some(4 << 20)),
+            McapPreset::Fastwrite => base
+                .use_chunks(false)
+                .compression(None)
+                .emit_message_indexes(false)
+                .calculate_summary_section_crc(false),
+            McapPreset::ZstdFast => {
+                base.compression(Some(mcap::Compression::Zstd)).compression_level(1).calculate_chunk_crcs(false)
+            }
+            McapPreset::ZstdSmall => {
+                base.compression(Some(mcap::Compression::Zstd)).compression_level(19).chunk_size(Some(4 << 20))
+            }
         }
     }
 
     fn writer(&mut self, profile: &str) -> Result<&mut mcap::Writer<BufWriter<WritebackFile>>> {
         if self.inner.is_none() {
             let file = self.file.take().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
-            let w = self.mcap_options(profile).create(BufWriter::with_capacity(1 << 20, WritebackFile::new(file))).map_err(|e| self.fail(e))?;
+            let w = self
+                .mcap_options(profile)
+                .create(BufWriter::with_capacity(1 << 20, WritebackFile::new(file)))
+                .map_err(|e| self.fail(e))?;
             self.inner = Some(w);
         }
         self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))
@@ -112,7 +134,8 @@ impl StorageWriter for McapWriter {
             metadata.insert(MCAP_TYPE_HASH_KEY.into(), h);
         }
         let w = self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
-        let channel = w.add_channel_with_id(self.channels.len() as u16 + 1, schema, &conn.topic, &conn.encoding, &metadata);
+        let channel =
+            w.add_channel_with_id(self.channels.len() as u16 + 1, schema, &conn.topic, &conn.encoding, &metadata);
         let channel = channel.map_err(|e| self.fail(e))?;
         self.channels.push(channel);
         Ok(self.channels.len() as u32)
@@ -120,7 +143,8 @@ impl StorageWriter for McapWriter {
 
     fn write(&mut self, conn: u32, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()> {
         self.check()?;
-        let channel_id = *self.channels.get((conn as usize).wrapping_sub(1)).ok_or(Error::UnknownConnection { id: conn })?;
+        let channel_id =
+            *self.channels.get((conn as usize).wrapping_sub(1)).ok_or(Error::UnknownConnection { id: conn })?;
         let header = mcap::records::MessageHeader { channel_id, sequence: 0, log_time, publish_time };
         let w = self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
         if let Err(e) = w.write_to_known_channel(&header, data) {
@@ -158,7 +182,10 @@ impl StorageWriter for McapWriter {
         let mut w = self.inner.take().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
         let result = (|| {
             if let Some(yaml) = meta {
-                let record = mcap::records::Metadata { name: "rosbag2".into(), metadata: BTreeMap::from([("serialized_metadata".into(), yaml)]) };
+                let record = mcap::records::Metadata {
+                    name: "rosbag2".into(),
+                    metadata: BTreeMap::from([("serialized_metadata".into(), yaml)]),
+                };
                 w.write_metadata(&record)?;
             }
             w.finish()?;

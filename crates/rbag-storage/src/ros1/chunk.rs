@@ -124,7 +124,11 @@ fn check_index_record(rec: &Record<'_>, what: &'static str, size: usize) -> Resu
         return Err(Error::Malformed {
             offset: rec.offset,
             what,
-            reason: format!("{count} entries of {size} bytes need {} bytes, record has {}", count * size, rec.data.len()),
+            reason: format!(
+                "{count} entries of {size} bytes need {} bytes, record has {}",
+                count * size,
+                rec.data.len()
+            ),
         });
     }
     Ok(())
@@ -174,7 +178,11 @@ pub fn for_each_entry(rec: &Record<'_>, mut f: impl FnMut(Entry)) -> Result<()> 
     check_index_record(rec, "index data", 12)?;
     let conn = rec.header.u32("conn")?;
     for e in rec.data.chunks_exact(12) {
-        f(Entry { time: record::time_from_bytes(&e[..8]), offset: u32::from_le_bytes([e[8], e[9], e[10], e[11]]), conn });
+        f(Entry {
+            time: record::time_from_bytes(&e[..8]),
+            offset: u32::from_le_bytes([e[8], e[9], e[10], e[11]]),
+            conn,
+        });
     }
     Ok(())
 }
@@ -192,7 +200,12 @@ pub fn write_index_data(out: &mut Vec<u8>, entries: &[Entry]) -> Result<Vec<(u32
         let n = (data.len() / 12) as u32;
         record::write_record(
             out,
-            &[("op", &[op::INDEX_DATA]), ("ver", &1u32.to_le_bytes()), ("conn", &conn.to_le_bytes()), ("count", &n.to_le_bytes())],
+            &[
+                ("op", &[op::INDEX_DATA]),
+                ("ver", &1u32.to_le_bytes()),
+                ("conn", &conn.to_le_bytes()),
+                ("count", &n.to_le_bytes()),
+            ],
             &data,
         );
         counts.push((conn, n));
@@ -201,14 +214,20 @@ pub fn write_index_data(out: &mut Vec<u8>, entries: &[Entry]) -> Result<Vec<(u32
 }
 
 /// Reads a message-data record at `offset` in uncompressed chunk data.
-pub fn message_at<'a>(data: &'a [u8], offset: u32, chunk_pos: u64, limits: &record::Limits) -> Result<(u32, u64, &'a [u8])> {
+pub fn message_at<'a>(
+    data: &'a [u8],
+    offset: u32,
+    chunk_pos: u64,
+    limits: &record::Limits,
+) -> Result<(u32, u64, &'a [u8])> {
     let at = offset as usize;
     let rest = data.get(at..).ok_or_else(|| Error::Malformed {
         offset: chunk_pos,
         what: "index data",
         reason: format!("message offset {offset} is past the chunk's {} bytes", data.len()),
     })?;
-    let (header, data, _) = record::split_record(rest, chunk_pos + at as u64, limits).map_err(|e| in_chunk(e, chunk_pos))?;
+    let (header, data, _) =
+        record::split_record(rest, chunk_pos + at as u64, limits).map_err(|e| in_chunk(e, chunk_pos))?;
     let (op, conn, time) = match record::message_fields(header, chunk_pos + at as u64 + 4) {
         Ok(f) => f,
         // Another record kind lacks conn/time: report it by its op.

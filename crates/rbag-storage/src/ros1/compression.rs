@@ -14,10 +14,7 @@ pub fn parse(name: &[u8], offset: u64) -> Result<Compression> {
         b"none" => Ok(Compression::None),
         b"lz4" => Ok(Compression::Lz4),
         b"bz2" => Ok(Compression::Bz2),
-        other => Err(Error::UnsupportedCompression {
-            offset,
-            name: String::from_utf8_lossy(other).into_owned(),
-        }),
+        other => Err(Error::UnsupportedCompression { offset, name: String::from_utf8_lossy(other).into_owned() }),
     }
 }
 
@@ -75,7 +72,14 @@ fn fill(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
 /// Decompresses a whole chunk whose header says it holds `size` bytes into a buffer that
 /// `reservation` (at least `size` bytes of the memory budget) pays for. `lenient` decodes a
 /// torn stream as far as it goes (what a scan found to hold `size` bytes of records).
-pub fn decompress(compression: Compression, data: &[u8], size: u64, offset: u64, reservation: Reservation, lenient: bool) -> Result<Bytes> {
+pub fn decompress(
+    compression: Compression,
+    data: &[u8],
+    size: u64,
+    offset: u64,
+    reservation: Reservation,
+    lenient: bool,
+) -> Result<Bytes> {
     let name = compression.name();
     let bad = |reason: String| Error::Decompress { offset, compression: name, reason };
     let mut out = budget::vec_with_capacity(size, offset, "chunk")?;
@@ -189,7 +193,11 @@ impl Stream {
     }
 
     fn short(&self, what: &str, at: u64) -> Error {
-        Error::Malformed { offset: self.chunk, what: "chunk", reason: format!("{what} at byte {at} of its data runs past its end") }
+        Error::Malformed {
+            offset: self.chunk,
+            what: "chunk",
+            reason: format!("{what} at byte {at} of its data runs past its end"),
+        }
     }
 
     /// Moves to decompressed byte `to`, starting over when it lies behind.

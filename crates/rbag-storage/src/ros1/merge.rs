@@ -44,7 +44,17 @@ impl<'a> Merge<'a> {
     /// Merges the chunks in `order` (indices sorted by start time), keeping messages of the
     /// connections in `want` (sorted) that `filter` accepts.
     pub fn new(reader: &'a Ros1Reader, order: Vec<usize>, want: Vec<u32>, filter: Filter) -> Self {
-        Merge { reader, order, next: 0, heap: BinaryHeap::new(), slots: Vec::new(), want, filter, done: false, drained: None }
+        Merge {
+            reader,
+            order,
+            next: 0,
+            heap: BinaryHeap::new(),
+            slots: Vec::new(),
+            want,
+            filter,
+            done: false,
+            drained: None,
+        }
     }
 
     fn open_next(&mut self) -> Result<()> {
@@ -64,7 +74,8 @@ impl<'a> Merge<'a> {
                 }
             };
             self.heap.push(Reverse((first.time, pos, first.offset, slot)));
-            self.slots[slot] = Some(Cursor { entries, next: 1, chunk_pos: pos, chunk: i, data: None, stream_only: false });
+            self.slots[slot] =
+                Some(Cursor { entries, next: 1, chunk_pos: pos, chunk: i, data: None, stream_only: false });
         } else {
             self.reader.release(i);
         }

@@ -16,8 +16,8 @@ use super::record::{self, op, Limits, Records};
 use super::scan;
 use crate::mmap::{self, Mapped};
 use crate::{
-    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions,
-    ReadStats, Result, StorageInfo, StorageReader,
+    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats,
+    Result, StorageInfo, StorageReader,
 };
 
 /// A ROS 1 bag v2.0 opened for reading.
@@ -167,13 +167,21 @@ impl Ros1Reader {
     fn read_bag_header(&self) -> Result<BagHeader> {
         let head = self.read_at(0, super::FIRST_RECORD.min(self.file_len), "bag header")?;
         if !head.starts_with(record::MAGIC) {
-            return Err(Error::Malformed { offset: 0, what: "bag", reason: "not a ROS bag v2.0 (bad magic line)".into() });
+            return Err(Error::Malformed {
+                offset: 0,
+                what: "bag",
+                reason: "not a ROS bag v2.0 (bad magic line)".into(),
+            });
         }
         let off = record::MAGIC.len() as u64;
         let rec = record::parse_record(&head[off as usize..], off, &self.limits)?;
         let op = rec.op()?;
         if op != op::BAG_HEADER {
-            return Err(Error::Malformed { offset: off, what: "bag header", reason: format!("op 0x{op:02x}, expected 0x03") });
+            return Err(Error::Malformed {
+                offset: off,
+                what: "bag header",
+                reason: format!("op 0x{op:02x}, expected 0x03"),
+            });
         }
         Ok(BagHeader {
             index_pos: rec.header.u64("index_pos")?,
@@ -187,16 +195,18 @@ impl Ros1Reader {
         // Streamed record by record: a lying index position costs one bad record, not a read of
         // the rest of the file into memory.
         let mut file = std::io::BufReader::with_capacity(1 << 20, &self.file);
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(header.index_pos)).map_err(|e| Error::io(&self.path, e))?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(header.index_pos))
+            .map_err(|e| Error::io(&self.path, e))?;
         let mut conns = Vec::new();
         let mut pos = header.index_pos;
         let mut buf = Vec::new();
         while pos < self.file_len {
-            record::read_record_into(&mut file, pos, self.file_len - pos, &self.limits, &mut buf)
-                .map_err(|e| match e {
+            record::read_record_into(&mut file, pos, self.file_len - pos, &self.limits, &mut buf).map_err(
+                |e| match e {
                     Error::Io { source, .. } => Error::io(&self.path, source),
                     other => other,
-                })?;
+                },
+            )?;
             self.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
             let rec = record::parse_record(&buf, pos, &self.limits)?;
             match rec.op()? {
@@ -284,7 +294,11 @@ impl Ros1Reader {
         let header = record::Header::parse(&body[..hl as usize], pos + 4)?;
         let op = header.op()?;
         if op != op::CHUNK {
-            return Err(Error::Malformed { offset: pos, what: "chunk", reason: format!("chunk info points at op 0x{op:02x}") });
+            return Err(Error::Malformed {
+                offset: pos,
+                what: "chunk",
+                reason: format!("chunk info points at op 0x{op:02x}"),
+            });
         }
         let (compression, size) = chunk::chunk_fields(&header, pos)?;
         record::check_data_len(size, pos, &self.limits)?;
@@ -330,7 +344,12 @@ impl Ros1Reader {
         }
         let len = end - start;
         if len > self.limits.max_data_len {
-            return Err(Error::TooLarge { offset: start, what: "index data after a chunk", len, limit: self.limits.max_data_len });
+            return Err(Error::TooLarge {
+                offset: start,
+                what: "index data after a chunk",
+                len,
+                limit: self.limits.max_data_len,
+            });
         }
         Ok((self.read_at(start, len, "index data")?, start))
     }
@@ -373,7 +392,11 @@ impl Ros1Reader {
                     });
                 }
                 if h.compression == Compression::None && h.size != h.data_len {
-                    return Err(Error::Malformed { offset: meta.pos, what: "chunk", reason: format!("uncompressed chunk of {} bytes says size {}", h.data_len, h.size) });
+                    return Err(Error::Malformed {
+                        offset: meta.pos,
+                        what: "chunk",
+                        reason: format!("uncompressed chunk of {} bytes says size {}", h.data_len, h.size),
+                    });
                 }
                 (h.compression, h.data_offset, h.data_len, h.size, false)
             }
@@ -384,7 +407,14 @@ impl Ros1Reader {
         }
         self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
         if let Some(reservation) = hold.then(|| crate::budget::try_reserve(size)).flatten() {
-            return Ok(ChunkData::Held(compression::decompress(compression, &raw, size, meta.pos, reservation, salvaged)?));
+            return Ok(ChunkData::Held(compression::decompress(
+                compression,
+                &raw,
+                size,
+                meta.pos,
+                reservation,
+                salvaged,
+            )?));
         }
         Ok(ChunkData::Streamed(compression::Stream::new(compression, raw, salvaged, meta.pos)?))
     }
@@ -416,7 +446,11 @@ impl Ros1Reader {
             Err(err) => (record::Header::parse(&header, at + 4)?.op().map_err(|_| err)?, 0, 0),
         };
         if op != op::MSG_DATA {
-            return Err(Error::Malformed { offset: chunk_pos, what: "index data", reason: format!("offset {} in the chunk holds op 0x{op:02x}, not a message", e.offset) });
+            return Err(Error::Malformed {
+                offset: chunk_pos,
+                what: "index data",
+                reason: format!("offset {} in the chunk holds op 0x{op:02x}, not a message", e.offset),
+            });
         }
         let data = s.read_budgeted(dl, "message")?;
         self.checked_message(e, conn, time, data, chunk_pos)
@@ -425,7 +459,8 @@ impl Ros1Reader {
     /// Ids of the connections `filter` selects, sorted (connections are few: a binary search
     /// beats hashing per index entry).
     fn wanted_connections(&self, filter: &Filter) -> Vec<u32> {
-        let mut want: Vec<u32> = self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id).collect();
+        let mut want: Vec<u32> =
+            self.connections.iter().filter(|c| filter.accepts_topic(&c.topic)).map(|c| c.id).collect();
         want.extend(self.undeclared.keys().copied().filter(|&id| filter.accepts_undeclared(id)));
         want.sort_unstable();
         want.dedup();
@@ -438,7 +473,9 @@ impl Ros1Reader {
     pub(super) fn keep(&self, want: &[u32], filter: &Filter, conn: u32, time: u64) -> bool {
         filter.accepts_time(time)
             && (want.binary_search(&conn).is_ok()
-                || (!self.undeclared.contains_key(&conn) && self.connection(conn).is_none() && filter.accepts_undeclared(conn)))
+                || (!self.undeclared.contains_key(&conn)
+                    && self.connection(conn).is_none()
+                    && filter.accepts_undeclared(conn)))
     }
 
     pub(super) fn message(&self, data: &Bytes, e: Entry, chunk_pos: u64) -> Result<Message> {
@@ -453,7 +490,11 @@ impl Ros1Reader {
             if self.options.lenient && self.connection(e.conn).is_some() {
                 return Ok(Message { connection: e.conn, log_time: time, publish_time: time, data });
             }
-            return Err(Error::UndeclaredConnection { at: Place::InChunk { chunk: chunk_pos, at: e.offset as u64 }, kind: "connection", id: e.conn });
+            return Err(Error::UndeclaredConnection {
+                at: Place::InChunk { chunk: chunk_pos, at: e.offset as u64 },
+                kind: "connection",
+                id: e.conn,
+            });
         }
         if conn != e.conn {
             return Err(Error::Malformed {
@@ -521,7 +562,10 @@ impl StorageReader for Ros1Reader {
 
     fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
         let path = &self.path;
-        Ok(mmap::checked_iter(self.map.as_ref(), Box::new(self.merge(filter).map(move |m| m.map_err(|e| e.in_file(path))))))
+        Ok(mmap::checked_iter(
+            self.map.as_ref(),
+            Box::new(self.merge(filter).map(move |m| m.map_err(|e| e.in_file(path)))),
+        ))
     }
 
     fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
@@ -580,7 +624,12 @@ impl Ros1Reader {
                 c.message_count = n;
             }
         }
-        info.message_count = info.connections.iter().filter(|(id, _)| !self.undeclared.contains_key(id)).map(|(_, c)| c.message_count).sum::<u64>()
+        info.message_count = info
+            .connections
+            .iter()
+            .filter(|(id, _)| !self.undeclared.contains_key(id))
+            .map(|(_, c)| c.message_count)
+            .sum::<u64>()
             + self.undeclared.values().sum::<u64>();
         info.undeclared = self.undeclared.clone();
         Ok(info)
@@ -591,7 +640,8 @@ impl Ros1Reader {
         let mut order: Vec<usize> = (0..self.chunks.len())
             .filter(|&i| {
                 let c = &self.chunks[i];
-                filter.overlaps(c.start, c.end) && c.counts.iter().any(|(conn, n)| *n > 0 && want.binary_search(conn).is_ok())
+                filter.overlaps(c.start, c.end)
+                    && c.counts.iter().any(|(conn, n)| *n > 0 && want.binary_search(conn).is_ok())
             })
             .collect();
         order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].pos));

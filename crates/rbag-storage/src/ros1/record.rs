@@ -274,7 +274,13 @@ pub(crate) fn check_data_len(len: u64, offset: u64, limits: &Limits) -> Result<(
 
 /// Reads one whole record from `r` (positioned at file offset `offset`, with `remaining` bytes
 /// left in the file) into `buf`, checking both lengths before allocating.
-pub fn read_record_into(r: &mut impl std::io::Read, offset: u64, remaining: u64, limits: &Limits, buf: &mut Vec<u8>) -> Result<()> {
+pub fn read_record_into(
+    r: &mut impl std::io::Read,
+    offset: u64,
+    remaining: u64,
+    limits: &Limits,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
     let io = |e: std::io::Error| Error::Io { path: Default::default(), source: e };
     let truncated = |what, needed| Error::Truncated { offset, what, needed, available: remaining };
     buf.clear();
@@ -298,8 +304,11 @@ pub fn read_record_into(r: &mut impl std::io::Read, offset: u64, remaining: u64,
     }
     // The file holds that many bytes (checked above); a failed allocation is an error, not an abort.
     let total = (with_len + data_len) as usize;
-    buf.try_reserve_exact(total.saturating_sub(buf.len()))
-        .map_err(|_| Error::OutOfMemory { offset, what: "record", needed: with_len + data_len })?;
+    buf.try_reserve_exact(total.saturating_sub(buf.len())).map_err(|_| Error::OutOfMemory {
+        offset,
+        what: "record",
+        needed: with_len + data_len,
+    })?;
     buf.resize(total, 0);
     r.read_exact(&mut buf[with_len as usize..]).map_err(io)?;
     Ok(())

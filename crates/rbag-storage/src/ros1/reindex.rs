@@ -40,7 +40,13 @@ pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>, replace: bool
 
 /// [`reindex`] with explicit bounds on what the input may make it allocate (fuzzing uses
 /// small ones).
-pub fn reindex_with_limits(input: &Path, output: &Path, backup: Option<&Path>, replace: bool, limits: Limits) -> Result<ReindexReport> {
+pub fn reindex_with_limits(
+    input: &Path,
+    output: &Path,
+    backup: Option<&Path>,
+    replace: bool,
+    limits: Limits,
+) -> Result<ReindexReport> {
     let file = File::open(input).map_err(|e| Error::io(input, e))?;
     let len = file.metadata().map_err(|e| Error::io(input, e))?.len();
     let scan = scan::scan(&file, input, len, &limits)?;

@@ -106,7 +106,12 @@ fn scan_record(src: &mut Source<'_>, pos: u64, limits: &Limits, out: &mut Scan) 
         }
         op::CONNECTION => {
             if data_len > data_avail {
-                return Err(Error::Truncated { offset: pos, what: "connection record", needed: data_len, available: data_avail });
+                return Err(Error::Truncated {
+                    offset: pos,
+                    what: "connection record",
+                    needed: data_len,
+                    available: data_avail,
+                });
             }
             let mut buf = src.read(pos, 8 + hl as u64 + data_len)?;
             let rec = record::parse_record(&buf, pos, limits)?;
@@ -117,7 +122,12 @@ fn scan_record(src: &mut Source<'_>, pos: u64, limits: &Limits, out: &mut Scan) 
         }
         op::INDEX_DATA | op::CHUNK_INFO => {
             if data_len > data_avail {
-                return Err(Error::Truncated { offset: pos, what: "index record", needed: data_len, available: data_avail });
+                return Err(Error::Truncated {
+                    offset: pos,
+                    what: "index record",
+                    needed: data_len,
+                    available: data_avail,
+                });
             }
             Ok(data_offset + data_len)
         }
@@ -171,10 +181,22 @@ impl<R: Read> Read for Lenient<R> {
 /// size of complete records (a torn or damaged one; `None`: a chunk its recorder never closed)
 /// keeps what decodes, up to [`Limits::salvage_limit`].
 #[allow(clippy::too_many_arguments)]
-fn index_chunk(src: &mut Source<'_>, pos: u64, compression: Compression, data_offset: u64, data_len: u64, declared: Option<u64>, limits: &Limits, out: &mut Scan) {
+fn index_chunk(
+    src: &mut Source<'_>,
+    pos: u64,
+    compression: Compression,
+    data_offset: u64,
+    data_len: u64,
+    declared: Option<u64>,
+    limits: &Limits,
+    out: &mut Scan,
+) {
     let region = Region { file: src.file, pos: data_offset, end: data_offset + data_len };
     let cap = declared.unwrap_or(0).max(limits.salvage_limit(data_len as usize));
-    let mut decoded = Lenient { inner: compression::decoder(compression, std::io::BufReader::with_capacity(64 << 10, region)), failed: false };
+    let mut decoded = Lenient {
+        inner: compression::decoder(compression, std::io::BufReader::with_capacity(64 << 10, region)),
+        failed: false,
+    };
     let walk = walk_records(&mut (&mut decoded).take(cap), limits, out);
     src.read += if compression == Compression::None { walk.consumed } else { data_len };
     let complete = walk.clean_end && !decoded.failed && declared == Some(walk.consumed) && walk.used == walk.consumed;
@@ -300,7 +322,16 @@ fn walk_records(r: &mut dyn Read, limits: &Limits, out: &mut Scan) -> Walked {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn push_chunk(out: &mut Scan, pos: u64, compression: Compression, data_offset: u64, data_len: u64, size: u64, salvaged: bool, mut entries: Vec<Entry>) {
+fn push_chunk(
+    out: &mut Scan,
+    pos: u64,
+    compression: Compression,
+    data_offset: u64,
+    data_len: u64,
+    size: u64,
+    salvaged: bool,
+    mut entries: Vec<Entry>,
+) {
     if entries.is_empty() {
         return;
     }

@@ -103,7 +103,11 @@ impl<W: Write + Seek> Ros1Writer<W> {
         let time_bytes = record::time_to_bytes(time)?;
         let c = self.conns.get_mut(&conn).ok_or(Error::UnknownConnection { id: conn })?;
         if data.len() as u64 > u32::MAX as u64 {
-            return Err(Error::Invalid(format!("message on {} has {} bytes, over the 4 GiB record limit", c.info.topic, data.len())));
+            return Err(Error::Invalid(format!(
+                "message on {} has {} bytes, over the 4 GiB record limit",
+                c.info.topic,
+                data.len()
+            )));
         }
         if let Some(interval) = self.options.chunk_interval_ns {
             let (start, end) = (self.chunk_start.min(time), self.chunk_end.max(time));
@@ -118,7 +122,11 @@ impl<W: Write + Seek> Ros1Writer<W> {
         }
         let offset = u32::try_from(self.chunk.len())
             .map_err(|_| Error::Invalid("chunk data passed 4 GiB; lower the chunk size".into()))?;
-        record::write_record(&mut self.chunk, &[("op", &[op::MSG_DATA]), ("conn", &conn.to_le_bytes()), ("time", &time_bytes)], data);
+        record::write_record(
+            &mut self.chunk,
+            &[("op", &[op::MSG_DATA]), ("conn", &conn.to_le_bytes()), ("time", &time_bytes)],
+            data,
+        );
         self.entries.push(Entry { time, offset, conn });
         self.chunk_start = self.chunk_start.min(time);
         self.chunk_end = self.chunk_end.max(time);
@@ -136,7 +144,9 @@ impl<W: Write + Seek> Ros1Writer<W> {
         let data = std::mem::take(&mut self.chunk);
         let packed = compression::compress(self.options.compression, &data)?;
         let entries = std::mem::take(&mut self.entries);
-        let result = self.write_chunk(self.options.compression, data.len() as u64, &packed, &entries).and_then(|()| self.flush_out());
+        let result = self
+            .write_chunk(self.options.compression, data.len() as u64, &packed, &entries)
+            .and_then(|()| self.flush_out());
         self.chunk = data;
         self.chunk.clear();
         self.chunk_start = u64::MAX;
@@ -156,14 +166,27 @@ impl<W: Write + Seek> Ros1Writer<W> {
 
     /// Appends a chunk whose data is already compressed, with its index. Used by `reindex` to
     /// copy intact chunks without recompressing them.
-    pub(crate) fn write_chunk(&mut self, compression: Compression, size: u64, packed: &[u8], entries: &[Entry]) -> Result<()> {
-        let size32 = u32::try_from(size).map_err(|_| Error::Invalid(format!("chunk of {size} bytes is over the 4 GiB format limit")))?;
-        let packed_len = u32::try_from(packed.len()).map_err(|_| Error::Invalid(format!("compressed chunk of {} bytes is over the 4 GiB format limit", packed.len())))?;
+    pub(crate) fn write_chunk(
+        &mut self,
+        compression: Compression,
+        size: u64,
+        packed: &[u8],
+        entries: &[Entry],
+    ) -> Result<()> {
+        let size32 = u32::try_from(size)
+            .map_err(|_| Error::Invalid(format!("chunk of {size} bytes is over the 4 GiB format limit")))?;
+        let packed_len = u32::try_from(packed.len()).map_err(|_| {
+            Error::Invalid(format!("compressed chunk of {} bytes is over the 4 GiB format limit", packed.len()))
+        })?;
         let pos = self.pos;
         // The chunk header record with empty data, then its real data length: the data itself
         // is written straight from `packed`, without copying it into the header buffer.
         let mut head = Vec::with_capacity(64);
-        record::write_record(&mut head, &[("op", &[op::CHUNK]), ("compression", compression.name().as_bytes()), ("size", &size32.to_le_bytes())], &[]);
+        record::write_record(
+            &mut head,
+            &[("op", &[op::CHUNK]), ("compression", compression.name().as_bytes()), ("size", &size32.to_le_bytes())],
+            &[],
+        );
         head.truncate(head.len() - 4);
         head.extend_from_slice(&packed_len.to_le_bytes());
         self.emit(&head)?;
@@ -240,10 +263,15 @@ impl<W: Write + Seek + Send> StorageWriter for Ros1Writer<W> {
         let mut conn = conn.clone();
         conn.id = id;
         if conn.encoding != "ros1" && !conn.encoding.is_empty() {
-            return Err(Error::Invalid(format!("topic {}: ROS 1 bags store ros1-encoded messages, not {}", conn.topic, conn.encoding)));
+            return Err(Error::Invalid(format!(
+                "topic {}: ROS 1 bags store ros1-encoded messages, not {}",
+                conn.topic, conn.encoding
+            )));
         }
         conn.encoding = "ros1".into();
-        if let Some(other) = self.conns.values().find(|c| c.info.topic == conn.topic && c.info.message_type != conn.message_type) {
+        if let Some(other) =
+            self.conns.values().find(|c| c.info.topic == conn.topic && c.info.message_type != conn.message_type)
+        {
             return Err(Error::Invalid(format!(
                 "topic {}: type {} conflicts with {} already on it",
                 conn.topic, conn.message_type, other.info.message_type

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use super::metadata::{BagMetadata, FILE_NAME};
 use crate::mcap::McapReader;
 use crate::rosbag2::SqliteReader;
-use crate::{CompressionMode, Connection, Error, Filter, Message, MessageIter, ReadOptions, ReadStats, Result, StorageInfo, StorageReader, TimeMerge};
+use crate::{
+    CompressionMode, Connection, Error, Filter, Message, MessageIter, ReadOptions, ReadStats, Result, StorageInfo,
+    StorageReader, TimeMerge,
+};
 
 /// A rosbag2 directory, or a single `.db3`/`.mcap` file, opened for reading.
 pub struct Rosbag2Reader {
@@ -54,12 +57,18 @@ impl Rosbag2Reader {
         let names = match &metadata {
             Some(m) => m.relative_file_paths.clone(),
             None => {
-                warnings.push(format!("{}: no {FILE_NAME}; the storage files were found by name (`rbag reindex` writes one)", dir.display()));
+                warnings.push(format!(
+                    "{}: no {FILE_NAME}; the storage files were found by name (`rbag reindex` writes one)",
+                    dir.display()
+                ));
                 storage_files(dir)?
             }
         };
         if names.is_empty() {
-            return Err(Error::UnknownFormat { path: dir.into(), reason: "the directory holds no .db3 or .mcap files".into() });
+            return Err(Error::UnknownFormat {
+                path: dir.into(),
+                reason: "the directory holds no .db3 or .mcap files".into(),
+            });
         }
         if metadata.is_some() {
             // A killed recorder's last file, or one copied in: never ignored silently.
@@ -74,21 +83,40 @@ impl Rosbag2Reader {
         for name in &names {
             let mut path = dir.join(name);
             if !path.exists() {
-                return Err(Error::InFile { path: meta_path.clone(), inner: Box::new(Error::Invalid(format!("it lists {name}, which is missing from {}", dir.display()))) });
+                return Err(Error::InFile {
+                    path: meta_path.clone(),
+                    inner: Box::new(Error::Invalid(format!(
+                        "it lists {name}, which is missing from {}",
+                        dir.display()
+                    ))),
+                });
             }
             // Only regular files (opening a FIFO would wait for a writer), each once: two names
             // of one file would read its messages twice.
             let md = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
             if !md.is_file() {
-                return Err(Error::InFile { path: meta_path.clone(), inner: Box::new(Error::Invalid(format!("it lists {name}, which is not a regular file"))) });
+                return Err(Error::InFile {
+                    path: meta_path.clone(),
+                    inner: Box::new(Error::Invalid(format!("it lists {name}, which is not a regular file"))),
+                });
             }
-            if let Some(first) = seen.insert((std::os::unix::fs::MetadataExt::dev(&md), std::os::unix::fs::MetadataExt::ino(&md)), name) {
-                return Err(Error::InFile { path: meta_path.clone(), inner: Box::new(Error::Invalid(format!("it lists {first} and {name}, which are the same file"))) });
+            if let Some(first) =
+                seen.insert((std::os::unix::fs::MetadataExt::dev(&md), std::os::unix::fs::MetadataExt::ino(&md)), name)
+            {
+                return Err(Error::InFile {
+                    path: meta_path.clone(),
+                    inner: Box::new(Error::Invalid(format!("it lists {first} and {name}, which are the same file"))),
+                });
             }
             if name.ends_with(".zstd") {
                 let tmp = match &mut unpacked {
                     Some(t) => t,
-                    None => unpacked.insert(tempfile::Builder::new().prefix("rbag-unpack-").tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?),
+                    None => unpacked.insert(
+                        tempfile::Builder::new()
+                            .prefix("rbag-unpack-")
+                            .tempdir()
+                            .map_err(|e| Error::io(std::env::temp_dir(), e))?,
+                    ),
                 };
                 path = unzstd(&path, tmp.path())?;
             }
@@ -97,7 +125,13 @@ impl Rosbag2Reader {
         Self::assemble(dir, metadata, files, warnings, unpacked)
     }
 
-    fn assemble(path: &Path, metadata: Option<BagMetadata>, files: Vec<Box<dyn StorageReader>>, mut warnings: Vec<String>, unpacked: Option<tempfile::TempDir>) -> Result<Self> {
+    fn assemble(
+        path: &Path,
+        metadata: Option<BagMetadata>,
+        files: Vec<Box<dyn StorageReader>>,
+        mut warnings: Vec<String>,
+        unpacked: Option<tempfile::TempDir>,
+    ) -> Result<Self> {
         for f in &files {
             warnings.extend(f.warnings());
         }
@@ -122,7 +156,16 @@ impl Rosbag2Reader {
         }
         // MESSAGE mode is known from metadata.yaml, or from the copy a single file carries.
         let message_compression = metadata.as_ref().is_some_and(|m| m.compression_mode() == CompressionMode::Message);
-        Ok(Rosbag2Reader { path: path.into(), metadata, files, connections, maps, message_compression, warnings, _unpacked: unpacked })
+        Ok(Rosbag2Reader {
+            path: path.into(),
+            metadata,
+            files,
+            connections,
+            maps,
+            message_compression,
+            warnings,
+            _unpacked: unpacked,
+        })
     }
 
     /// The parsed metadata.yaml (or the copy stored in a single file), if any.
@@ -151,7 +194,9 @@ fn open_file(path: &Path, options: &ReadOptions) -> Result<(Box<dyn StorageReade
             let meta = r.bag_metadata();
             Ok((Box::new(r), meta))
         }
-        crate::Format::Ros1 => Err(Error::UnknownFormat { path: path.into(), reason: "a ROS 1 bag inside a rosbag2 directory".into() }),
+        crate::Format::Ros1 => {
+            Err(Error::UnknownFormat { path: path.into(), reason: "a ROS 1 bag inside a rosbag2 directory".into() })
+        }
     }
 }
 
@@ -183,14 +228,20 @@ fn unzstd(path: &Path, into: &Path) -> Result<PathBuf> {
     use std::io::Read;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("bag.zstd").trim_end_matches(".zstd").to_string();
     let out_path = into.join(name);
-    let bad = |reason: String| Error::InFile { path: path.into(), inner: Box::new(Error::Decompress { offset: 0, compression: "zstd", reason }) };
+    let bad = |reason: String| Error::InFile {
+        path: path.into(),
+        inner: Box::new(Error::Decompress { offset: 0, compression: "zstd", reason }),
+    };
     let input = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let limit = input.metadata().map_err(|e| Error::io(path, e))?.len().saturating_mul(100_000).max(64 << 20);
     let mut out = std::fs::File::create(&out_path).map_err(|e| Error::io(&out_path, e))?;
     let decoder = zstd::stream::read::Decoder::new(input).map_err(|e| bad(e.to_string()))?;
     let copied = std::io::copy(&mut decoder.take(limit + 1), &mut out).map_err(|e| bad(e.to_string()))?;
     if copied > limit {
-        return Err(Error::InFile { path: path.into(), inner: Box::new(Error::TooLarge { offset: 0, what: "zstd-compressed storage file", len: copied, limit }) });
+        return Err(Error::InFile {
+            path: path.into(),
+            inner: Box::new(Error::TooLarge { offset: 0, what: "zstd-compressed storage file", len: copied, limit }),
+        });
     }
     Ok(out_path)
 }
@@ -239,7 +290,10 @@ impl StorageReader for Rosbag2Reader {
             info.properties.insert("metadata_version".into(), m.version.to_string());
             info.properties.insert("ros_distro".into(), m.ros_distro.clone());
             if !m.compression_mode.is_empty() && m.compression_mode != "NONE" {
-                info.properties.insert("compression".into(), format!("{} {}", m.compression_format, m.compression_mode.to_ascii_lowercase()));
+                info.properties.insert(
+                    "compression".into(),
+                    format!("{} {}", m.compression_format, m.compression_mode.to_ascii_lowercase()),
+                );
             }
         }
         Ok(info)
@@ -279,10 +333,13 @@ impl StorageReader for Rosbag2Reader {
                 per_topic.entry(t).or_default().push(p);
             }
         }
-        Ok(per_topic.into_iter().map(|(t, mut v)| {
-            v.sort_unstable();
-            (t, v[v.len() / 2])
-        }).collect())
+        Ok(per_topic
+            .into_iter()
+            .map(|(t, mut v)| {
+                v.sort_unstable();
+                (t, v[v.len() / 2])
+            })
+            .collect())
     }
 
     fn stats(&self) -> ReadStats {
@@ -309,7 +366,8 @@ impl StorageReader for Rosbag2Reader {
 /// The payload is paid for from the memory budget (see [`crate::budget`]) while it lives.
 fn unzstd_message(data: &[u8]) -> Result<bytes::Bytes> {
     let bad = |reason: String| Error::Decompress { offset: 0, compression: "zstd", reason };
-    let size = zstd::zstd_safe::get_frame_content_size(data).map_err(|_| bad("the message is not a zstd frame".into()))?;
+    let size =
+        zstd::zstd_safe::get_frame_content_size(data).map_err(|_| bad("the message is not a zstd frame".into()))?;
     let size = size.ok_or_else(|| bad("the message's zstd frame does not state its size".into()))?;
     if size > MAX_MESSAGE as u64 {
         return Err(Error::TooLarge { offset: 0, what: "zstd message", len: size, limit: MAX_MESSAGE as u64 });

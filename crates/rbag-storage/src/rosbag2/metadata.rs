@@ -162,10 +162,15 @@ impl BagMetadata {
         // MCAP `rosbag2` record) does not.
         let raw = match serde_saphyr::from_str::<Root>(text) {
             Ok(root) => root.rosbag2_bagfile_information,
-            Err(e) => serde_saphyr::from_str::<Raw>(text).map_err(|_| bad(format!("not a rosbag2 metadata file: {e}")))?,
+            Err(e) => {
+                serde_saphyr::from_str::<Raw>(text).map_err(|_| bad(format!("not a rosbag2 metadata file: {e}")))?
+            }
         };
         if !(1..=LATEST_VERSION).contains(&raw.version) {
-            return Err(bad(format!("unknown metadata version {} (rbag reads versions 1 to {LATEST_VERSION})", raw.version)));
+            return Err(bad(format!(
+                "unknown metadata version {} (rbag reads versions 1 to {LATEST_VERSION})",
+                raw.version
+            )));
         }
         let mut topics = Vec::new();
         for t in raw.topics_with_message_count.unwrap_or_default() {
@@ -183,7 +188,8 @@ impl BagMetadata {
                 message_count: t.message_count,
             });
         }
-        let relative_file_paths: Vec<String> = raw.relative_file_paths.unwrap_or_default().iter().map(|p| base(p)).collect();
+        let relative_file_paths: Vec<String> =
+            raw.relative_file_paths.unwrap_or_default().iter().map(|p| base(p)).collect();
         // Read twice, a file's messages would be read twice (and a long list of one small file
         // costs what the list says).
         let mut seen = std::collections::HashSet::new();
@@ -204,7 +210,12 @@ impl BagMetadata {
                 .files
                 .unwrap_or_default()
                 .into_iter()
-                .map(|f| FileInfo { path: base(&f.path), starting_time_ns: since(Some(f.starting_time)), duration_ns: f.duration.nanoseconds, message_count: f.message_count })
+                .map(|f| FileInfo {
+                    path: base(&f.path),
+                    starting_time_ns: since(Some(f.starting_time)),
+                    duration_ns: f.duration.nanoseconds,
+                    message_count: f.message_count,
+                })
                 .collect(),
             custom_data: raw.custom_data.unwrap_or_default(),
             ros_distro: raw.ros_distro.unwrap_or_default(),
@@ -218,7 +229,11 @@ impl BagMetadata {
         use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
         let in_file = |inner: Error| Error::InFile { path: path.into(), inner: Box::new(inner) };
         // Non-blocking, so that opening a FIFO does not wait for a writer: it is refused below.
-        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| Error::io(path, e))?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         let kind = meta.file_type();
         if !kind.is_file() {
@@ -239,9 +254,16 @@ impl BagMetadata {
         let mut text = Vec::new();
         (&file).take(MAX_FILE_LEN + 1).read_to_end(&mut text).map_err(|e| Error::io(path, e))?;
         if text.len() as u64 > MAX_FILE_LEN {
-            return Err(in_file(Error::TooLarge { offset: 0, what: "metadata.yaml", len: meta.len().max(text.len() as u64), limit: MAX_FILE_LEN }));
+            return Err(in_file(Error::TooLarge {
+                offset: 0,
+                what: "metadata.yaml",
+                len: meta.len().max(text.len() as u64),
+                limit: MAX_FILE_LEN,
+            }));
         }
-        let text = String::from_utf8(text).map_err(|e| in_file(Error::Invalid(format!("{FILE_NAME} is not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))))?;
+        let text = String::from_utf8(text).map_err(|e| {
+            in_file(Error::Invalid(format!("{FILE_NAME} is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+        })?;
         Self::parse(&text, path)
     }
 
@@ -353,7 +375,10 @@ pub(crate) fn quote(s: &str) -> String {
     let plain = !s.is_empty()
         && s.chars().all(|c| c.is_ascii_alphanumeric() || "_/.-+".contains(c))
         && !s.starts_with(['-', '.', '+'])
-        && !matches!(s.to_ascii_lowercase().as_str(), "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "~" | ".nan" | ".inf")
+        && !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "~" | ".nan" | ".inf"
+        )
         && s.parse::<f64>().is_err();
     if plain {
         return s.to_string();
@@ -397,11 +422,23 @@ mod tests {
             duration_ns: 5,
             starting_time_ns: 1_700_000_000_000_000_000,
             message_count: 3,
-            topics: vec![TopicInfo { name: "/a b".into(), message_type: "std_msgs/msg/String".into(), serialization_format: "cdr".into(), qos: q, type_description_hash: "RIHS01_00".into(), message_count: 3 }],
+            topics: vec![TopicInfo {
+                name: "/a b".into(),
+                message_type: "std_msgs/msg/String".into(),
+                serialization_format: "cdr".into(),
+                qos: q,
+                type_description_hash: "RIHS01_00".into(),
+                message_count: 3,
+            }],
             compression_format: "zstd".into(),
             compression_mode: "FILE".into(),
             relative_file_paths: vec!["x_0.mcap.zstd".into()],
-            files: vec![FileInfo { path: "x_0.mcap".into(), starting_time_ns: 1_700_000_000_000_000_000, duration_ns: 5, message_count: 3 }],
+            files: vec![FileInfo {
+                path: "x_0.mcap".into(),
+                starting_time_ns: 1_700_000_000_000_000_000,
+                duration_ns: 5,
+                message_count: 3,
+            }],
             custom_data: BTreeMap::from([("k".into(), "v: 1".into())]),
             ros_distro: "jazzy".into(),
         }
@@ -426,8 +463,12 @@ mod tests {
 
     #[test]
     fn unknown_version_is_refused_by_name() {
-        let e = BagMetadata::parse("rosbag2_bagfile_information:\n  version: 10\n", Path::new("/d/metadata.yaml")).unwrap_err();
-        assert!(e.to_string().contains("/d/metadata.yaml") && e.to_string().contains("unknown metadata version 10"), "{e}");
+        let e = BagMetadata::parse("rosbag2_bagfile_information:\n  version: 10\n", Path::new("/d/metadata.yaml"))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("/d/metadata.yaml") && e.to_string().contains("unknown metadata version 10"),
+            "{e}"
+        );
     }
 
     #[test]

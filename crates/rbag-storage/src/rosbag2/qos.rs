@@ -70,7 +70,8 @@ pub(crate) enum QosField {
 const HISTORY: &[&str] = &["system_default", "keep_last", "keep_all", "unknown"];
 const RELIABILITY: &[&str] = &["system_default", "reliable", "best_effort", "unknown", "best_available"];
 const DURABILITY: &[&str] = &["system_default", "transient_local", "volatile", "unknown", "best_available"];
-const LIVELINESS: &[&str] = &["system_default", "automatic", "manual_by_node", "manual_by_topic", "unknown", "best_available"];
+const LIVELINESS: &[&str] =
+    &["system_default", "automatic", "manual_by_node", "manual_by_topic", "unknown", "best_available"];
 
 /// rmw's policy values, for code that builds or compares profiles.
 pub mod policy {
@@ -164,7 +165,8 @@ pub fn parse(text: &str) -> Result<Vec<QosProfile>> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let raw: Vec<RawProfile> = serde_saphyr::from_str(text).map_err(|e| Error::Invalid(format!("offered_qos_profiles is not a QoS list: {e}")))?;
+    let raw: Vec<RawProfile> = serde_saphyr::from_str(text)
+        .map_err(|e| Error::Invalid(format!("offered_qos_profiles is not a QoS list: {e}")))?;
     Ok(raw.into_iter().map(QosProfile::from).collect())
 }
 
@@ -251,7 +253,11 @@ mod tests {
         assert_eq!((p[0].history, p[0].reliability, p[0].durability, p[0].liveliness), (3, 1, 2, 1));
         assert_eq!(to_text(&p, 8), V8);
         let v9 = to_text(&p, 9);
-        assert!(v9.contains("reliability: reliable") && v9.contains("durability: volatile") && v9.contains("history: unknown"));
+        assert!(
+            v9.contains("reliability: reliable")
+                && v9.contains("durability: volatile")
+                && v9.contains("history: unknown")
+        );
         assert_eq!(parse(&v9).unwrap(), p);
         assert!(parse("").unwrap().is_empty());
     }

@@ -16,14 +16,20 @@ pub fn detect_dir(dir: &Path) -> Result<Format> {
         return match BagMetadata::read(&meta)?.storage_identifier.as_str() {
             "sqlite3" => Ok(Format::Sqlite3),
             "mcap" => Ok(Format::Mcap),
-            other => Err(Error::UnknownFormat { path: meta, reason: format!("storage_identifier {other:?} (sqlite3, mcap)") }),
+            other => Err(Error::UnknownFormat {
+                path: meta,
+                reason: format!("storage_identifier {other:?} (sqlite3, mcap)"),
+            }),
         };
     }
     let first = storage_files(dir)?.into_iter().next();
     match first.as_deref() {
         Some(n) if n.ends_with(".db3") || n.ends_with(".db3.zstd") => Ok(Format::Sqlite3),
         Some(_) => Ok(Format::Mcap),
-        None => Err(Error::UnknownFormat { path: dir.into(), reason: "a directory without metadata.yaml or .db3/.mcap files".into() }),
+        None => Err(Error::UnknownFormat {
+            path: dir.into(),
+            reason: "a directory without metadata.yaml or .db3/.mcap files".into(),
+        }),
     }
 }
 
@@ -39,7 +45,8 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
             return Ok(None);
         }
         let db = rusqlite::Connection::open(path).map_err(|e| Error::Invalid(format!("{name}: {e}")))?;
-        db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).map_err(|e| Error::Invalid(format!("{name}: folding in the write-ahead log: {e}")))?;
+        db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(|e| Error::Invalid(format!("{name}: folding in the write-ahead log: {e}")))?;
         drop(db);
         return Ok(Some(format!("{name}: folded its write-ahead log into the file")));
     }
@@ -51,7 +58,8 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
         return Ok(None);
     }
     let tmp = crate::output::staging_path(path, "repair");
-    let mut writer: Box<dyn crate::StorageWriter> = Box::new(crate::mcap::McapWriter::create(&tmp, &crate::WriteOptions::default())?);
+    let mut writer: Box<dyn crate::StorageWriter> =
+        Box::new(crate::mcap::McapWriter::create(&tmp, &crate::WriteOptions::default())?);
     let mut ids = BTreeMap::new();
     for c in reader.connections() {
         ids.insert(c.id, writer.add_connection(c)?);
@@ -76,7 +84,10 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
 pub fn reindex(dir: &Path) -> Result<ReindexReport> {
     let names = storage_files(dir)?;
     if names.iter().any(|n| n.ends_with(".zstd")) {
-        return Err(Error::Invalid(format!("{}: FILE-compressed bags keep their metadata.yaml; it cannot be rebuilt from .zstd files", dir.display())));
+        return Err(Error::Invalid(format!(
+            "{}: FILE-compressed bags keep their metadata.yaml; it cannot be rebuilt from .zstd files",
+            dir.display()
+        )));
     }
     // What the old metadata.yaml says that the files cannot (its version, compression,
     // custom data) is kept when it still parses; a broken one is no obstacle, it is the case
@@ -137,5 +148,10 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
         repairs.push(format!("{}: the previous one is kept as {}", meta_path.display(), backup.display()));
     }
     meta.write(dir)?;
-    Ok(ReindexReport { output: dir.join(FILE_NAME), messages_kept: meta.message_count, repairs, ..ReindexReport::default() })
+    Ok(ReindexReport {
+        output: dir.join(FILE_NAME),
+        messages_kept: meta.message_count,
+        repairs,
+        ..ReindexReport::default()
+    })
 }

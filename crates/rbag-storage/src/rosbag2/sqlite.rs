@@ -29,8 +29,8 @@ use rusqlite::{params_from_iter, ErrorCode, OpenFlags};
 
 use super::{FileWriter, QOS_KEY, TYPE_HASH_KEY};
 use crate::{
-    Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats,
-    Result, SqlitePreset, StorageInfo, StorageReader, StorageWriter, WriteOptions,
+    Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats, Result,
+    SqlitePreset, StorageInfo, StorageReader, StorageWriter, WriteOptions,
 };
 
 /// The schema version the writer produces (rosbag2 Iron and later).
@@ -230,9 +230,8 @@ impl SqliteReader {
         let mut unknown: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
         {
             let db = self.lock();
-            let mut stmt = db
-                .prepare_cached("SELECT id, topic_id, timestamp, LENGTH(data) FROM messages")
-                .map_err(sql_err)?;
+            let mut stmt =
+                db.prepare_cached("SELECT id, topic_id, timestamp, LENGTH(data) FROM messages").map_err(sql_err)?;
             let mut rows = stmt.query([]).map_err(sql_err)?;
             let mut last = (i64::MIN, None);
             while let Some(row) = rows.next().map_err(sql_err)? {
@@ -268,7 +267,12 @@ impl SqliteReader {
             info.end_ns = Some(info.end_ns.map_or(max, |e| e.max(max)));
         }
         info.undeclared.extend(self.undeclared.iter().map(|(&id, &n)| (id, n)));
-        info.message_count = info.connections.iter().filter(|(id, _)| !self.undeclared.contains_key(id)).map(|(_, c)| c.message_count).sum::<u64>()
+        info.message_count = info
+            .connections
+            .iter()
+            .filter(|(id, _)| !self.undeclared.contains_key(id))
+            .map(|(_, c)| c.message_count)
+            .sum::<u64>()
             + info.undeclared.values().sum::<u64>();
         Ok(info)
     }
@@ -278,11 +282,14 @@ impl SqliteReader {
         let empty = || Ok(Box::new(std::iter::empty()) as MessageIter<'static>);
         // A strict read of every topic also takes rows of undeclared topic ids, to fail on the
         // first one the filter selects instead of leaving them out unsaid.
-        let undeclared = (!self.options.lenient && filter.may_accept_undeclared()).then(|| Undeclared { declared: self.declared.clone(), filter: filter.clone() });
+        let undeclared = (!self.options.lenient && filter.may_accept_undeclared())
+            .then(|| Undeclared { declared: self.declared.clone(), filter: filter.clone() });
         if ids.is_empty() && undeclared.is_none() {
             return empty();
         }
-        let Some((sql, params)) = select_sql(&ids, undeclared.as_ref().map(|u| u.declared.as_slice()), filter) else { return empty() };
+        let Some((sql, params)) = select_sql(&ids, undeclared.as_ref().map(|u| u.declared.as_slice()), filter) else {
+            return empty();
+        };
 
         let db = open_read(&self.uri)?;
         let interrupt = db.get_interrupt_handle();
@@ -491,7 +498,10 @@ fn produce(
         let flush = |arena: &mut Vec<u8>, heads: &mut Vec<(u32, u64, std::ops::Range<usize>)>| {
             bytes_read.fetch_add(arena.len() as u64, Ordering::Relaxed);
             let buf = Bytes::from(std::mem::take(arena));
-            let batch: Vec<Message> = heads.drain(..).map(|(connection, t, r)| Message { connection, log_time: t, publish_time: t, data: buf.slice(r) }).collect();
+            let batch: Vec<Message> = heads
+                .drain(..)
+                .map(|(connection, t, r)| Message { connection, log_time: t, publish_time: t, data: buf.slice(r) })
+                .collect();
             tx.send(Ok(batch)).is_ok()
         };
         while let Some(row) = rows.next().map_err(sql_err)? {
@@ -505,11 +515,19 @@ fn produce(
                     return Ok(());
                 }
                 let id: i64 = row.get(0).map_err(sql_err)?;
-                return Err(Error::UndeclaredConnection { at: Place::Row { table: "messages", id }, kind: "topic id", id: connection });
+                return Err(Error::UndeclaredConnection {
+                    at: Place::Row { table: "messages", id },
+                    kind: "topic id",
+                    id: connection,
+                });
             }
             let start = arena.len();
             // A failed allocation (a row of a gigabyte under a memory limit) is an error, not an abort.
-            arena.try_reserve(data.len()).map_err(|_| Error::OutOfMemory { offset: 0, what: "message row", needed: data.len() as u64 })?;
+            arena.try_reserve(data.len()).map_err(|_| Error::OutOfMemory {
+                offset: 0,
+                what: "message row",
+                needed: data.len() as u64,
+            })?;
             arena.extend_from_slice(data);
             heads.push((connection, time, start..arena.len()));
             if (heads.len() >= BATCH_MESSAGES || arena.len() >= BATCH_BYTES) && !flush(&mut arena, &mut heads) {
@@ -530,7 +548,11 @@ fn produce(
 fn row_message(row: &rusqlite::Row<'_>) -> Result<Message> {
     let (connection, time, data) = row_fields(row)?;
     let mut copy = Vec::new();
-    copy.try_reserve_exact(data.len()).map_err(|_| Error::OutOfMemory { offset: 0, what: "message row", needed: data.len() as u64 })?;
+    copy.try_reserve_exact(data.len()).map_err(|_| Error::OutOfMemory {
+        offset: 0,
+        what: "message row",
+        needed: data.len() as u64,
+    })?;
     copy.extend_from_slice(data);
     Ok(Message { connection, log_time: time, publish_time: time, data: Bytes::from(copy) })
 }
@@ -627,11 +649,17 @@ fn load(db: &rusqlite::Connection) -> Result<Loaded> {
         let names = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(sql_err)?;
         names.collect::<rusqlite::Result<_>>().map_err(sql_err)?
     };
-    require(&tables, &["topics", "messages"], |t| format!("an SQLite database without a `{t}` table, so not a rosbag2 .db3 file"))?;
+    require(&tables, &["topics", "messages"], |t| {
+        format!("an SQLite database without a `{t}` table, so not a rosbag2 .db3 file")
+    })?;
     let topic_cols = columns(db, "topics")?;
-    require(&topic_cols, &["id", "name", "type", "serialization_format"], |c| format!("its `topics` table has no `{c}` column"))?;
+    require(&topic_cols, &["id", "name", "type", "serialization_format"], |c| {
+        format!("its `topics` table has no `{c}` column")
+    })?;
     let message_cols = columns(db, "messages")?;
-    require(&message_cols, &["id", "topic_id", "timestamp", "data"], |c| format!("its `messages` table has no `{c}` column"))?;
+    require(&message_cols, &["id", "topic_id", "timestamp", "data"], |c| {
+        format!("its `messages` table has no `{c}` column")
+    })?;
     let has_qos = topic_cols.contains("offered_qos_profiles");
     let has_hash = topic_cols.contains("type_description_hash");
 
@@ -678,7 +706,8 @@ fn load(db: &rusqlite::Connection) -> Result<Loaded> {
             .map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
         while let Some(r) = rows.next().map_err(sql_err)? {
-            let (ty, encoding, text) = (text(r, 0).map_err(sql_err)?, text(r, 1).map_err(sql_err)?, text(r, 2).map_err(sql_err)?);
+            let (ty, encoding, text) =
+                (text(r, 0).map_err(sql_err)?, text(r, 1).map_err(sql_err)?, text(r, 2).map_err(sql_err)?);
             // "unknown" is rosbag2's placeholder for a type whose definition it could not find.
             let def = if encoding == "unknown" { (String::new(), String::new()) } else { (text, encoding) };
             definitions.entry(ty).or_insert(def);
@@ -826,7 +855,8 @@ impl SqliteWriter {
         db.execute_batch(pragmas).map_err(sql_err)?;
         // The "complete" mark: rbag's files say who wrote them, and are marked finished only at
         // close; other tools' files carry neither and are never flagged.
-        db.execute_batch(&format!("PRAGMA application_id = {RBAG_APPLICATION_ID}; PRAGMA user_version = 0;")).map_err(sql_err)?;
+        db.execute_batch(&format!("PRAGMA application_id = {RBAG_APPLICATION_ID}; PRAGMA user_version = 0;"))
+            .map_err(sql_err)?;
         let ddl = [CREATE_SCHEMA, CREATE_METADATA, CREATE_TOPICS, CREATE_DEFINITIONS, CREATE_MESSAGES, CREATE_INDEX];
         let setup = || -> rusqlite::Result<()> {
             db.execute_batch("BEGIN")?;
@@ -927,8 +957,9 @@ impl SqliteWriter {
         if !self.topics.contains_key(&conn) {
             return Err(Error::UnknownConnection { id: conn });
         }
-        let timestamp = i64::try_from(log_time)
-            .map_err(|_| Error::Invalid(format!("log time {log_time} ns is past the largest SQLite timestamp (2^63-1)")))?;
+        let timestamp = i64::try_from(log_time).map_err(|_| {
+            Error::Invalid(format!("log time {log_time} ns is past the largest SQLite timestamp (2^63-1)"))
+        })?;
         if data.len() > MAX_PAYLOAD {
             return Err(Error::Invalid(format!("message of {} bytes is over SQLite's 1 GB value limit", data.len())));
         }
@@ -1053,10 +1084,7 @@ fn unwrap_bag_metadata(yaml: &str) -> String {
         return yaml.to_string();
     }
     let rest: Vec<&str> = lines.collect();
-    let indent = rest
-        .iter()
-        .find(|l| !l.trim().is_empty())
-        .map_or(0, |l| l.len() - l.trim_start_matches(' ').len());
+    let indent = rest.iter().find(|l| !l.trim().is_empty()).map_or(0, |l| l.len() - l.trim_start_matches(' ').len());
     let mut out = String::with_capacity(yaml.len());
     for line in rest {
         let strip = line.len() - line.trim_start_matches(' ').len();
@@ -1157,7 +1185,11 @@ mod tests {
     }
 
     fn read_all(r: &SqliteReader, f: &Filter) -> Vec<(u32, u64, Vec<u8>)> {
-        r.messages(f).unwrap().map(|m| m.map(|m| (m.connection, m.log_time, m.data.to_vec()))).collect::<Result<_>>().unwrap()
+        r.messages(f)
+            .unwrap()
+            .map(|m| m.map(|m| (m.connection, m.log_time, m.data.to_vec())))
+            .collect::<Result<_>>()
+            .unwrap()
     }
 
     #[test]
@@ -1175,7 +1207,9 @@ mod tests {
         expected.id = 1;
         assert_eq!(conns[0], expected);
         assert_eq!((conns[1].id, conns[1].topic.as_str()), (2, "/b"));
-        assert!(conns[1].metadata.is_empty() && conns[1].definition.is_empty() && conns[1].definition_encoding.is_empty());
+        assert!(
+            conns[1].metadata.is_empty() && conns[1].definition.is_empty() && conns[1].definition_encoding.is_empty()
+        );
 
         assert_eq!(read_all(&r, &Filter::default()), written);
         let info = r.info().unwrap();
@@ -1211,7 +1245,8 @@ mod tests {
         let f = Filter { topics: vec!["/b".into()], start: Some(5000), ..Filter::default() };
         let want: Vec<_> = written.iter().filter(|m| m.0 == 2 && m.1 >= 5000).cloned().collect();
         assert_eq!(read_all(&r, &f), want);
-        let f = Filter { regex: Some(Regex::new("a").unwrap()), exclude_topics: vec!["/a".into()], ..Filter::default() };
+        let f =
+            Filter { regex: Some(Regex::new("a").unwrap()), exclude_topics: vec!["/a".into()], ..Filter::default() };
         assert!(read_all(&r, &f).is_empty());
         let f = Filter { start: Some(u64::MAX), ..Filter::default() };
         assert!(read_all(&r, &f).is_empty());
@@ -1275,7 +1310,11 @@ mod tests {
         for declared in [None, Some(&[1, 2][..])] {
             let (sql, params) = select_sql(&[1, 2], declared, &filter).unwrap();
             let mut stmt = db.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-            let plan: Vec<String> = stmt.query_map(params_from_iter(&params), |r| r.get::<_, String>(3)).unwrap().map(|r| r.unwrap()).collect();
+            let plan: Vec<String> = stmt
+                .query_map(params_from_iter(&params), |r| r.get::<_, String>(3))
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
             assert!(plan.iter().any(|p| p.contains("timestamp_idx") && p.contains("timestamp>")), "{plan:?}");
         }
     }

@@ -57,8 +57,15 @@ impl Rosbag2Writer {
         if !(1..=super::metadata::LATEST_VERSION).contains(&r2.metadata_version) {
             return Err(Error::Invalid(format!("metadata version {} cannot be written (1 to 9)", r2.metadata_version)));
         }
-        if single && (r2.max_file_size.is_some() || r2.max_file_duration_ns.is_some() || r2.compression_mode == CompressionMode::File) {
-            return Err(Error::Invalid(format!("{}: splitting and file compression need a bag directory, not a single file", path.display())));
+        if single
+            && (r2.max_file_size.is_some()
+                || r2.max_file_duration_ns.is_some()
+                || r2.compression_mode == CompressionMode::File)
+        {
+            return Err(Error::Invalid(format!(
+                "{}: splitting and file compression need a bag directory, not a single file",
+                path.display()
+            )));
         }
         if format == Format::Mcap && r2.compression_mode == CompressionMode::Message {
             // rosbag2's own MCAP plugin refuses message mode; MCAP has chunk compression.
@@ -68,7 +75,10 @@ impl Rosbag2Writer {
         // write one message per file.
         let min_split = if format == Format::Sqlite3 { 86_016 } else { 1024 };
         if let Some(max) = r2.max_file_size.filter(|&m| m < min_split) {
-            return Err(Error::Invalid(format!("a split size of {max} bytes is under the {} minimum of {min_split} bytes", format.name())));
+            return Err(Error::Invalid(format!(
+                "a split size of {max} bytes is under the {} minimum of {min_split} bytes",
+                format.name()
+            )));
         }
         if !single {
             if path.exists() {
@@ -80,7 +90,11 @@ impl Rosbag2Writer {
             version: r2.metadata_version,
             storage_identifier: format.name().into(),
             starting_time_ns: i64::MAX as u64,
-            compression_format: if r2.compression_mode == CompressionMode::None { String::new() } else { "zstd".into() },
+            compression_format: if r2.compression_mode == CompressionMode::None {
+                String::new()
+            } else {
+                "zstd".into()
+            },
             compression_mode: match r2.compression_mode {
                 CompressionMode::None => String::new(),
                 CompressionMode::File => "FILE".into(),
@@ -317,7 +331,11 @@ impl Rosbag2Writer {
     fn next_file(&mut self) -> Result<()> {
         let r = self.close_current().and_then(|_| self.open_next());
         self.poison(r)?;
-        let repeats: Vec<(usize, u64, u64, Vec<u8>)> = self.latched.iter().flat_map(|(slot, (_, msgs))| msgs.iter().map(move |(t, p, d)| (*slot, *t, *p, d.clone()))).collect();
+        let repeats: Vec<(usize, u64, u64, Vec<u8>)> = self
+            .latched
+            .iter()
+            .flat_map(|(slot, (_, msgs))| msgs.iter().map(move |(t, p, d)| (*slot, *t, *p, d.clone())))
+            .collect();
         for (slot, t, p, d) in repeats {
             self.write_here(slot, t, p, &d)?;
         }
@@ -357,7 +375,6 @@ impl Rosbag2Writer {
         }
         Ok(())
     }
-
 }
 
 impl Drop for Rosbag2Writer {

@@ -40,7 +40,12 @@ pub(super) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    pub fn new(opts: &'a PlayOptions, sink: &'a mut dyn PlaySink, clock: &'a dyn Clock, controls: &'a Receiver<Control>) -> Self {
+    pub fn new(
+        opts: &'a PlayOptions,
+        sink: &'a mut dyn PlaySink,
+        clock: &'a dyn Clock,
+        controls: &'a Receiver<Control>,
+    ) -> Self {
         Run {
             opts,
             sink,

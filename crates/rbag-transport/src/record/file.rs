@@ -46,10 +46,19 @@ pub(crate) struct BagFile {
 impl BagFile {
     /// Creates the file under its active name. An existing file with either name is an error
     /// unless `overwrite`, which removes it.
-    pub(crate) fn create(target: PathBuf, format: Format, options: &WriteOptions, overwrite: bool) -> Result<Self, RecordError> {
+    pub(crate) fn create(
+        target: PathBuf,
+        format: Format,
+        options: &WriteOptions,
+        overwrite: bool,
+    ) -> Result<Self, RecordError> {
         let active = active_path(&target, format);
         for path in [&target, &active] {
-            let checked = rbag_storage::output::check(path, &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: overwrite }).map_err(|e| match e {
+            let checked = rbag_storage::output::check(
+                path,
+                &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: overwrite },
+            )
+            .map_err(|e| match e {
                 rbag_storage::Error::OutputExists { .. } => RecordError::OutputExists { path: path.clone() },
                 e => e.into(),
             })?;
@@ -61,11 +70,24 @@ impl BagFile {
         let writer = rbag_storage::create_at(&active, &target, format, options).map_err(|e| e.in_file(&active))?;
         let on_disk = match format {
             Format::Ros1 => options.compression != Compression::None,
-            Format::Mcap => options.compression != Compression::None || matches!(options.rosbag2.mcap_preset, McapPreset::ZstdFast | McapPreset::ZstdSmall),
+            Format::Mcap => {
+                options.compression != Compression::None
+                    || matches!(options.rosbag2.mcap_preset, McapPreset::ZstdFast | McapPreset::ZstdSmall)
+            }
             Format::Sqlite3 => true,
         };
         let size = if on_disk { 0 } else { header_bytes(format) };
-        Ok(BagFile { writer: Some(writer), target, active, format, ids: HashMap::new(), on_disk, size, unmeasured: 0, last_time: None })
+        Ok(BagFile {
+            writer: Some(writer),
+            target,
+            active,
+            format,
+            ids: HashMap::new(),
+            on_disk,
+            size,
+            unmeasured: 0,
+            last_time: None,
+        })
     }
 
     /// Writes one message, registering its connection first if this file has not seen it.

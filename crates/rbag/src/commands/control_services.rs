@@ -57,16 +57,35 @@ impl PlayerView {
     }
 }
 
-fn serve(participant: &Participant, node: &str, services: Vec<(&str, &str, Handler)>, log: &Log) -> Result<Vec<ServiceServer>> {
+fn serve(
+    participant: &Participant,
+    node: &str,
+    services: Vec<(&str, &str, Handler)>,
+    log: &Log,
+) -> Result<Vec<ServiceServer>> {
     services
         .into_iter()
-        .map(|(name, ty, handler)| Ok(ServiceServer::new(participant, &format!("{node}/{name}"), &format!("rosbag2_interfaces/srv/{ty}"), handler, log.clone())?))
+        .map(|(name, ty, handler)| {
+            Ok(ServiceServer::new(
+                participant,
+                &format!("{node}/{name}"),
+                &format!("rosbag2_interfaces/srv/{ty}"),
+                handler,
+                log.clone(),
+            )?)
+        })
         .collect()
 }
 
 /// Serves the player's services. `range` is the played bag time range (`seek` outside it
 /// fails, as in rosbag2).
-pub(super) fn player(participant: &Participant, controls: &mpsc::Sender<Control>, view: &PlayerView, range: Option<(u64, u64)>, log: &Log) -> Result<Vec<ServiceServer>> {
+pub(super) fn player(
+    participant: &Participant,
+    controls: &mpsc::Sender<Control>,
+    view: &PlayerView,
+    range: Option<(u64, u64)>,
+    log: &Log,
+) -> Result<Vec<ServiceServer>> {
     // Each handler gets its own sender and view.
     let send = |make: fn(&Fields) -> Option<Control>, answer: fn(bool, &PlayerView) -> Vec<u8>| -> Handler {
         let (tx, view) = (controls.clone(), view.clone());
@@ -86,7 +105,11 @@ pub(super) fn player(participant: &Participant, controls: &mpsc::Sender<Control>
         ("toggle_paused", "TogglePaused", send(|_| Some(Control::TogglePause), |_, _| reply::empty())),
         ("is_paused", "IsPaused", Box::new(move |_: &Fields| reply::bool(v1.get().0))),
         ("get_rate", "GetRate", Box::new(move |_: &Fields| reply::f64(v2.get().1))),
-        ("set_rate", "SetRate", send(|f| f.f64().filter(|r| r.is_finite() && *r > 0.0).map(Control::SetRate), |sent, _| reply::bool(sent))),
+        (
+            "set_rate",
+            "SetRate",
+            send(|f| f.f64().filter(|r| r.is_finite() && *r > 0.0).map(Control::SetRate), |sent, _| reply::bool(sent)),
+        ),
         // rosbag2 plays the next message only while paused, and says whether it did.
         ("play_next", "PlayNext", {
             let (tx, view) = (controls.clone(), view.clone());
@@ -158,7 +181,13 @@ fn apply(view: &PlayerView, c: &Control) {
 /// `--node-name` says otherwise): pause, resume and is_paused act on what `--start-paused`
 /// and the space key act on; snapshot triggers a `--snapshot-mode` write (and fails
 /// otherwise, as in rosbag2); split_bagfile closes the current file and goes on in a new one.
-pub(super) fn recorder(participant: &Participant, node: &str, controls: &Arc<Controls>, snapshot_mode: bool, log: &Log) -> Result<Vec<ServiceServer>> {
+pub(super) fn recorder(
+    participant: &Participant,
+    node: &str,
+    controls: &Arc<Controls>,
+    snapshot_mode: bool,
+    log: &Log,
+) -> Result<Vec<ServiceServer>> {
     let pause = |paused: bool| -> Handler {
         let (c, log) = (controls.clone(), log.clone());
         Box::new(move |_: &Fields| {

@@ -112,7 +112,13 @@ fn read_rules(path: &Path) -> Result<rbag_msg::migrate::Rules> {
 fn targets(args: &Args) -> Result<rbag_bag::transcode::Targets> {
     use rbag_bag::decode::TypeSources;
     use rbag_msg::store::{self, Distro};
-    let distro = args.rosbag2.ros_distro.as_deref().and_then(|d| d.parse::<Distro>().ok()).filter(|d| *d != Distro::Noetic).unwrap_or(Distro::Humble);
+    let distro = args
+        .rosbag2
+        .ros_distro
+        .as_deref()
+        .and_then(|d| d.parse::<Distro>().ok())
+        .filter(|d| *d != Distro::Noetic)
+        .unwrap_or(Distro::Humble);
     let (migrate_ros1, migrate_ros2) = super::load_msg_dirs(&args.migrate, "--migrate")?;
     let rules = match &args.migrate_rules {
         Some(p) => read_rules(p)?,
@@ -196,10 +202,20 @@ pub fn run(args: Args) -> Result<Outcome> {
         bar.set_length(p.messages_total);
         bar.set_position(p.messages_done);
     };
-    let report = rbag_bag::convert(&inputs, &args.output, format, &options, &mut on_progress).map_err(|e| output_error(e, &args.output))?;
+    let report = rbag_bag::convert(&inputs, &args.output, format, &options, &mut on_progress)
+        .map_err(|e| output_error(e, &args.output))?;
     bar.finish_and_clear();
-    let rewritten = if report.messages_rewritten > 0 { format!(" ({} re-encoded)", report.messages_rewritten) } else { String::new() };
-    note!("wrote {} messages{rewritten} on {} connections to {}", report.messages_written, report.connections_written, report.output.display());
+    let rewritten = if report.messages_rewritten > 0 {
+        format!(" ({} re-encoded)", report.messages_rewritten)
+    } else {
+        String::new()
+    };
+    note!(
+        "wrote {} messages{rewritten} on {} connections to {}",
+        report.messages_written,
+        report.connections_written,
+        report.output.display()
+    );
     for s in &report.skipped {
         note!("skipped {} messages on {}: {}", s.messages, s.topic, s.reason);
     }

@@ -91,7 +91,9 @@ pub fn run(args: Args) -> Result<Outcome> {
                 }
                 schemas.insert(c.id, s);
             }
-            Err(e) if explicit => return Err(anyhow::anyhow!("{e}")).with_context(|| format!("cannot decode {}", args.path.display())),
+            Err(e) if explicit => {
+                return Err(anyhow::anyhow!("{e}")).with_context(|| format!("cannot decode {}", args.path.display()))
+            }
             Err(e) => {
                 note!("warning: skipping {e}");
                 skipped.push(c.topic.clone());
@@ -109,7 +111,13 @@ pub fn run(args: Args) -> Result<Outcome> {
             }
         }
     }
-    let topics: Vec<String> = schemas.keys().filter_map(|id| by_id.get(id)).map(|c| c.topic.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let topics: Vec<String> = schemas
+        .keys()
+        .filter_map(|id| by_id.get(id))
+        .map(|c| c.topic.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     // Without a selection, every topic but the undecodable ones is read, so that a message on
     // a connection the bag never declares fails the read instead of going unseen.
     let filter = if explicit {
@@ -134,7 +142,9 @@ pub fn run(args: Args) -> Result<Outcome> {
             }
             let m = m?;
             let Some(c) = by_id.get(&m.connection).filter(|_| schemas.contains_key(&m.connection)) else { continue };
-            let (schema, value) = decoders.decode(c, m.log_time, &m.data).with_context(|| format!("cannot decode {}", args.path.display()))?;
+            let (schema, value) = decoders
+                .decode(c, m.log_time, &m.data)
+                .with_context(|| format!("cannot decode {}", args.path.display()))?;
             for w in decoders.take_warnings() {
                 note!("warning: {}: {w}", args.path.display());
             }
@@ -145,7 +155,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     out.flush()?;
     // Data the bag holds but cannot give (a torn tail), unless -n stopped before the end.
-    let lost = if args.count.is_some_and(|n| printed >= n) { false } else { super::report_lost(&args.path, reader.as_ref()) };
+    let lost =
+        if args.count.is_some_and(|n| printed >= n) { false } else { super::report_lost(&args.path, reader.as_ref()) };
     Ok(if skipped.is_empty() && !lost { Outcome::Ok } else { Outcome::Dropped })
 }
 
@@ -159,14 +170,28 @@ fn split_topic(arg: &str) -> (&str, Option<&str>) {
 }
 
 enum Style {
-    Yaml { max_array: Option<usize>, multi: bool },
+    Yaml {
+        max_array: Option<usize>,
+        multi: bool,
+    },
     Json,
     /// The header's columns, and each connection's flattening (worked out once per type).
-    Csv { header: Vec<String>, tables: BTreeMap<u32, (Arc<Schema>, render::Csv)> },
+    Csv {
+        header: Vec<String>,
+        tables: BTreeMap<u32, (Arc<Schema>, render::Csv)>,
+    },
 }
 
 impl Style {
-    fn write(&mut self, out: &mut dyn Write, c: &Connection, log_time: u64, schema: &Arc<Schema>, value: &rbag_msg::Value, path: Option<&str>) -> Result<()> {
+    fn write(
+        &mut self,
+        out: &mut dyn Write,
+        c: &Connection,
+        log_time: u64,
+        schema: &Arc<Schema>,
+        value: &rbag_msg::Value,
+        path: Option<&str>,
+    ) -> Result<()> {
         let selected = match path {
             Some(p) => match render::select(schema, value, p).map_err(anyhow::Error::msg)? {
                 Some(s) => Some(s),
@@ -204,10 +229,13 @@ impl Style {
                         write!(out, ",{}", render::csv_quote(&String::from_utf8_lossy(&cell)))?;
                     }
                     None => {
-                        let (table_schema, csv) = tables.get_mut(&c.id).ok_or_else(|| anyhow::anyhow!("topic {}: no CSV columns", c.topic))?;
+                        let (table_schema, csv) = tables
+                            .get_mut(&c.id)
+                            .ok_or_else(|| anyhow::anyhow!("topic {}: no CSV columns", c.topic))?;
                         // The bag's definition may have been replaced when the first message did not fit it.
                         if !Arc::ptr_eq(table_schema, schema) {
-                            let replaced = render::Csv::new(schema).map_err(|e| anyhow::anyhow!("topic {}: {e}", c.topic))?;
+                            let replaced =
+                                render::Csv::new(schema).map_err(|e| anyhow::anyhow!("topic {}: {e}", c.topic))?;
                             if replaced.columns() != header.as_slice() {
                                 bail!("topic {}: its definition was replaced by one with other columns; echo it with --json", c.topic);
                             }
@@ -227,7 +255,12 @@ impl Style {
 
 /// Writes the header row and returns the CSV style; every selected topic must print the same
 /// columns.
-fn csv_header(out: &mut dyn Write, schemas: &BTreeMap<u32, (Arc<Schema>, Encoding)>, selections: &BTreeMap<String, Option<String>>, by_id: &BTreeMap<u32, &Connection>) -> Result<Style> {
+fn csv_header(
+    out: &mut dyn Write,
+    schemas: &BTreeMap<u32, (Arc<Schema>, Encoding)>,
+    selections: &BTreeMap<String, Option<String>>,
+    by_id: &BTreeMap<u32, &Connection>,
+) -> Result<Style> {
     let mut header: Option<(Vec<String>, &str)> = None;
     let mut tables = BTreeMap::new();
     for (id, (schema, _)) in schemas {
@@ -242,7 +275,9 @@ fn csv_header(out: &mut dyn Write, schemas: &BTreeMap<u32, (Arc<Schema>, Encodin
             }
         };
         match &header {
-            Some((h, first)) if *h != columns => bail!("--csv needs topics of one type: {first} and {topic} print different columns; echo them separately"),
+            Some((h, first)) if *h != columns => bail!(
+                "--csv needs topics of one type: {first} and {topic} print different columns; echo them separately"
+            ),
             Some(_) => {}
             None => header = Some((columns, topic)),
         }

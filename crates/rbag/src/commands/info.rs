@@ -27,7 +27,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut infos = Vec::new();
     for path in &args.paths {
         let reader = super::open_with(path, &args.read)?;
-        let info = rbag_bag::info(path, reader.as_ref()).with_context(|| format!("cannot summarise {}", path.display()))?;
+        let info =
+            rbag_bag::info(path, reader.as_ref()).with_context(|| format!("cannot summarise {}", path.display()))?;
         infos.push(info);
     }
     let mut out = std::io::stdout().lock();
@@ -66,7 +67,12 @@ fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
         _ => " (UNINDEXED: run `rbag reindex`)",
     };
     writeln!(out, "{}{}{}", label("storage"), info.storage, if info.indexed { "" } else { not_indexed })?;
-    for (key, name) in [("profile", "profile"), ("metadata_version", "metadata"), ("ros_distro", "ros distro"), ("compression", "rosbag2 zstd")] {
+    for (key, name) in [
+        ("profile", "profile"),
+        ("metadata_version", "metadata"),
+        ("ros_distro", "ros distro"),
+        ("compression", "rosbag2 zstd"),
+    ] {
         if let Some(v) = info.properties.get(key).filter(|v| !v.is_empty()) {
             writeln!(out, "{}{}", label(name), v)?;
         }
@@ -89,9 +95,11 @@ fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
         writeln!(out, "{l}{} [{}/{} chunks{ratio}]", c.name, c.chunks, total)?;
     }
     if info.compression.iter().any(|c| c.name != "none") {
-        let (u, z): (u64, u64) = info.compression.iter().fold((0, 0), |a, c| (a.0 + c.uncompressed_bytes, a.1 + c.compressed_bytes));
+        let (u, z): (u64, u64) =
+            info.compression.iter().fold((0, 0), |a, c| (a.0 + c.uncompressed_bytes, a.1 + c.compressed_bytes));
         let secs = info.duration_ns as f64 / 1e9;
-        let rate = |b: u64| if secs > 0.0 { format!(" @ {}/s", human_size((b as f64 / secs) as u64)) } else { String::new() };
+        let rate =
+            |b: u64| if secs > 0.0 { format!(" @ {}/s", human_size((b as f64 / secs) as u64)) } else { String::new() };
         writeln!(out, "{}{}{}", label("uncompressed"), human_size(u), rate(u))?;
         writeln!(out, "{}{}{}", label("compressed"), human_size(z), rate(z))?;
     }
@@ -105,7 +113,8 @@ fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
     }
     // Service introspection topics (`/srv/_service_event`) are listed apart, as `ros2 bag info`
     // does, under the service's name and type.
-    let (services, topics): (Vec<&TopicInfo>, Vec<&TopicInfo>) = info.topics.iter().partition(|t| t.name.ends_with("/_service_event") && t.message_type.ends_with("_Event"));
+    let (services, topics): (Vec<&TopicInfo>, Vec<&TopicInfo>) =
+        info.topics.iter().partition(|t| t.name.ends_with("/_service_event") && t.message_type.ends_with("_Event"));
     write_topics(out, "topics", &topics, |t| (t.name.clone(), t.message_type.clone()))?;
     write_topics(out, "services", &services, |t| {
         (t.name.trim_end_matches("/_service_event").to_string(), t.message_type.trim_end_matches("_Event").to_string())
@@ -120,12 +129,20 @@ fn write_text(out: &mut impl Write, info: &BagInfo) -> std::io::Result<()> {
 }
 
 /// One aligned line per topic: name, count, frequency, type, format, size, connections.
-fn write_topics(out: &mut impl Write, heading: &str, list: &[&TopicInfo], names: impl Fn(&TopicInfo) -> (String, String)) -> std::io::Result<()> {
+fn write_topics(
+    out: &mut impl Write,
+    heading: &str,
+    list: &[&TopicInfo],
+    names: impl Fn(&TopicInfo) -> (String, String),
+) -> std::io::Result<()> {
     let label = format!("{:<14}", format!("{heading}:"));
-    let rows: Vec<(String, String, &TopicInfo)> = list.iter().map(|t| {
-        let (name, ty) = names(t);
-        (name, ty, *t)
-    }).collect();
+    let rows: Vec<(String, String, &TopicInfo)> = list
+        .iter()
+        .map(|t| {
+            let (name, ty) = names(t);
+            (name, ty, *t)
+        })
+        .collect();
     let name_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let count_width = rows.iter().map(|r| r.2.message_count.to_string().len()).max().unwrap_or(0);
     let freq_width = rows.iter().filter_map(|r| r.2.frequency_hz).map(|f| human_frequency(f).len()).max().unwrap_or(0);
@@ -138,9 +155,15 @@ fn write_topics(out: &mut impl Write, heading: &str, list: &[&TopicInfo], names:
             None => String::new(),
         };
         let conns = if t.connections > 1 { format!(" ({} connections)", t.connections) } else { String::new() };
-        let format = if t.encoding == "ros1" || t.encoding.is_empty() { String::new() } else { format!(" [{}]", t.encoding) };
-        let size = t.size_bytes.filter(|_| t.encoding != "ros1").map(|b| format!(" {}", human_size(b))).unwrap_or_default();
-        writeln!(out, "{l}{name:<name_width$} {:>count_width$} {unit}{freq} : {ty}{format}{size}{conns}", t.message_count)?;
+        let format =
+            if t.encoding == "ros1" || t.encoding.is_empty() { String::new() } else { format!(" [{}]", t.encoding) };
+        let size =
+            t.size_bytes.filter(|_| t.encoding != "ros1").map(|b| format!(" {}", human_size(b))).unwrap_or_default();
+        writeln!(
+            out,
+            "{l}{name:<name_width$} {:>count_width$} {unit}{freq} : {ty}{format}{size}{conns}",
+            t.message_count
+        )?;
     }
     Ok(())
 }

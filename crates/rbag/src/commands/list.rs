@@ -35,7 +35,12 @@ struct Compressor {
 
 const STORAGE: &[Backend] = &[
     Backend { name: "ros1", description: "ROS 1 bag v2.0 (.bag)", read: true, write: true },
-    Backend { name: "sqlite3", description: "rosbag2 SQLite3 (.db3, schema 1-4 read, 4 written)", read: true, write: true },
+    Backend {
+        name: "sqlite3",
+        description: "rosbag2 SQLite3 (.db3, schema 1-4 read, 4 written)",
+        read: true,
+        write: true,
+    },
     Backend { name: "mcap", description: "MCAP (.mcap; ros2 and ros1 profiles)", read: true, write: true },
 ];
 

@@ -21,12 +21,12 @@ pub mod record_ros1;
 #[cfg(feature = "ros2")]
 pub mod record_ros2;
 pub mod reindex;
-pub mod rosbag2_args;
-#[cfg(feature = "ros2")]
-pub mod service_requests;
 pub mod ros1;
 #[cfg(feature = "ros2")]
 pub mod ros2;
+pub mod rosbag2_args;
+#[cfg(feature = "ros2")]
+pub mod service_requests;
 pub mod signals;
 
 use std::path::Path;
@@ -60,7 +60,8 @@ pub fn open_with(path: &Path, read: &ReadArgs) -> Result<Box<dyn rbag_storage::S
     if !read.lenient {
         return Ok(reader);
     }
-    let stand_ins: Vec<u32> = reader.info()?.undeclared.keys().copied().filter(|&id| reader.connection(id).is_some()).collect();
+    let stand_ins: Vec<u32> =
+        reader.info()?.undeclared.keys().copied().filter(|&id| reader.connection(id).is_some()).collect();
     if stand_ins.is_empty() {
         return Ok(reader);
     }
@@ -155,9 +156,16 @@ pub struct TypeArgs {
 impl TypeArgs {
     /// Fallback types for a bag: `--msg-path` first, then the bundled store for the bag's
     /// distro (humble when it does not say), then types only later distros have.
-    pub fn sources(&self, properties: &std::collections::BTreeMap<String, String>) -> Result<rbag_bag::decode::TypeSources> {
+    pub fn sources(
+        &self,
+        properties: &std::collections::BTreeMap<String, String>,
+    ) -> Result<rbag_bag::decode::TypeSources> {
         use rbag_msg::store::{self, Distro};
-        let distro = properties.get("ros_distro").and_then(|d| d.parse::<Distro>().ok()).filter(|d| *d != Distro::Noetic).unwrap_or(Distro::Humble);
+        let distro = properties
+            .get("ros_distro")
+            .and_then(|d| d.parse::<Distro>().ok())
+            .filter(|d| *d != Distro::Noetic)
+            .unwrap_or(Distro::Humble);
         let (mut ros1, mut ros2) = load_msg_dirs(&self.msg_paths, "--msg-path")?;
         ros1.fill_from(store::registry(Distro::Noetic));
         ros2.fill_from(&store_ros2(distro));

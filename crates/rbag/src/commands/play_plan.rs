@@ -43,8 +43,14 @@ impl Converter {
 /// Plans every connection of `source` for `target` encoding (`ros1` or `cdr`). `native`
 /// adjusts a connection already in that encoding (ROS 1 fills in a missing MD5 sum).
 /// Connections that cannot be converted are left out with a warning.
-pub fn plan_all(source: &BagSource, types: &TypeArgs, target: &str, native: impl Fn(&mut Connection)) -> Result<(Converter, Vec<Planned>)> {
-    let standard = rbag_bag::decode::TypeSources::new(store::registry(Distro::Noetic).clone(), super::store_ros2(Distro::Humble));
+pub fn plan_all(
+    source: &BagSource,
+    types: &TypeArgs,
+    target: &str,
+    native: impl Fn(&mut Connection),
+) -> Result<(Converter, Vec<Planned>)> {
+    let standard =
+        rbag_bag::decode::TypeSources::new(store::registry(Distro::Noetic).clone(), super::store_ros2(Distro::Humble));
     let targets = Targets { standard, ..Targets::default() };
     let mut decoders = Vec::new();
     for r in source.readers() {
@@ -70,7 +76,13 @@ pub fn plan_all(source: &BagSource, types: &TypeArgs, target: &str, native: impl
     Ok((Converter { decoders, bag_of, buf: Vec::new() }, planned))
 }
 
-fn plan_one(source: &BagSource, c: &Connection, decoders: &mut Decoders, targets: &Targets, target: &str) -> Result<Option<(Connection, Option<Box<Rewrite>>)>> {
+fn plan_one(
+    source: &BagSource,
+    c: &Connection,
+    decoders: &mut Decoders,
+    targets: &Targets,
+    target: &str,
+) -> Result<Option<(Connection, Option<Box<Rewrite>>)>> {
     let (bag, own) = source.origin(c.id).context("connection without a bag")?;
     let reader = &source.readers()[bag];
     let own_conn = reader.connection(own).cloned().unwrap_or_else(|| c.clone());
@@ -87,7 +99,11 @@ fn plan_one(source: &BagSource, c: &Connection, decoders: &mut Decoders, targets
 
 /// Reads keys from the terminal (when stdin is one) and sends the controls `map` gives them.
 /// The returned guard restores the terminal.
-pub fn keys_to_controls(controls: Sender<Control>, enabled: bool, map: fn(keyboard::Key) -> Option<Control>) -> Result<Option<keyboard::RawMode>> {
+pub fn keys_to_controls(
+    controls: Sender<Control>,
+    enabled: bool,
+    map: fn(keyboard::Key) -> Option<Control>,
+) -> Result<Option<keyboard::RawMode>> {
     if !enabled {
         return Ok(None);
     }

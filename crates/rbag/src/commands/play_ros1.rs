@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -123,13 +123,10 @@ pub fn run(args: Args) -> Result<Outcome> {
     })?;
 
     // Bad options are refused before rbag joins the graph (or starts a master).
-    let pause_connections = source
-        .connections()
-        .iter()
-        .filter(|c| args.pause_topics.contains(&c.topic))
-        .map(|c| c.id)
-        .collect();
-    let mut player = Player::new(options(&args, pause_connections)).map_err(|e| UsageError(format!("rbag play: {e}")))?;
+    let pause_connections =
+        source.connections().iter().filter(|c| args.pause_topics.contains(&c.topic)).map(|c| c.id).collect();
+    let mut player =
+        Player::new(options(&args, pause_connections)).map_err(|e| UsageError(format!("rbag play: {e}")))?;
 
     signals::install();
     let graph = ros1::join(&ros1::anonymous("rbag_play"), &remap_args, Limits::default(), args.quiet)?;
@@ -141,13 +138,24 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => None,
     };
     let paused = Arc::new(AtomicBool::new(args.pause));
-    let mut sink = Ros1Sink { outs: BTreeMap::new(), converter, clock: None, quiet: args.quiet, rate_control, paused: paused.clone() };
+    let mut sink = Ros1Sink {
+        outs: BTreeMap::new(),
+        converter,
+        clock: None,
+        quiet: args.quiet,
+        rate_control,
+        paused: paused.clone(),
+    };
     for Planned { id, conn, rewrite } in planned {
         let topic = output_topic(&conn.topic, &remaps, args.prefix.as_deref());
         let publisher = match publishers.get(&topic) {
             Some((ty, p)) if *ty == conn.message_type => p.clone(),
             Some((ty, _)) => {
-                note!("warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out", conn.id, conn.message_type);
+                note!(
+                    "warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out",
+                    conn.id,
+                    conn.message_type
+                );
                 continue;
             }
             None => {
@@ -244,7 +252,11 @@ fn pause_service(node: &str, paused: Arc<AtomicBool>, controls: mpsc::Sender<Con
         let want = *request.first().ok_or("an empty SetBool request")? != 0;
         let changed = paused.swap(want, Ordering::SeqCst) != want;
         if changed {
-            let sent = controls.lock().map_err(|_| "the player is gone")?.send(if want { Control::Pause } else { Control::Resume });
+            let sent = controls.lock().map_err(|_| "the player is gone")?.send(if want {
+                Control::Pause
+            } else {
+                Control::Resume
+            });
             sent.map_err(|_| "the player is gone")?;
         }
         let message = match (changed, want) {
@@ -287,10 +299,32 @@ mod tests {
 
     #[test]
     fn rosbag_play_flags_map_to_player_options() {
-        let a = parse(&["x.bag", "--bags", "y.bag", "-r", "2", "-s", "1.5", "-u", "3", "--skip-empty", "2", "-l", "-k", "--pause", "--clock", "--clock-hz", "50", "--try-future-version"]);
+        let a = parse(&[
+            "x.bag",
+            "--bags",
+            "y.bag",
+            "-r",
+            "2",
+            "-s",
+            "1.5",
+            "-u",
+            "3",
+            "--skip-empty",
+            "2",
+            "-l",
+            "-k",
+            "--pause",
+            "--clock",
+            "--clock-hz",
+            "50",
+            "--try-future-version",
+        ]);
         assert_eq!(a.more_inputs, vec![PathBuf::from("y.bag")]);
         let o = options(&a, Default::default());
-        assert_eq!((o.rate, o.start_offset_ns, o.duration_ns, o.skip_empty_ns), (2.0, 1_500_000_000, Some(3_000_000_000), Some(2_000_000_000)));
+        assert_eq!(
+            (o.rate, o.start_offset_ns, o.duration_ns, o.skip_empty_ns),
+            (2.0, 1_500_000_000, Some(3_000_000_000), Some(2_000_000_000))
+        );
         assert!(o.loop_ && o.keep_alive && o.start_paused && !o.immediate);
         assert_eq!(o.clock_hz, Some(50.0));
         assert_eq!(o.rate_step, RateStep::Rosbag);

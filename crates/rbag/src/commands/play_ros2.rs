@@ -22,12 +22,14 @@ use rbag_storage::rosbag2::qos::{self as qos_text, policy, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::{Connection, Filter, Message};
 use rbag_transport::clock::SystemClock;
-use rbag_transport::play::{BagSource, Control, PlayError, PlayOptions, PlaySink, PlaySource, PlayState, Player, RateStep};
+use rbag_transport::play::{
+    BagSource, Control, PlayError, PlayOptions, PlaySink, PlaySource, PlayState, Player, RateStep,
+};
 use regex::Regex;
 
+use super::control_services::{self, PlayerView};
 use super::middleware::MiddlewareArgs;
 use super::play_plan::{keys_to_controls, plan_all, Converter, Planned};
-use super::control_services::{self, PlayerView};
 use super::service_requests::{RequestSender, REQUEST_RECEIVED, REQUEST_SENT};
 use super::{keyboard, ros2, signals};
 use crate::units::parse_duration;
@@ -204,7 +206,12 @@ impl PlaySink for Ros2Sink {
 
 /// With `--publish-service-requests`, takes the service-event connections out of `planned`
 /// and makes each a request sender.
-fn split_service_requests(args: &Args, source: &BagSource, participant: &Participant, planned: Vec<Planned>) -> Result<(Vec<Planned>, BTreeMap<u32, RequestSender>)> {
+fn split_service_requests(
+    args: &Args,
+    source: &BagSource,
+    participant: &Participant,
+    planned: Vec<Planned>,
+) -> Result<(Vec<Planned>, BTreeMap<u32, RequestSender>)> {
     let mut requests = BTreeMap::new();
     if !args.publish_service_requests {
         return Ok((planned, requests));
@@ -221,7 +228,9 @@ fn split_service_requests(args: &Args, source: &BagSource, participant: &Partici
         let bag = source.origin(p.id).map_or(0, |o| o.0);
         let bag_sources = match sources.entry(bag) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => e.insert(args.types.sources(&source.readers()[bag].info()?.properties)?),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(args.types.sources(&source.readers()[bag].info()?.properties)?)
+            }
         };
         match RequestSender::new(participant, &p.conn, bag_sources, kind)? {
             Some(sender) => {
@@ -261,7 +270,11 @@ fn remaps(args: &Args) -> Result<BTreeMap<String, String>> {
     let abs = |t: &str| if t.starts_with('/') { t.to_string() } else { format!("/{t}") };
     args.remap
         .iter()
-        .map(|r| r.split_once(":=").map(|(a, b)| (abs(a), abs(b))).ok_or_else(|| UsageError(format!("--remap {r:?}: expected OLD:=NEW")).into()))
+        .map(|r| {
+            r.split_once(":=")
+                .map(|(a, b)| (abs(a), abs(b)))
+                .ok_or_else(|| UsageError(format!("--remap {r:?}: expected OLD:=NEW")).into())
+        })
         .collect()
 }
 
@@ -271,7 +284,13 @@ fn filter(args: &Args) -> Filter {
     topics.extend(args.services.iter().map(|s| service_event_topic(s)));
     let mut exclude_topics = args.exclude_topics.clone();
     exclude_topics.extend(args.exclude_services.iter().map(|s| service_event_topic(s)));
-    Filter { topics, regex: args.regex.clone(), exclude_topics, exclude_regex: args.exclude_regex.clone(), ..Filter::default() }
+    Filter {
+        topics,
+        regex: args.regex.clone(),
+        exclude_topics,
+        exclude_regex: args.exclude_regex.clone(),
+        ..Filter::default()
+    }
 }
 
 /// The QoS to offer on a topic: the override, else what its recorded publishers agreed on.
@@ -279,7 +298,12 @@ fn offer(topic: &str, conns: &[&Connection], overrides: &Overrides) -> QosProfil
     if let Some(p) = overrides.get(topic) {
         return *p;
     }
-    let recorded: Vec<QosProfile> = conns.iter().filter_map(|c| c.metadata.get(QOS_KEY)).filter_map(|t| qos_text::parse(t).ok()).flatten().collect();
+    let recorded: Vec<QosProfile> = conns
+        .iter()
+        .filter_map(|c| c.metadata.get(QOS_KEY))
+        .filter_map(|t| qos_text::parse(t).ok())
+        .flatten()
+        .collect();
     let (p, warning) = adapt_offer_to_recorded_offers(topic, &recorded);
     if let Some(w) = warning {
         note!("warning: {w}");
@@ -305,7 +329,10 @@ fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &[&RawWr
         let missing: Vec<&str> = writers
             .iter()
             .filter(|w| {
-                let readers = endpoints.all().filter(|e| e.kind == EndpointKind::Reader && !e.local && e.topic == w.topic()).count() as u32;
+                let readers = endpoints
+                    .all()
+                    .filter(|e| e.kind == EndpointKind::Reader && !e.local && e.topic == w.topic())
+                    .count() as u32;
                 w.matched() < readers
             })
             .map(|w| w.topic())
@@ -316,7 +343,11 @@ fn wait_for_matches(participant: &rbag_ros2::dds::Participant, writers: &[&RawWr
         }
         if start.elapsed() >= MATCH_WAIT || signals::stop_requested() {
             if !quiet && !missing.is_empty() {
-                note!("warning: not every subscriber on {} matched within {} s (incompatible QoS?); playing anyway", missing.join(", "), MATCH_WAIT.as_secs());
+                note!(
+                    "warning: not every subscriber on {} matched within {} s (incompatible QoS?); playing anyway",
+                    missing.join(", "),
+                    MATCH_WAIT.as_secs()
+                );
             }
             return Ok(());
         }
@@ -359,7 +390,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut writers: BTreeMap<String, (String, Arc<RawWriter>)> = BTreeMap::new();
     for (topic, conns) in &by_topic {
         let ty = &conns[0].message_type;
-        let dds_type = type_to_dds(ty).with_context(|| format!("topic {topic}: type {ty:?} has no ROS 2 name (pkg/msg/Type)"))?;
+        let dds_type =
+            type_to_dds(ty).with_context(|| format!("topic {topic}: type {ty:?} has no ROS 2 name (pkg/msg/Type)"))?;
         let qos = offer(topic, conns, &overrides);
         let user_data = conns[0].metadata.get(TYPE_HASH_KEY).map(|h| format!("typehash={h};"));
         let w = RawWriter::new(&participant, &topic_to_dds(topic), &dds_type, &qos, user_data.as_deref())?;
@@ -379,17 +411,28 @@ pub fn run(args: Args) -> Result<Outcome> {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
         let Some((ty, writer)) = writers.get(&topic) else { continue };
         if *ty != conn.message_type {
-            note!("warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out", conn.id, conn.message_type);
+            note!(
+                "warning: topic {topic}: connection {} has type {} but {ty} is already published there; left out",
+                conn.id,
+                conn.message_type
+            );
             continue;
         }
         sink.outs.insert(id, Out { writer: writer.clone(), rewrite });
     }
     if args.clock.is_some() {
-        let qos = QosProfile { history: policy::KEEP_LAST, depth: 1, reliability: policy::BEST_EFFORT, durability: policy::VOLATILE, ..QosProfile::default() };
+        let qos = QosProfile {
+            history: policy::KEEP_LAST,
+            depth: 1,
+            reliability: policy::BEST_EFFORT,
+            durability: policy::VOLATILE,
+            ..QosProfile::default()
+        };
         sink.clock = Some(RawWriter::new(&participant, "rt/clock", "rosgraph_msgs::msg::dds_::Clock_", &qos, None)?);
     }
 
-    let all: Vec<&RawWriter> = writers.values().map(|(_, w)| w.as_ref()).chain(sink.requests.values().map(RequestSender::writer)).collect();
+    let all: Vec<&RawWriter> =
+        writers.values().map(|(_, w)| w.as_ref()).chain(sink.requests.values().map(RequestSender::writer)).collect();
     wait_for_matches(&participant, &all, args.quiet)?;
     let (controls_tx, controls) = mpsc::channel();
     if let Some(n) = args.num_messages {
@@ -448,17 +491,49 @@ mod tests {
 
     #[test]
     fn ros2_bag_play_flags_map_to_player_options() {
-        let a = Args::parse_from(["rbag play --ros2", "b", "-i", "c", "-r", "2", "--start-offset", "1.5", "--playback-duration", "3", "-l", "-p", "--clock", "--playback-until-sec", "10"]);
+        let a = Args::parse_from([
+            "rbag play --ros2",
+            "b",
+            "-i",
+            "c",
+            "-r",
+            "2",
+            "--start-offset",
+            "1.5",
+            "--playback-duration",
+            "3",
+            "-l",
+            "-p",
+            "--clock",
+            "--playback-until-sec",
+            "10",
+        ]);
         assert_eq!(a.more_inputs, vec![PathBuf::from("c")]);
         let o = options(&a);
-        assert_eq!((o.rate, o.start_offset_ns, o.duration_ns, o.until_ns), (2.0, 1_500_000_000, Some(3_000_000_000), Some(10_000_000_000)));
+        assert_eq!(
+            (o.rate, o.start_offset_ns, o.duration_ns, o.until_ns),
+            (2.0, 1_500_000_000, Some(3_000_000_000), Some(10_000_000_000))
+        );
         assert!(o.loop_ && o.start_paused && o.from_start_point);
         assert_eq!(o.clock_hz, Some(40.0));
         assert_eq!(o.rate_step, RateStep::Factor);
-        let a = Args::parse_from(["rbag play --ros2", "b", "--clock", "100", "--playback-until-nsec", "7", "-m", "/a:=/b", "c:=d"]);
+        let a = Args::parse_from([
+            "rbag play --ros2",
+            "b",
+            "--clock",
+            "100",
+            "--playback-until-nsec",
+            "7",
+            "-m",
+            "/a:=/b",
+            "c:=d",
+        ]);
         assert_eq!(options(&a).clock_hz, Some(100.0));
         assert_eq!(options(&a).until_ns, Some(7));
-        assert_eq!(remaps(&a).unwrap(), BTreeMap::from([("/a".to_string(), "/b".to_string()), ("/c".to_string(), "/d".to_string())]));
+        assert_eq!(
+            remaps(&a).unwrap(),
+            BTreeMap::from([("/a".to_string(), "/b".to_string()), ("/c".to_string(), "/d".to_string())])
+        );
         assert!(remaps(&Args::parse_from(["rbag play --ros2", "b", "-m", "nope"])).is_err());
     }
 

@@ -40,7 +40,8 @@ impl RateControl {
             }
             SubEvent::Closed { .. } => {}
         });
-        node.subscribe(topic, "*", true, handler).with_context(|| format!("subscribing to the rate control topic {topic}"))?;
+        node.subscribe(topic, "*", true, handler)
+            .with_context(|| format!("subscribing to the rate control topic {topic}"))?;
         Ok(RateControl { stamp_ns, max_delay_ns })
     }
 
@@ -53,7 +54,11 @@ impl RateControl {
 /// Whether the first field of a ROS 1 definition is a `Header` (comments and blank lines
 /// skipped), as rosbag checks.
 fn header_first(definition: &str) -> bool {
-    definition.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).is_some_and(|l| l.starts_with("Header ") || l.starts_with("std_msgs/Header "))
+    definition
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with("Header ") || l.starts_with("std_msgs/Header "))
 }
 
 /// The stamp of a ROS 1 message that starts with a Header (`uint32 seq`, `time stamp`).

@@ -32,7 +32,9 @@ fn size_kb(s: &str) -> Result<u64, String> {
 /// --chunksize, as in rosbag. Durations take `s`, `m` or `h`. ROS remapping arguments
 /// (`chatter:=/talk`, `__name:=rec`) are accepted among the topics.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "With --ros2 (or ROS_VERSION=2) the flags are ros2 bag record's: see `rbag record --ros2 --help`.\n\nExit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (counted on stderr and stored on /rbag/dropped).")]
+#[command(
+    after_help = "With --ros2 (or ROS_VERSION=2) the flags are ros2 bag record's: see `rbag record --ros2 --help`.\n\nExit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (counted on stderr and stored on /rbag/dropped)."
+)]
 pub struct Args {
     #[command(flatten)]
     pub middleware: MiddlewareArgs,

@@ -16,8 +16,8 @@ use rbag_ros1::record::{ConnectionHook, Log, RecordSpec, Recording};
 use rbag_ros1::tcpros::{Limits, Publication};
 use rbag_storage::{Compression, Format, WriteOptions};
 use rbag_transport::{
-    OutputName, Popped, Queued, RecordOptions, RecordQueue, RecordReport, Recorder, SnapshotBuffer, Split, StopReason, TopicSelection,
-    WriteOutcome,
+    OutputName, Popped, Queued, RecordOptions, RecordQueue, RecordReport, Recorder, SnapshotBuffer, Split, StopReason,
+    TopicSelection, WriteOutcome,
 };
 
 use super::record::Args;
@@ -117,7 +117,9 @@ fn writer(
         for (key, n) in queue.take_drops() {
             match &mut target {
                 Target::Bag(rec) => rec.note_drops(key, n),
-                Target::Snapshot { .. } => log(format!("warning: dropped {n} message(s) of connection {key} before the snapshot ring")),
+                Target::Snapshot { .. } => {
+                    log(format!("warning: dropped {n} message(s) of connection {key} before the snapshot ring"))
+                }
             }
         }
         if let Target::Snapshot { ring, opts, written } = &mut target {
@@ -181,9 +183,10 @@ fn writer(
                     }
                     Notice::Closed(p) => log(format!("Closing '{}'.", p.display())),
                     Notice::Deleted(p) => log(format!("Deleted split '{}' (--max-splits).", p.display())),
-                    Notice::LowSpace { dir, free, required } => {
-                        log(format!("warning: only {free} bytes free on the disk of {} (--min-space {required})", dir.display()))
-                    }
+                    Notice::LowSpace { dir, free, required } => log(format!(
+                        "warning: only {free} bytes free on the disk of {} (--min-space {required})",
+                        dir.display()
+                    )),
                     Notice::Warning(w) => log(format!("warning: {w}")),
                 }
             }
@@ -230,13 +233,16 @@ pub fn run(args: Args) -> Result<Outcome> {
     } else {
         Target::Bag(Recorder::create(opts, now_ns()).context("starting the recording")?)
     };
-    let queue = Arc::new(if args.buffsize == 0 { RecordQueue::new(None) } else { RecordQueue::with_buffsize(args.buffsize) });
+    let queue =
+        Arc::new(if args.buffsize == 0 { RecordQueue::new(None) } else { RecordQueue::with_buffsize(args.buffsize) });
     let (to_main, from_writer) = mpsc::channel();
     let (snap_tx, snap_rx) = mpsc::channel();
     let writer = {
         let queue = queue.clone();
         let log = log.clone();
-        std::thread::Builder::new().name("bag-writer".into()).spawn(move || writer(target, queue, to_main, snap_rx, log))?
+        std::thread::Builder::new()
+            .name("bag-writer".into())
+            .spawn(move || writer(target, queue, to_main, snap_rx, log))?
     };
 
     let hook: ConnectionHook = Arc::new(ros1::complete_connection);
@@ -245,11 +251,16 @@ pub fn run(args: Args) -> Result<Outcome> {
     if let Some(t) = &args.snapshot_topic {
         let topic = node.config().resolve(t);
         let tx = snap_tx.clone();
-        node.subscribe(&topic, "*", true, Arc::new(move |e| {
-            if let rbag_ros1::node::SubEvent::Message { .. } = e {
-                let _ = tx.send(());
-            }
-        }))?;
+        node.subscribe(
+            &topic,
+            "*",
+            true,
+            Arc::new(move |e| {
+                if let rbag_ros1::node::SubEvent::Message { .. } = e {
+                    let _ = tx.send(());
+                }
+            }),
+        )?;
     }
     let (keys_tx, keys) = mpsc::channel();
     let _raw = if args.snapshot { keyboard::start(keys_tx) } else { None };
@@ -310,7 +321,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-    };
+    }
     graph.leave();
     queue.close();
     let report = writer.join().map_err(|_| anyhow::anyhow!("the bag writer thread panicked"))?;
@@ -373,8 +384,26 @@ mod tests {
 
     #[test]
     fn rosbag_units_names_and_compression() {
-        let a = parse(&["--topic", "/a", "--topic", "/b", "c", "-O", "run", "--chunksize", "4", "-j", "-b", "0", "-L", "1G"]);
-        assert_eq!((a.topics.as_slice(), a.topic_flags.as_slice()), (&["c".to_string()][..], &["/a".to_string(), "/b".to_string()][..]));
+        let a = parse(&[
+            "--topic",
+            "/a",
+            "--topic",
+            "/b",
+            "c",
+            "-O",
+            "run",
+            "--chunksize",
+            "4",
+            "-j",
+            "-b",
+            "0",
+            "-L",
+            "1G",
+        ]);
+        assert_eq!(
+            (a.topics.as_slice(), a.topic_flags.as_slice()),
+            (&["c".to_string()][..], &["/a".to_string(), "/b".to_string()][..])
+        );
         let o = output_options(&a).unwrap();
         assert_eq!(o.output, OutputName::Exact("run".into()));
         assert_eq!((o.write.chunk_size, o.write.compression, o.min_space), (4096, Compression::Bz2, 1_000_000_000));

@@ -32,7 +32,10 @@ use crate::{Outcome, UsageError};
 /// `/rosbag2_recorder/{pause,resume,is_paused,snapshot,split_bagfile}` (`--node-name` renames
 /// the node).
 #[derive(clap::Parser, Debug)]
-#[command(name = "rbag record --ros2", after_help = "Exit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (--max-cache-size).")]
+#[command(
+    name = "rbag record --ros2",
+    after_help = "Exit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (--max-cache-size)."
+)]
 pub struct Args {
     #[command(flatten)]
     pub middleware: MiddlewareArgs,
@@ -143,7 +146,9 @@ pub struct Args {
 }
 
 fn selection(args: &Args) -> Result<Ros2Selection> {
-    let abs = |v: &[String]| -> BTreeSet<String> { v.iter().map(|t| if t.starts_with('/') { t.clone() } else { format!("/{t}") }).collect() };
+    let abs = |v: &[String]| -> BTreeSet<String> {
+        v.iter().map(|t| if t.starts_with('/') { t.clone() } else { format!("/{t}") }).collect()
+    };
     let mut topics = abs(&args.topics);
     topics.extend(abs(&args.positional));
     let sel = Ros2Selection {
@@ -156,9 +161,16 @@ fn selection(args: &Args) -> Result<Ros2Selection> {
         include_hidden: args.include_hidden_topics,
         ..Ros2Selection::default()
     };
-    let sel = sel.with_regex(args.regex.as_deref()).and_then(|s| s.with_exclude_regex(args.exclude_regex.as_deref())).map_err(|e| UsageError(e.to_string()))?;
+    let sel = sel
+        .with_regex(args.regex.as_deref())
+        .and_then(|s| s.with_exclude_regex(args.exclude_regex.as_deref()))
+        .map_err(|e| UsageError(e.to_string()))?;
     if sel.is_empty() {
-        return Err(UsageError("rbag record --ros2: name topics (--topics, --services) or use -a, --all-topics, --all-services or -e".into()).into());
+        return Err(UsageError(
+            "rbag record --ros2: name topics (--topics, --services) or use -a, --all-topics, --all-services or -e"
+                .into(),
+        )
+        .into());
     }
     Ok(sel)
 }
@@ -179,10 +191,14 @@ fn output_dir(args: &Args) -> Result<PathBuf> {
     let out = args.output.clone().unwrap_or_else(default_output);
     // A recording is written in place (a killed recorder's files must stay visible for
     // `rbag reindex`), so what --force replaces goes first: only a bag rbag could have written.
-    let checked = rbag_storage::output::check(&out, &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: args.force }).map_err(|e| match e {
-        rbag_storage::Error::OutputExists { .. } => anyhow::anyhow!("output folder {} already exists; pass --force to replace it", out.display()),
-        e => e.into(),
-    })?;
+    let checked =
+        rbag_storage::output::check(&out, &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: args.force })
+            .map_err(|e| match e {
+                rbag_storage::Error::OutputExists { .. } => {
+                    anyhow::anyhow!("output folder {} already exists; pass --force to replace it", out.display())
+                }
+                e => e.into(),
+            })?;
     rbag_storage::output::discard(checked).with_context(|| format!("cannot replace {}", out.display()))?;
     Ok(out)
 }
@@ -190,7 +206,11 @@ fn output_dir(args: &Args) -> Result<PathBuf> {
 fn custom_data(args: &Args) -> Result<BTreeMap<String, String>> {
     args.custom_data
         .iter()
-        .map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).ok_or_else(|| UsageError(format!("--custom-data {kv:?}: expected KEY=VALUE")).into()))
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| UsageError(format!("--custom-data {kv:?}: expected KEY=VALUE")).into())
+        })
         .collect()
 }
 
@@ -202,7 +222,12 @@ fn definition_hook(msg_paths: &[String]) -> Result<DefinitionHook> {
     Ok(Box::new(move |conn: &mut Connection| {
         let schema = match rbag_msg::Schema::compile(&reg, &conn.message_type) {
             Ok(s) => s,
-            Err(_) => return Some(format!("type {} is unknown to rbag; recorded without a definition (give one with --msg-path when reading)", conn.message_type)),
+            Err(_) => {
+                return Some(format!(
+                    "type {} is unknown to rbag; recorded without a definition (give one with --msg-path when reading)",
+                    conn.message_type
+                ))
+            }
         };
         conn.definition = rbag_msg::dialect::concatenated(&schema, &reg, &|_| None);
         conn.definition_encoding = "ros2msg".into();
@@ -237,12 +262,22 @@ pub(super) struct Controls {
 
 /// Moves queued samples into the bag until the queue closes. In snapshot mode they go to a
 /// ring of `snapshot_bytes` instead, written into the bag on each trigger.
-fn write_loop(mut writer: Box<dyn StorageWriter>, queue: &RecordQueue, controls: &Controls, snapshot_bytes: Option<u64>) -> Result<Written> {
+fn write_loop(
+    mut writer: Box<dyn StorageWriter>,
+    queue: &RecordQueue,
+    controls: &Controls,
+    snapshot_bytes: Option<u64>,
+) -> Result<Written> {
     let mut ids: BTreeMap<ConnKey, (u32, String)> = BTreeMap::new();
     let mut messages: BTreeMap<String, u64> = BTreeMap::new();
     let mut ring = snapshot_bytes.map(|b| SnapshotBuffer::new(None, Some(b)));
     let mut snapshots = 0;
-    let mut write = |writer: &mut Box<dyn StorageWriter>, ids: &BTreeMap<ConnKey, (u32, String)>, key: ConnKey, t: u64, data: &[u8]| -> Result<()> {
+    let mut write = |writer: &mut Box<dyn StorageWriter>,
+                     ids: &BTreeMap<ConnKey, (u32, String)>,
+                     key: ConnKey,
+                     t: u64,
+                     data: &[u8]|
+     -> Result<()> {
         if let Some((id, topic)) = ids.get(&key) {
             writer.write(*id, t, t, data).with_context(|| format!("writing a message on {topic}"))?;
             *messages.entry(topic.clone()).or_default() += 1;
@@ -274,7 +309,8 @@ fn write_loop(mut writer: Box<dyn StorageWriter>, queue: &RecordQueue, controls:
         }
         match popped {
             Popped::Item(Queued::Connection { key, connection }) => {
-                let id = writer.add_connection(&connection).with_context(|| format!("adding topic {}", connection.topic))?;
+                let id =
+                    writer.add_connection(&connection).with_context(|| format!("adding topic {}", connection.topic))?;
                 ids.insert(key, (id, connection.topic));
             }
             Popped::Item(Queued::Message { key, receive_time_ns, data }) => match ring.as_mut() {
@@ -400,7 +436,11 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 fn summarise(out: &Path, w: &Written, quiet: bool) -> Result<Outcome> {
     if !quiet {
-        note!("Recording stopped; wrote {}{}.", out.display(), if w.snapshots > 0 { format!(" ({} snapshot(s))", w.snapshots) } else { String::new() });
+        note!(
+            "Recording stopped; wrote {}{}.",
+            out.display(),
+            if w.snapshots > 0 { format!(" ({} snapshot(s))", w.snapshots) } else { String::new() }
+        );
         for (topic, n) in &w.messages {
             note!("  {topic}: {n} message(s)");
         }

@@ -35,7 +35,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             if args.output.is_some() {
                 bail!("a rosbag2 directory is reindexed in place (its metadata.yaml is rewritten); drop -o");
             }
-            let report = rbag_storage::reindex(input, input, None, false).with_context(|| format!("cannot reindex {}", input.display()))?;
+            let report = rbag_storage::reindex(input, input, None, false)
+                .with_context(|| format!("cannot reindex {}", input.display()))?;
             for r in &report.repairs {
                 note!("repaired {r}");
             }
@@ -48,7 +49,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         };
         let report = rbag_storage::reindex(input, &output, backup.as_deref(), args.force).map_err(|e| {
             let hint = match e {
-                rbag_storage::Error::OutputExists { .. } => "; use --force to replace it or -o to choose another output",
+                rbag_storage::Error::OutputExists { .. } => {
+                    "; use --force to replace it or -o to choose another output"
+                }
                 _ => "",
             };
             anyhow::Error::new(e).context(format!("cannot reindex {} (it is left unchanged{hint})", input.display()))

@@ -38,7 +38,10 @@ fn master_addr(uri: &str) -> Result<(String, SocketAddr)> {
     let host_port = rest.split('/').next().unwrap_or(rest);
     let (host, port) = host_port.rsplit_once(':').with_context(|| format!("ROS_MASTER_URI {uri:?} has no port"))?;
     let port: u16 = port.parse().with_context(|| format!("ROS_MASTER_URI {uri:?} has a bad port"))?;
-    let addr = (host, port).to_socket_addrs()?.next().with_context(|| format!("ROS_MASTER_URI {uri:?}: host {host} has no address"))?;
+    let addr = (host, port)
+        .to_socket_addrs()?
+        .next()
+        .with_context(|| format!("ROS_MASTER_URI {uri:?}: host {host} has no address"))?;
     Ok((host.to_string(), addr))
 }
 
@@ -56,7 +59,10 @@ pub fn join(default_name: &str, remap_args: &[String], limits: Limits, quiet: bo
             }
             let master = Master::start(addr).with_context(|| format!("starting an embedded ROS master at {addr}"))?;
             if !quiet {
-                note!("rbag: no ROS master at {}; started an embedded master there (it stops when rbag exits)", config.master_uri);
+                note!(
+                    "rbag: no ROS master at {}; started an embedded master there (it stops when rbag exits)",
+                    config.master_uri
+                );
             }
             Some(master)
         }
@@ -88,10 +94,16 @@ pub fn complete_connection(conn: &mut rbag_storage::Connection) -> Option<String
     let name = normalize(&conn.message_type, Dialect::Ros1);
     let schema = match Schema::compile(reg, &name) {
         Ok(s) => s,
-        Err(_) => return Some(format!("the publisher sent no definition and {} is not a bundled type; stored without one", conn.message_type)),
+        Err(_) => {
+            return Some(format!(
+                "the publisher sent no definition and {} is not a bundled type; stored without one",
+                conn.message_type
+            ))
+        }
     };
     if conn.definition.is_empty() {
-        conn.definition = rbag_msg::dialect::concatenated(&schema, reg, &|n| store::text(Distro::Noetic, n).map(str::to_string));
+        conn.definition =
+            rbag_msg::dialect::concatenated(&schema, reg, &|n| store::text(Distro::Noetic, n).map(str::to_string));
     }
     if md5_missing {
         if let Ok(md5) = reg.md5(&name) {

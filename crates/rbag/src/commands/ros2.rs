@@ -8,7 +8,12 @@ use rbag_ros2::dds::Participant;
 /// `CYCLONEDDS_URI` already says how (rmw_cyclonedds gives the user's configuration precedence).
 pub fn participant() -> Result<Participant> {
     let domain = match std::env::var("ROS_DOMAIN_ID") {
-        Ok(v) if !v.trim().is_empty() => v.trim().parse::<u32>().ok().filter(|d| *d <= 232).with_context(|| format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to 232)"))?,
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|d| *d <= 232)
+            .with_context(|| format!("ROS_DOMAIN_ID={v:?} is not a domain id (0 to 232)"))?,
         _ => 0,
     };
     let localhost = std::env::var("ROS_LOCALHOST_ONLY").is_ok_and(|v| v.trim() == "1")

@@ -50,7 +50,12 @@ impl Rosbag2Args {
 
     /// The rosbag2 settings the flags ask for.
     pub fn options(&self, format: Format) -> Result<Rosbag2Options> {
-        let mut o = Rosbag2Options { compression_mode: self.compression_mode, max_file_size: self.max_bag_size, max_files: self.max_bag_files, ..Rosbag2Options::default() };
+        let mut o = Rosbag2Options {
+            compression_mode: self.compression_mode,
+            max_file_size: self.max_bag_size,
+            max_files: self.max_bag_files,
+            ..Rosbag2Options::default()
+        };
         if let Some(d) = self.max_bag_duration {
             if !(d.is_finite() && d > 0.0) {
                 bail!("--max-bag-duration must be a positive number of seconds");
@@ -58,7 +63,9 @@ impl Rosbag2Args {
             o.max_file_duration_ns = Some((d * 1e9) as u64);
         }
         if let Some(distro) = &self.ros_distro {
-            o.metadata_version = version_for_distro(distro).with_context(|| format!("unknown ROS distro {distro:?} (foxy, galactic, humble, iron, jazzy, kilted, rolling)"))?;
+            o.metadata_version = version_for_distro(distro).with_context(|| {
+                format!("unknown ROS distro {distro:?} (foxy, galactic, humble, iron, jazzy, kilted, rolling)")
+            })?;
             o.ros_distro = distro.clone();
         }
         if let Some(v) = self.metadata_version {

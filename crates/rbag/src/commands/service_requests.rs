@@ -35,20 +35,43 @@ pub struct RequestSender {
 impl RequestSender {
     /// For a CDR connection of type `pkg/srv/S_Event` on `<service>/_service_event`; `None` for
     /// any other connection.
-    pub fn new(participant: &Participant, conn: &Connection, sources: &TypeSources, kind: u8) -> Result<Option<RequestSender>> {
-        let (Some(service), Some(base)) = (conn.topic.strip_suffix("/_service_event"), conn.message_type.strip_suffix("_Event")) else { return Ok(None) };
+    pub fn new(
+        participant: &Participant,
+        conn: &Connection,
+        sources: &TypeSources,
+        kind: u8,
+    ) -> Result<Option<RequestSender>> {
+        let (Some(service), Some(base)) =
+            (conn.topic.strip_suffix("/_service_event"), conn.message_type.strip_suffix("_Event"))
+        else {
+            return Ok(None);
+        };
         if conn.encoding != "cdr" || !base.contains("/srv/") {
             return Ok(None);
         }
         let what = || format!("service events on {}", conn.topic);
         let (registry, event) = compile(conn, sources).with_context(what)?;
         let request = Schema::compile(&registry, &format!("{base}_Request")).with_context(what)?;
-        let dds = |suffix: &str| type_to_dds(&format!("{base}_{suffix}")).ok_or_else(|| anyhow!("{}: type {base} has no DDS name", conn.topic));
+        let dds = |suffix: &str| {
+            type_to_dds(&format!("{base}_{suffix}"))
+                .ok_or_else(|| anyhow!("{}: type {base} has no DDS name", conn.topic))
+        };
         let (rq, rr) = service_to_dds(service);
         let writer = RawWriter::new(participant, &rq, &dds("Request")?, &default_profile(), None)?;
         let replies = RawReader::new(participant, &rr, &dds("Response")?, &default_profile(), Box::new(|_| {}))?;
-        let id = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64) ^ u64::from(std::process::id()) << 32;
-        Ok(Some(RequestSender { service: service.to_string(), writer, _replies: replies, event, request, kind, client_id: id.to_le_bytes(), seq: 0, buf: Vec::new() }))
+        let id = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+            ^ u64::from(std::process::id()) << 32;
+        Ok(Some(RequestSender {
+            service: service.to_string(),
+            writer,
+            _replies: replies,
+            event,
+            request,
+            kind,
+            client_id: id.to_le_bytes(),
+            seq: 0,
+            buf: Vec::new(),
+        }))
     }
 
     /// The request writer (playback waits for it to match the services discovery knows).
@@ -59,9 +82,14 @@ impl RequestSender {
     /// Sends the request in one recorded event, when the event is of the chosen kind and
     /// carries one; returns whether it did.
     pub fn send(&mut self, event: &[u8], now_ns: i64) -> Result<bool, PlayError> {
-        let Some(request) = request_of(&self.event, event, self.kind).map_err(|e| PlayError::sink(format!("service {}: {e}", self.service)))? else { return Ok(false) };
+        let Some(request) = request_of(&self.event, event, self.kind)
+            .map_err(|e| PlayError::sink(format!("service {}: {e}", self.service)))?
+        else {
+            return Ok(false);
+        };
         self.buf.clear();
-        rbag_msg::encode(&self.request, &request, Encoding::Cdr, false, &mut self.buf).map_err(|e| PlayError::sink(format!("service {}: {e}", self.service)))?;
+        rbag_msg::encode(&self.request, &request, Encoding::Cdr, false, &mut self.buf)
+            .map_err(|e| PlayError::sink(format!("service {}: {e}", self.service)))?;
         self.seq += 1;
         let mut out = Vec::with_capacity(self.buf.len() + 16);
         out.extend_from_slice(&self.buf[..4]);
@@ -76,9 +104,13 @@ impl RequestSender {
 /// The request inside a `S_Event` (`ServiceEventInfo info`, `S_Request[<=1] request`, …) when
 /// the event's type is `kind` and it holds one.
 fn request_of<'a>(schema: &Schema, event: &'a [u8], kind: u8) -> Result<Option<Value<'a>>, String> {
-    let Value::Message(fields) = rbag_msg::decode(schema, event, Encoding::Cdr).map_err(|e| e.to_string())? else { return Err("an event that is not a message".into()) };
+    let Value::Message(fields) = rbag_msg::decode(schema, event, Encoding::Cdr).map_err(|e| e.to_string())? else {
+        return Err("an event that is not a message".into());
+    };
     let mut fields = fields.into_iter();
-    let (Some(Value::Message(info)), Some(request)) = (fields.next(), fields.next()) else { return Err("an event without info and request".into()) };
+    let (Some(Value::Message(info)), Some(request)) = (fields.next(), fields.next()) else {
+        return Err("an event without info and request".into());
+    };
     if info.first() != Some(&Value::U8(kind)) {
         return Ok(None);
     }

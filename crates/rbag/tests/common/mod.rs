@@ -37,8 +37,7 @@ pub fn assert_clear_error(o: &Output, names: &[&str]) {
 
 pub fn sample_bag(dir: &Path, name: &str, seconds: u64) -> PathBuf {
     let path = dir.join(name);
-    let mut w =
-        rbag_storage::create(&path, rbag_storage::Format::Ros1, &Default::default()).unwrap();
+    let mut w = rbag_storage::create(&path, rbag_storage::Format::Ros1, &Default::default()).unwrap();
     sample::write(w.as_mut(), START, seconds * 1_000_000_000).unwrap();
     w.finish().unwrap();
     path
@@ -51,11 +50,7 @@ pub fn read_all(path: &Path) -> Vec<(String, u64, Vec<u8>)> {
         .unwrap()
         .map(|m| {
             let m = m.unwrap();
-            (
-                r.connection(m.connection).unwrap().topic.clone(),
-                m.log_time,
-                m.data.to_vec(),
-            )
+            (r.connection(m.connection).unwrap().topic.clone(), m.log_time, m.data.to_vec())
         })
         .collect();
     v
