@@ -438,6 +438,8 @@ fn sync_dir(dir: &Path) {
 /// A [`StorageWriter`] whose bag is written under a temporary name and renamed into place by
 /// `finish`. Dropped without `finish` (an error upstream), it removes the temporary.
 pub(crate) struct StagedWriter {
+    /// Declared before `staged`: fields drop in order, so the inner writer closes its files
+    /// before the temporary is removed.
     inner: Option<Box<dyn StorageWriter>>,
     staged: Option<Staged>,
 }
@@ -475,14 +477,6 @@ impl StorageWriter for StagedWriter {
         };
         inner.finish()?;
         staged.commit()
-    }
-}
-
-impl Drop for StagedWriter {
-    fn drop(&mut self) {
-        // Close the inner writer's files before the temporary is removed.
-        drop(self.inner.take());
-        drop(self.staged.take());
     }
 }
 

@@ -132,6 +132,20 @@ pub struct StorageInfo {
     pub properties: BTreeMap<String, String>,
 }
 
+impl StorageInfo {
+    /// Sets `message_count` from the per-connection counts and the undeclared ones (a lenient
+    /// reader's stand-ins are in both; they are counted once).
+    pub(crate) fn count_messages(&mut self) {
+        let declared: u64 = self
+            .connections
+            .iter()
+            .filter(|(id, _)| !self.undeclared.contains_key(id))
+            .map(|(_, c)| c.message_count)
+            .sum();
+        self.message_count = declared + self.undeclared.values().sum::<u64>();
+    }
+}
+
 /// Chunk counts and sizes for one compression.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompressionStats {

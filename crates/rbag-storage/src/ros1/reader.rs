@@ -624,14 +624,8 @@ impl Ros1Reader {
                 c.message_count = n;
             }
         }
-        info.message_count = info
-            .connections
-            .iter()
-            .filter(|(id, _)| !self.undeclared.contains_key(id))
-            .map(|(_, c)| c.message_count)
-            .sum::<u64>()
-            + self.undeclared.values().sum::<u64>();
         info.undeclared = self.undeclared.clone();
+        info.count_messages();
         Ok(info)
     }
 

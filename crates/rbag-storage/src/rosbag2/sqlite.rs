@@ -267,13 +267,7 @@ impl SqliteReader {
             info.end_ns = Some(info.end_ns.map_or(max, |e| e.max(max)));
         }
         info.undeclared.extend(self.undeclared.iter().map(|(&id, &n)| (id, n)));
-        info.message_count = info
-            .connections
-            .iter()
-            .filter(|(id, _)| !self.undeclared.contains_key(id))
-            .map(|(_, c)| c.message_count)
-            .sum::<u64>()
-            + info.undeclared.values().sum::<u64>();
+        info.count_messages();
         Ok(info)
     }
 
