@@ -1,0 +1,8 @@
+//! Live recording and playback: what `rbag record` and `rbag play` do, as a library.
+//!
+//! A front end (the CLI, later Python and C) builds a recording or playback spec and runs it
+//! here; the middleware (ROS 1 over TCPROS, ROS 2 over DDS) is chosen in one place. The
+//! queue, split, snapshot and retention logic below the middleware is `rbag_transport`'s.
+
+pub mod play;
+pub mod record;

@@ -1,0 +1,1 @@
+//! Live recording: one pipeline for ROS 1 and ROS 2.
