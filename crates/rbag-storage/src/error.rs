@@ -32,10 +32,15 @@ pub enum Error {
     #[error("offset {offset}: file ends inside {what}{}", if *needed == u64::MAX { format!(" ({available} bytes left)") } else { format!(": needs {needed} bytes, {available} left") })]
     Truncated { offset: u64, what: &'static str, needed: u64, available: u64 },
 
-    #[error("file is truncated: the bag header puts the index at offset {index_pos}, but the file has {file_len} bytes (`rbag reindex` recovers its complete chunks)")]
+    /// The bag header points past the end of the file: the index was cut off. The complete
+    /// chunks are still there ([`Error::needs_reindex`]).
+    #[error(
+        "file is truncated: the bag header puts the index at offset {index_pos}, but the file has {file_len} bytes"
+    )]
     TruncatedBag { index_pos: u64, file_len: u64 },
 
-    #[error("the index at the end of the bag is damaged ({inner}); `rbag reindex` rebuilds it")]
+    /// The index records at the end of the bag do not parse ([`Error::needs_reindex`]).
+    #[error("the index at the end of the bag is damaged ({inner})")]
     BadIndex { inner: Box<Error> },
 
     #[error("offset {offset}: {what} claims {len} bytes, over the limit of {limit}")]
@@ -53,7 +58,8 @@ pub enum Error {
     #[error("offset {offset}: {compression} chunk does not decompress: {reason}")]
     Decompress { offset: u64, compression: &'static str, reason: String },
 
-    #[error("bag has no index (the recorder did not close it); run `rbag reindex` to repair it")]
+    /// The bag was never closed, so it has no index ([`Error::needs_reindex`]).
+    #[error("bag has no index (the recorder did not close it)")]
     Unindexed,
 
     #[error("connection {id} is not known to this bag")]
@@ -75,6 +81,24 @@ pub enum Error {
 
     #[error("{0}")]
     Invalid(String),
+
+    /// No registered backend has this name ([`crate::backend`]).
+    #[error("unknown storage {name:?} (registered: {known})")]
+    UnknownStorage { name: String, known: String },
+
+    /// The backend does not do this (a read-only backend asked to write, a reindex that the
+    /// storage does not need).
+    #[error("the {backend} storage does not support {what}")]
+    Unsupported { backend: String, what: &'static str },
+
+    /// A registered backend's own error, kept typed: match it and `downcast_ref` to the
+    /// backend's error type. It names its file and place itself.
+    #[error(transparent)]
+    Backend(Box<dyn std::error::Error + Send + Sync + 'static>),
+
+    /// A backend option ([`crate::StorageOptions`]) that the backend refuses.
+    #[error("{backend} storage option {key:?}: {reason}")]
+    BadOption { backend: String, key: String, reason: String },
 
     #[error("the writer failed earlier and is closed: {0}")]
     Poisoned(String),
@@ -115,8 +139,21 @@ impl Error {
             | Error::InFile { .. }
             | Error::OutputExists { .. }
             | Error::OutputIsInput { .. }
-            | Error::UnsafeOutput { .. } => self,
+            | Error::UnsafeOutput { .. }
+            | Error::UnknownStorage { .. }
+            | Error::BadOption { .. }
+            | Error::Backend(_) => self,
             other => Error::InFile { path: path.into(), inner: Box::new(other) },
+        }
+    }
+
+    /// Whether the bag lost its index and rebuilding it (see [`crate::reindex`]) recovers what
+    /// it holds: front ends add their repair hint for these.
+    pub fn needs_reindex(&self) -> bool {
+        match self {
+            Error::TruncatedBag { .. } | Error::BadIndex { .. } | Error::Unindexed => true,
+            Error::InFile { inner, .. } => inner.needs_reindex(),
+            _ => false,
         }
     }
 

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod budget;
+mod builtin;
 mod error;
 mod filter;
 pub mod mcap;
@@ -25,21 +26,26 @@ mod open;
 pub mod output;
 mod periods;
 mod reading;
+pub mod registry;
 pub mod ros1;
 pub mod rosbag2;
+mod sniff;
 mod time_merge;
 mod types;
 mod writeback;
 
 pub use error::{Error, Place, Result};
 pub use filter::Filter;
-pub use open::{create, create_at, create_with, detect, open, reindex, Format};
+pub use open::{create, create_at, create_named, create_with, detect, open, open_with, reindex, Format};
 pub use output::OutputPolicy;
-pub use reading::open_with;
+pub use registry::{
+    backend, backend_for_extension, backends, detect_backend, register, Backend, Capabilities, IntoBackend, OptionSpec,
+};
 pub use time_merge::TimeMerge;
 pub use types::{
     Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, McapPreset, Message, ReadOptions,
-    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions, UNDECLARED_TOPIC_PREFIX,
+    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, StorageOptions, WriteOptions,
+    UNDECLARED_TOPIC_PREFIX,
 };
 
 /// A bag opened for reading. Every backend implements it, so the layers above never know
@@ -54,20 +60,36 @@ pub trait StorageReader: Send + Sync {
     /// Messages accepted by `filter`, in log-time order (ties broken by file position).
     fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>>;
 
-    /// The `n`-th message (0-based, log-time order) of `topic`, found through the index.
-    fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>>;
+    /// The `n`-th message (0-based, log-time order) of `topic`. Backends with an index find
+    /// it there; the default reads the topic's messages up to it.
+    fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
+        let filter = Filter { topics: vec![topic.into()], ..Filter::default() };
+        let Ok(n) = usize::try_from(n) else { return Ok(None) };
+        self.messages(&filter)?.nth(n).transpose()
+    }
 
     /// Messages from `time_ns` on, positioned through the index.
     fn seek<'a>(&'a self, time_ns: u64) -> Result<MessageIter<'a>> {
         self.messages(&Filter { start: Some(time_ns), ..Filter::default() })
     }
 
-    /// Median period between consecutive messages of each topic (all its connections), from the
-    /// index; `1 / period` is the frequency `rosbag info --freq` prints. Reads no payload.
-    fn median_periods(&self) -> Result<std::collections::BTreeMap<String, u64>>;
+    /// Median period between consecutive messages of each topic (all its connections);
+    /// `1 / period` is the frequency `rosbag info --freq` prints. Backends with an index read
+    /// no payload; the default walks [`StorageReader::messages`] once, keeping only times.
+    fn median_periods(&self) -> Result<std::collections::BTreeMap<String, u64>> {
+        let mut times: std::collections::BTreeMap<u32, Vec<u64>> = std::collections::BTreeMap::new();
+        for m in self.messages(&Filter::default())? {
+            let m = m?;
+            times.entry(m.connection).or_default().push(m.log_time);
+        }
+        Ok(periods::by_topic(times.into_iter().filter_map(|(id, t)| Some((self.connection(id)?.topic.as_str(), t)))))
+    }
 
-    /// Counters of the I/O done so far; tests use them to prove the index is used.
-    fn stats(&self) -> ReadStats;
+    /// Counters of the I/O done so far; tests use them to prove the index is used. The default
+    /// is all zeros, for backends that do not count.
+    fn stats(&self) -> ReadStats {
+        ReadStats::default()
+    }
 
     /// Problems found at open that did not stop reading (a missing summary that forced a
     /// scan, a damaged chunk that was skipped). Tools print them.

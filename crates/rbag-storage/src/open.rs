@@ -1,14 +1,19 @@
-//! Format detection and the entry points that pick a backend.
+//! The entry points that pick a backend: every one dispatches through the registry
+//! ([`crate::registry`]), so registered backends are reached exactly like the built-ins.
 
-use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::output::{self, Staged, StagedWriter};
-use crate::rosbag2::{self, Rosbag2Reader, Rosbag2Writer};
-use crate::{ros1, Error, OutputPolicy, ReindexReport, Result, StorageReader, StorageWriter, WriteOptions};
+use crate::registry::{self, Backend, IntoBackend};
+use crate::{
+    Error, OutputPolicy, ReadOptions, ReindexReport, Result, StorageOptions, StorageReader, StorageWriter, WriteOptions,
+};
 
-/// A storage format rbag recognises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A built-in storage. It names one of the built-in backends; every backend (these and the
+/// registered ones) is reached through [`crate::backend`] by name, and every `create*` entry
+/// point takes a `Format`, a name or a backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     /// ROS 1 bag v2.0.
     Ros1,
@@ -19,6 +24,10 @@ pub enum Format {
 }
 
 impl Format {
+    /// The built-ins, in registration order.
+    pub const ALL: [Format; 3] = [Format::Ros1, Format::Sqlite3, Format::Mcap];
+
+    /// The backend name (storage id): `ros1`, `sqlite3`, `mcap`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Ros1 => "ros1",
@@ -26,80 +35,128 @@ impl Format {
             Format::Mcap => "mcap",
         }
     }
+
+    /// The built-in named `name`; `None` for any other name, including registered backends
+    /// (look those up with [`crate::backend`]).
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The registered backend of this storage.
+    pub fn backend(self) -> Arc<dyn Backend> {
+        // The built-ins are registered when the registry is made, and a replacement keeps the name.
+        registry::lookup(self.name()).expect("built-in backends are always registered")
+    }
 }
 
-/// Recognises a bag by its first bytes; a directory is a rosbag2 bag, recognised by its
-/// metadata.yaml or its first storage file.
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Format::from_name(s)
+            .ok_or_else(|| Error::UnknownStorage { name: s.into(), known: Format::ALL.map(Format::name).join(", ") })
+    }
+}
+
+/// Recognises a bag of a built-in storage by its first bytes; a directory is a rosbag2 bag,
+/// recognised by its metadata.yaml or its first storage file. Goes through the registry: a bag
+/// a registered backend recognises is an [`Error::UnknownFormat`] here, naming that backend
+/// ([`detect_backend`](crate::detect_backend) returns any backend).
 pub fn detect(path: &Path) -> Result<Format> {
-    if path.is_dir() {
-        return rosbag2::detect_dir(path);
-    }
-    let mut head = [0u8; 16];
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut n = 0;
-    while n < head.len() {
-        match f.read(&mut head[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io(path, e)),
-        }
-    }
-    let head = &head[..n];
-    if head.starts_with(ros1::MAGIC) {
-        Ok(Format::Ros1)
-    } else if head.starts_with(b"\x89MCAP") {
-        Ok(Format::Mcap)
-    } else if head.starts_with(b"SQLite format 3\0") {
-        Ok(Format::Sqlite3)
-    } else if head.starts_with(b"#ROSBAG V") {
-        Err(Error::UnknownFormat {
-            path: path.into(),
-            reason: format!("ROS bag version {} (only V2.0 is supported)", String::from_utf8_lossy(&head[9..]).trim()),
-        })
-    } else {
-        Err(Error::UnknownFormat { path: path.into(), reason: "unrecognised magic bytes".into() })
-    }
+    let backend = registry::detect_backend(path)?;
+    Format::from_name(backend.name()).ok_or_else(|| Error::UnknownFormat {
+        path: path.into(),
+        reason: format!("a {} bag, which is not a built-in storage", backend.name()),
+    })
 }
 
-/// Opens a bag for reading, whatever its format.
+/// Opens a bag for reading, whatever its storage.
 pub fn open(path: &Path) -> Result<Box<dyn StorageReader>> {
-    match detect(path)? {
-        Format::Ros1 => Ok(Box::new(ros1::Ros1Reader::open(path)?)),
-        Format::Sqlite3 | Format::Mcap => Ok(Box::new(Rosbag2Reader::open(path)?)),
-    }
+    open_with(path, &ReadOptions::default())
 }
 
-/// Creates a bag for writing in `format`: a ROS 1 file, or a rosbag2 directory (a single
-/// storage file when `path` ends in `.db3`/`.mcap`). An existing output is an error.
+/// Opens a bag for reading, whatever its storage, with `options` ([`open`] uses the defaults:
+/// a message on an undeclared connection fails the read).
+pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Box<dyn StorageReader>> {
+    let backend = registry::detect_backend(path)?;
+    if !backend.capabilities().read {
+        return Err(Error::Unsupported { backend: backend.name().into(), what: "reading" });
+    }
+    backend.open(path, options)
+}
+
+/// Creates a bag for writing in `storage` (a [`Format`], a backend name or a backend): a ROS 1
+/// file, or a rosbag2 directory (a single storage file when `path` ends in `.db3`/`.mcap`). An
+/// existing output is an error.
 ///
 /// The bag is written under a hidden temporary name beside `path` and renamed into place by
 /// [`StorageWriter::finish`]; a writer dropped unfinished leaves nothing (see [`crate::output`]).
-pub fn create(path: &Path, format: Format, options: &WriteOptions) -> Result<Box<dyn StorageWriter>> {
-    create_with(path, format, options, &OutputPolicy::default())
+pub fn create(path: &Path, storage: impl IntoBackend, options: &WriteOptions) -> Result<Box<dyn StorageWriter>> {
+    create_with(path, storage, options, &OutputPolicy::default())
 }
 
 /// [`create`] with the inputs the output must not touch, and whether an existing bag at `path`
 /// is replaced (only once the new one is complete). See [`crate::output::check`].
 pub fn create_with(
     path: &Path,
-    format: Format,
+    storage: impl IntoBackend,
     options: &WriteOptions,
     policy: &OutputPolicy,
 ) -> Result<Box<dyn StorageWriter>> {
+    create_named(path, storage, options, &StorageOptions::default(), policy)
+}
+
+/// The general entry point for writing: [`create_with`] plus the backend's own settings
+/// (`storage`, checked against [`Backend::options`]). Front ends that take `-s NAME` pass the
+/// name as it is.
+///
+/// ```no_run
+/// use rbag_storage::{OutputPolicy, StorageOptions, WriteOptions};
+/// let storage = StorageOptions::parse("preset=resilient")?;
+/// let w = rbag_storage::create_named(
+///     "out.db3".as_ref(), "sqlite3", &WriteOptions::default(), &storage, &OutputPolicy::default())?;
+/// w.finish()?;
+/// # Ok::<(), rbag_storage::Error>(())
+/// ```
+pub fn create_named(
+    path: &Path,
+    storage: impl IntoBackend,
+    options: &WriteOptions,
+    storage_options: &StorageOptions,
+    policy: &OutputPolicy,
+) -> Result<Box<dyn StorageWriter>> {
+    let backend = writable(storage, storage_options)?;
     let staged = Staged::new(output::check(path, policy)?)?;
-    let inner = create_at(staged.temp(), staged.target(), format, options)?;
+    let inner = backend.create(staged.temp(), staged.target(), options, storage_options)?;
     Ok(Box::new(StagedWriter::new(inner, staged)))
 }
 
 /// Creates the bag at `path` directly, named as `name` would be (a rosbag2 directory names its
 /// files after it). Recorders use it for their `.active` files; everything else goes through
 /// [`create`].
-pub fn create_at(path: &Path, name: &Path, format: Format, options: &WriteOptions) -> Result<Box<dyn StorageWriter>> {
-    match format {
-        Format::Ros1 => Ok(Box::new(ros1::Ros1Writer::create(path, options.clone())?)),
-        Format::Sqlite3 | Format::Mcap => Ok(Box::new(Rosbag2Writer::create_named(path, name, format, options)?)),
+pub fn create_at(
+    path: &Path,
+    name: &Path,
+    storage: impl IntoBackend,
+    options: &WriteOptions,
+) -> Result<Box<dyn StorageWriter>> {
+    let backend = writable(storage, &StorageOptions::default())?;
+    backend.create(path, name, options, &StorageOptions::default())
+}
+
+/// The backend `storage` names, checked to write and to accept every key of `options`.
+fn writable(storage: impl IntoBackend, options: &StorageOptions) -> Result<Arc<dyn Backend>> {
+    let backend = storage.into_backend()?;
+    if !backend.capabilities().write {
+        return Err(Error::Unsupported { backend: backend.name().into(), what: "writing" });
     }
+    options.check(backend.name(), backend.options())?;
+    Ok(backend)
 }
 
 /// Rebuilds the index of a bag that lost it, writing the repaired bag to `output` (and first
@@ -107,14 +164,15 @@ pub fn create_at(path: &Path, name: &Path, format: Format, options: &WriteOption
 /// this fails. An existing `output` is replaced only with `replace`, and only if it is a bag.
 pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>, replace: bool) -> Result<ReindexReport> {
     if input.is_dir() {
-        // Not through `detect`: a broken metadata.yaml is what directory reindex repairs.
-        return rosbag2::reindex(input);
+        // A broken metadata.yaml is what directory reindex repairs, so detection may fail: a
+        // directory no backend claims is handed to rosbag2's reindex.
+        if let Ok(backend) = registry::detect_backend(input) {
+            if Format::from_name(backend.name()).is_none() {
+                return backend.reindex(input, output, backup, replace);
+            }
+        }
+        return crate::rosbag2::reindex(input);
     }
-    match detect(input)? {
-        Format::Ros1 => ros1::reindex(input, output, backup, replace).map_err(|e| e.in_file(input)),
-        other => Err(Error::UnknownFormat {
-            path: input.into(),
-            reason: format!("a single {} file has its own index; reindex works on a bag directory", other.name()),
-        }),
-    }
+    let backend = registry::detect_backend(input)?;
+    backend.reindex(input, output, backup, replace).map_err(|e| e.in_file(input))
 }

@@ -1,18 +1,4 @@
-//! Opening a bag for reading with [`ReadOptions`].
-
-use std::path::Path;
-
-use crate::rosbag2::Rosbag2Reader;
-use crate::{detect, ros1, Format, ReadOptions, Result, StorageReader};
-
-/// Opens a bag for reading, whatever its format, with `options` ([`crate::open`] uses the
-/// defaults: a message on an undeclared connection fails the read).
-pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Box<dyn StorageReader>> {
-    match detect(path)? {
-        Format::Ros1 => Ok(Box::new(ros1::Ros1Reader::open_with(path, options)?)),
-        Format::Sqlite3 | Format::Mcap => Ok(Box::new(Rosbag2Reader::open_with(path, options)?)),
-    }
-}
+//! What readers share about reading past damage.
 
 /// What a lenient reader says about the messages it reads on stand-in connections.
 pub(crate) fn undeclared_warnings(kind: &str, undeclared: &std::collections::BTreeMap<u32, u64>) -> Vec<String> {

@@ -290,3 +290,82 @@ pub struct ReindexReport {
     /// Files that were repaired, and how.
     pub repairs: Vec<String>,
 }
+
+/// Settings one backend owns, as `key=value` pairs (like rosbag2's storage config file): each
+/// backend lists the keys it takes ([`crate::Backend::options`]) and parses the values itself,
+/// refusing a bad one with [`crate::Error::BadOption`] naming the key. Passed to
+/// [`crate::create_named`] beside the [`WriteOptions`] every backend shares.
+///
+/// The built-ins take `preset` (SQLite3 `resilient`; MCAP `fastwrite`, `zstd_fast`,
+/// `zstd_small`), which wins over the older [`Rosbag2Options::sqlite_preset`] and
+/// [`Rosbag2Options::mcap_preset`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StorageOptions(BTreeMap<String, String>);
+
+impl StorageOptions {
+    /// No settings: every backend's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses `key=value` pairs separated by commas or newlines (`preset=resilient`); blank
+    /// entries are skipped.
+    pub fn parse(text: &str) -> crate::Result<Self> {
+        let mut out = StorageOptions::default();
+        for entry in text.split([',', '\n']).map(str::trim).filter(|e| !e.is_empty()) {
+            let (key, value) = entry.split_once('=').ok_or_else(|| crate::Error::BadOption {
+                backend: "any".into(),
+                key: entry.into(),
+                reason: "expected key=value".into(),
+            })?;
+            out.set(key.trim(), value.trim());
+        }
+        Ok(out)
+    }
+
+    /// Sets `key` to `value`, replacing an earlier value.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) -> &mut Self {
+        self.0.insert(key.into(), value.into());
+        self
+    }
+
+    /// [`StorageOptions::set`], by value, for building in one expression.
+    pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.set(key, value);
+        self
+    }
+
+    /// The value of `key`, if set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// Every setting, ordered by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Refuses a key that `backend` does not list in `specs`.
+    pub fn check(&self, backend: &str, specs: &[crate::OptionSpec]) -> crate::Result<()> {
+        for key in self.0.keys() {
+            if !specs.iter().any(|s| s.key == key) {
+                let known: Vec<&str> = specs.iter().map(|s| s.key).collect();
+                return Err(crate::Error::BadOption {
+                    backend: backend.into(),
+                    key: key.clone(),
+                    reason: if known.is_empty() {
+                        "this storage takes no options".into()
+                    } else {
+                        format!("not an option of this storage ({})", known.join(", "))
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+}

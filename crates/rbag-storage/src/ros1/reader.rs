@@ -221,7 +221,7 @@ impl Ros1Reader {
                 offset: header.index_pos,
                 what: "index section",
                 reason: format!(
-                    "bag header promises {} connections and {} chunks, index holds {} and {} (run `rbag reindex`)",
+                    "bag header promises {} connections and {} chunks, index holds {} and {}",
                     header.conn_count,
                     header.chunk_count,
                     conns.len(),

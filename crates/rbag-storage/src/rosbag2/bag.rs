@@ -58,7 +58,7 @@ impl Rosbag2Reader {
             Some(m) => m.relative_file_paths.clone(),
             None => {
                 warnings.push(format!(
-                    "{}: no {FILE_NAME}; the storage files were found by name (`rbag reindex` writes one)",
+                    "{}: no {FILE_NAME}; the storage files were found by name (reindexing the directory writes one)",
                     dir.display()
                 ));
                 storage_files(dir)?
@@ -183,20 +183,22 @@ impl Rosbag2Reader {
 
 /// Opens one storage file by its magic bytes; also returns the metadata.yaml text it carries.
 fn open_file(path: &Path, options: &ReadOptions) -> Result<(Box<dyn StorageReader>, Option<String>)> {
-    match crate::detect(path)? {
-        crate::Format::Mcap => {
+    let head = crate::sniff::head(path, 16)?;
+    match crate::sniff::file_format(path, &head)? {
+        Some(crate::Format::Mcap) => {
             let r = McapReader::open_with(path, options)?;
             let meta = r.bag_metadata();
             Ok((Box::new(r), meta))
         }
-        crate::Format::Sqlite3 => {
+        Some(crate::Format::Sqlite3) => {
             let r = SqliteReader::open_with(path, options)?;
             let meta = r.bag_metadata();
             Ok((Box::new(r), meta))
         }
-        crate::Format::Ros1 => {
+        Some(crate::Format::Ros1) => {
             Err(Error::UnknownFormat { path: path.into(), reason: "a ROS 1 bag inside a rosbag2 directory".into() })
         }
+        None => Err(Error::UnknownFormat { path: path.into(), reason: "unrecognised magic bytes".into() }),
     }
 }
 

@@ -8,8 +8,9 @@ mod reindex;
 mod sqlite;
 mod writer;
 
+pub(crate) use bag::storage_files;
 pub use bag::Rosbag2Reader;
-pub use reindex::{detect_dir, reindex};
+pub use reindex::reindex;
 pub use sqlite::{SqliteReader, SqliteWriter};
 pub use writer::Rosbag2Writer;
 

@@ -1,4 +1,4 @@
-//! `rbag reindex DIR` for rosbag2: rebuild metadata.yaml from the storage files alone, as
+//! Reindexing a rosbag2 directory: rebuild metadata.yaml from the storage files alone, as
 //! `ros2 bag reindex` does, with per-file start, duration and count.
 
 use std::collections::BTreeMap;
@@ -7,31 +7,7 @@ use std::path::Path;
 use super::bag::storage_files;
 use super::metadata::{BagMetadata, FileInfo, TopicInfo, FILE_NAME, LATEST_VERSION};
 use super::Rosbag2Reader;
-use crate::{Error, Format, ReindexReport, Result, StorageReader};
-
-/// Which storage a bag directory holds.
-pub fn detect_dir(dir: &Path) -> Result<Format> {
-    let meta = dir.join(FILE_NAME);
-    if meta.exists() {
-        return match BagMetadata::read(&meta)?.storage_identifier.as_str() {
-            "sqlite3" => Ok(Format::Sqlite3),
-            "mcap" => Ok(Format::Mcap),
-            other => Err(Error::UnknownFormat {
-                path: meta,
-                reason: format!("storage_identifier {other:?} (sqlite3, mcap)"),
-            }),
-        };
-    }
-    let first = storage_files(dir)?.into_iter().next();
-    match first.as_deref() {
-        Some(n) if n.ends_with(".db3") || n.ends_with(".db3.zstd") => Ok(Format::Sqlite3),
-        Some(_) => Ok(Format::Mcap),
-        None => Err(Error::UnknownFormat {
-            path: dir.into(),
-            reason: "a directory without metadata.yaml or .db3/.mcap files".into(),
-        }),
-    }
-}
+use crate::{Error, ReindexReport, Result, StorageReader};
 
 /// Makes one storage file whole again after its writer was killed, so that every reader (not
 /// only rbag's, which copes) opens it: an MCAP file without its summary is rewritten from the
@@ -53,7 +29,7 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
     if path.extension().is_none_or(|e| e != "mcap") {
         return Ok(None);
     }
-    let reader = crate::open(path)?;
+    let reader = crate::mcap::McapReader::open(path)?;
     if reader.warnings().is_empty() {
         return Ok(None);
     }
