@@ -22,7 +22,10 @@
 //!   went out (rosbag does the same): the gap before it is still waited after resuming.
 //! - A loop whose pass from the start point yields nothing ends the run instead of spinning.
 
+#![warn(missing_docs)]
+
 mod bag_source;
+pub(crate) mod clock;
 mod control;
 mod error;
 mod lateness;
@@ -40,7 +43,7 @@ pub use lateness::LatenessStats;
 pub use options::PlayOptions;
 pub use source::{MessageStream, PlaySink, PlaySource, PlayState, VecSource};
 
-use crate::clock::Clock;
+use self::clock::Clock;
 
 /// How often a held message ([`PlaySink::hold`]) is asked about again.
 pub const HOLD_POLL_NS: u64 = 10_000_000;
@@ -56,6 +59,7 @@ pub struct PlayReport {
     pub loops: u64,
     /// Whether a [`Control::Quit`] ended the run (rather than the end of the bag).
     pub quit: bool,
+    /// How late messages went out against their schedule.
     pub lateness: LatenessStats,
     /// Clock time at which the schedule was first anchored: the moment the first played bag
     /// time maps to, from which every due time follows (`--stats` reports it as wall time).
@@ -69,11 +73,13 @@ pub struct Player {
 }
 
 impl Player {
+    /// A player with `options`, refused when no schedule can follow them.
     pub fn new(options: PlayOptions) -> Result<Self, PlayError> {
         options.validate()?;
         Ok(Player { options })
     }
 
+    /// The options it plays with.
     pub fn options(&self) -> &PlayOptions {
         &self.options
     }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use rbag_storage::Connection;
 
-use crate::record::ConnKey;
+use crate::key::ConnKey;
 
 /// One entry of the queue, in arrival order.
 #[derive(Debug, Clone, PartialEq)]

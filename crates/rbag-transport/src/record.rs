@@ -6,14 +6,21 @@
 //! - the file being written is `NAME.bag.active` and becomes `NAME.bag` when closed, so an
 //!   interrupted recording is recognisable (and `rbag reindex` recovers its complete chunks);
 //!   MCAP and SQLite3 files are written under their final name;
-//! - `--split` starts a new file when the current one passes `--size` (checked before each
-//!   message, so a file ends up to one message past it) or `--duration`. Duration periods are
+//! - `--split` starts a new file when the current one reaches `--size` (checked before each
+//!   message, so a file ends up to one message past it) or `--duration`. Whether a file ends,
+//!   and which old files `--max-splits` deletes, is decided by the one rule rbag has for it,
+//!   [`rbag_storage::Rosbag2Options::split_due`] and
+//!   [`rbag_storage::Rosbag2Options::files_to_delete`], which the rosbag2 writer applies too.
+//!   For [`Layout::Files`] duration periods are
 //!   aligned as rosbag aligns them: file *k* covers log times up to `start + (k+1)·duration`,
 //!   where `start` is the time given to [`Recorder::create`]. When a message arrives several
 //!   periods later, rosbag writes one empty bag per skipped period; rbag starts one new file in
 //!   the period of the message instead (a clock jump would otherwise create thousands of
 //!   files). Calling [`Recorder::tick`] while idle splits on time without messages, as
-//!   rosbag's writer thread does every 250 ms;
+//!   rosbag's writer thread does every 250 ms. For [`Layout::Rosbag2Dir`] a file's duration
+//!   counts from its first message, as rosbag2 counts it, and a split is the rosbag2 writer's
+//!   [`rbag_storage::StorageWriter::split_now`] (so metadata.yaml lists every file);
+//! - [`Recorder::split_now`] splits on demand (rosbag2's `split_bagfile` service);
 //! - `--size`/`--duration` without `--split` stop the recording ([`WriteOutcome::Stopped`]);
 //! - `-l N` stores N messages per topic, then ignores the topic
 //!   ([`WriteOutcome::LimitReached`], then [`WriteOutcome::AllLimitsReached`] once every known
@@ -21,7 +28,9 @@
 //! - `--repeat-latched` keeps the last message of each latched publisher (by topic and
 //!   callerid, as rosbag) and writes it at the head of each new split, stamped with the time
 //!   of the split. rosbag also stores the message that triggered a split twice when it is
-//!   latched; rbag does not;
+//!   latched; rbag does not. ROS 2's `--repeat-transient-local` is the same option: a
+//!   connection whose offered QoS profiles are all transient-local keeps its last messages up
+//!   to their depth;
 //! - drops noted with [`Recorder::note_drops`] are written on [`dropped::DROPPED_TOPIC`] before
 //!   each file closes (see [`dropped`]) and returned in the [`RecordReport`];
 //! - `--min-space` is checked before the first file is created (refusing to start) and while
@@ -35,31 +44,26 @@
 mod dropped;
 mod error;
 mod file;
+mod naming;
 mod options;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-use rbag_storage::{Connection, Format};
+use rbag_storage::rosbag2::qos as rosbag2_qos;
+use rbag_storage::rosbag2::QOS_KEY;
+use rbag_storage::{Connection, Format, Rosbag2Options};
 
 pub use dropped::{drops_yaml, DROPPED_TOPIC};
 pub use error::RecordError;
-pub use options::{OutputName, RecordOptions, Split};
+pub use naming::{extension, local_stamp};
+pub use options::{Layout, OutputName, RecordOptions, Split};
 
+pub use crate::key::ConnKey;
 use crate::disk::{free_space, human, DiskGuard, Space, SpaceProbe};
 use crate::queue::Queued;
-use crate::split::{Naming, Retention};
-use file::{BagFile, Slot};
-
-/// Names one connection (one publisher on one topic) for the recorder and the queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ConnKey(pub u32);
-
-impl std::fmt::Display for ConnKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "#{}", self.0)
-    }
-}
+use file::{BagFile, DirBag, Output, Slot};
+use naming::Naming;
 
 /// What happened to a message given to [`Recorder::write`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,11 +84,24 @@ pub enum WriteOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopReason {
     /// `--size` without `--split`.
-    MaxSize { bytes: u64 },
+    MaxSize {
+        /// The bound, over every file written.
+        bytes: u64,
+    },
     /// `--duration` without `--split`.
-    MaxDuration { ns: u64 },
+    MaxDuration {
+        /// The bound, in log time since the recording started.
+        ns: u64,
+    },
     /// Free space fell under `--min-space` (rosbag exits with code 1 then).
-    LowDiskSpace { dir: PathBuf, free: u64, required: u64 },
+    LowDiskSpace {
+        /// The directory the bag is written in.
+        dir: PathBuf,
+        /// Bytes free when measured.
+        free: u64,
+        /// The minimum asked for.
+        required: u64,
+    },
 }
 
 impl std::fmt::Display for StopReason {
@@ -117,7 +134,16 @@ pub enum Notice {
     /// `--max-splits` deleted this split.
     Deleted(PathBuf),
     /// Free space is under five times `--min-space`.
-    LowSpace { dir: PathBuf, free: u64, required: u64 },
+    LowSpace {
+        /// The directory the bag is written in.
+        dir: PathBuf,
+        /// Bytes free when measured.
+        free: u64,
+        /// The minimum asked for.
+        required: u64,
+    },
+    /// A rosbag2 directory went on in a new storage file (by size, duration or on demand).
+    Split(PathBuf),
     /// Something failed that does not stop recording (a split that could not be deleted,
     /// free space that could not be measured).
     Warning(String),
@@ -135,10 +161,14 @@ pub struct RecordReport {
     pub messages: BTreeMap<String, u64>,
     /// Messages dropped before reaching the bag, per topic (topics with drops only).
     pub drops: BTreeMap<String, u64>,
+    /// Why recording ended on its own, if it did.
     pub stopped: Option<StopReason>,
+    /// Snapshot triggers carried out (snapshot mode).
+    pub snapshots: u64,
 }
 
 impl RecordReport {
+    /// Messages dropped over every topic.
     pub fn total_drops(&self) -> u64 {
         self.drops.values().sum()
     }
@@ -147,8 +177,34 @@ impl RecordReport {
 struct ConnState {
     conn: Connection,
     topic: usize,
-    /// (topic, callerid) of a latched publisher.
-    latch: Option<(String, String)>,
+    /// What `--repeat-latched` keeps of this connection: under which name (ROS 1: topic and
+    /// callerid, as rosbag; ROS 2: the connection) and how many messages (its QoS depth).
+    latch: Option<(LatchId, usize)>,
+}
+
+/// Names what a latched publisher or transient-local topic keeps for repeating.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum LatchId {
+    /// ROS 1: (topic, callerid).
+    Publisher(String, String),
+    /// ROS 2: the connection.
+    Key(ConnKey),
+}
+
+/// Whether `conn` is repeated at each split, under which name and how many of its messages:
+/// a ROS 1 publisher whose header says `latching: 1` (its last message), or a ROS 2 connection
+/// whose offered profiles are all transient-local (its last messages up to their depth).
+fn latch_of(key: ConnKey, conn: &Connection) -> Option<(LatchId, usize)> {
+    if conn.metadata.get("latching").map(String::as_str) == Some("1") {
+        let callerid = conn.metadata.get("callerid").cloned().unwrap_or_default();
+        return Some((LatchId::Publisher(conn.topic.clone(), callerid), 1));
+    }
+    let profiles = conn.metadata.get(QOS_KEY).and_then(|q| rosbag2_qos::parse(q).ok()).unwrap_or_default();
+    if !profiles.is_empty() && profiles.iter().all(|p| p.durability == rosbag2_qos::policy::TRANSIENT_LOCAL) {
+        let depth = profiles.iter().map(|p| p.depth as usize).max().unwrap_or(1).max(1);
+        return Some((LatchId::Key(key), depth));
+    }
+    None
 }
 
 struct TopicState {
@@ -163,9 +219,12 @@ struct TopicState {
 pub struct Recorder {
     opts: RecordOptions,
     naming: Naming,
-    retention: Retention,
+    /// The split and retention rule's bounds (`--split`, `--max-splits`).
+    policy: Rosbag2Options,
+    /// Split files closed by splitting, oldest first, for `--max-splits` ([`Layout::Files`]).
+    closed: VecDeque<PathBuf>,
     disk: DiskGuard,
-    file: Option<BagFile>,
+    file: Option<Output>,
     split_index: usize,
     /// rosbag's `start_time_`: where the current duration period starts.
     period_start_ns: u64,
@@ -174,7 +233,7 @@ pub struct Recorder {
     conns: BTreeMap<ConnKey, ConnState>,
     topics: Vec<TopicState>,
     topic_index: HashMap<String, usize>,
-    latched: BTreeMap<(String, String), (ConnKey, Vec<u8>)>,
+    latched: BTreeMap<LatchId, (ConnKey, VecDeque<Vec<u8>>)>,
     /// Drops per topic since the current file was opened.
     file_drops: BTreeMap<String, u64>,
     /// Drops noted for keys not added yet (the queue counted them before the writer saw the
@@ -200,7 +259,11 @@ impl Recorder {
     /// [`Recorder::create`] measuring free space with `probe` instead of statvfs.
     pub fn create_with_probe(opts: RecordOptions, now_ns: u64, probe: SpaceProbe) -> Result<Recorder, RecordError> {
         let naming = Naming::new(&opts.output, opts.format, opts.split.is_some())?;
-        let first = naming.target(0, now_ns);
+        let first = match (&opts.layout, &opts.output) {
+            (Layout::Rosbag2Dir, OutputName::Exact(dir)) => dir.clone(),
+            (Layout::Rosbag2Dir, OutputName::Prefix(_)) => return Err(RecordError::EmptyName),
+            (Layout::Files, _) => naming.target(0, now_ns),
+        };
         let dir = match first.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -212,8 +275,16 @@ impl Recorder {
             Space::Low { free } => notices.push(Notice::LowSpace { dir, free, required: opts.min_space }),
             Space::Enough | Space::Unknown(_) => {}
         }
+        let split = opts.split.unwrap_or_default();
+        let policy = Rosbag2Options {
+            max_file_size: split.max_bytes,
+            max_file_duration_ns: split.max_duration_ns,
+            max_files: opts.max_splits.filter(|&m| m > 0),
+            ..Rosbag2Options::default()
+        };
         let mut r = Recorder {
-            retention: Retention::new(opts.max_splits),
+            policy,
+            closed: VecDeque::new(),
             naming,
             disk,
             file: None,
@@ -271,9 +342,11 @@ impl Recorder {
                 self.topics.len() - 1
             }
         };
-        let latch = (conn.metadata.get("latching").map(String::as_str) == Some("1"))
-            .then(|| (conn.topic.clone(), conn.metadata.get("callerid").cloned().unwrap_or_default()));
+        let latch = if self.opts.repeat_latched { latch_of(key, &conn) } else { None };
         self.encoding.get_or_insert_with(|| conn.encoding.clone());
+        if let Some(file) = self.file.as_mut() {
+            file.announce(Slot::Conn(key), &conn)?;
+        }
         self.conns.insert(key, ConnState { conn, topic, latch });
         self.next_key = self.next_key.max(key.0.saturating_add(1));
         if let Some(n) = self.orphan_drops.remove(&key) {
@@ -299,10 +372,13 @@ impl Recorder {
             return Ok(self.stop(stop));
         }
         self.store(key, log_time_ns, data)?;
-        if self.opts.repeat_latched {
-            if let Some(id) = latch {
-                self.latched.insert(id, (key, data.to_vec()));
+        if let Some((id, depth)) = latch {
+            let (kept_key, kept) = self.latched.entry(id).or_insert_with(|| (key, VecDeque::new()));
+            *kept_key = key;
+            if kept.len() >= depth {
+                kept.pop_front();
             }
+            kept.push_back(data.to_vec());
         }
         let t = &mut self.topics[topic];
         t.written += 1;
@@ -341,6 +417,26 @@ impl Recorder {
         Ok(self.stopped.clone())
     }
 
+    /// Closes the current file and goes on in the next one now (rosbag2's `split_bagfile`
+    /// service), repeating latched messages at its head; `now_ns` stamps them and names the
+    /// file. A file with nothing in it yet is kept: returns false then.
+    pub fn split_now(&mut self, now_ns: u64) -> Result<bool, RecordError> {
+        if self.stopped.is_some() || self.file.as_ref().and_then(Output::first_time).is_none() {
+            return Ok(false);
+        }
+        self.rotate(now_ns)?;
+        Ok(true)
+    }
+
+    /// Hands everything written so far to the OS (closes the open chunk, commits the open
+    /// transaction), so a crash loses none of it. The pipeline calls it about once a second.
+    pub fn checkpoint(&mut self) -> Result<(), RecordError> {
+        match self.file.as_mut() {
+            Some(f) => f.checkpoint(),
+            None => Ok(()),
+        }
+    }
+
     /// Counts `n` messages of `key` dropped before reaching the recorder.
     pub fn note_drops(&mut self, key: ConnKey, n: u64) {
         if n == 0 {
@@ -371,6 +467,7 @@ impl Recorder {
             messages: self.topics.iter().map(|t| (t.name.clone(), t.written)).collect(),
             drops,
             stopped: self.stopped,
+            snapshots: 0,
         })
     }
 
@@ -379,9 +476,12 @@ impl Recorder {
         std::mem::take(&mut self.notices)
     }
 
-    /// The final name of the file being written.
+    /// The final name of the file being written (the directory, for a rosbag2 directory).
     pub fn current_file(&self) -> Option<&Path> {
-        self.file.as_ref().map(|f| f.target.as_path())
+        self.file.as_ref().map(|f| match f {
+            Output::File(f) => f.target.as_path(),
+            Output::Dir(d) => d.path.as_path(),
+        })
     }
 
     /// Why recording ended, once it has.
@@ -402,23 +502,36 @@ impl Recorder {
     /// Splits or stops at `--size`/`--duration` before a message at `t` (rosbag checks size
     /// first, then duration). `with_size` is false when idle: the size has not changed.
     fn check_bounds(&mut self, t: u64, with_size: bool) -> Result<Option<StopReason>, RecordError> {
-        if let Some(split) = self.opts.split {
-            if let Some(max) = split.max_bytes.filter(|_| with_size) {
-                if self.file.as_mut().map_or(0, BagFile::size) > max {
-                    self.rotate(t)?;
+        if self.opts.split.is_some() {
+            let size = match (with_size, self.file.as_mut()) {
+                (true, Some(f)) => f.size(),
+                _ => 0,
+            };
+            let policy = Rosbag2Options { max_file_size: self.policy.max_file_size.filter(|_| with_size), ..self.policy.clone() };
+            match self.opts.layout {
+                // rosbag: periods aligned to the start of the recording, empty files split too.
+                Layout::Files => {
+                    if policy.split_due(size, Some(self.period_start_ns), t) {
+                        if let Some(d) = policy.max_file_duration_ns.filter(|&d| d > 0) {
+                            let elapsed = t.saturating_sub(self.period_start_ns);
+                            if elapsed > d {
+                                self.period_start_ns += (elapsed - 1) / d * d;
+                            }
+                        }
+                        self.rotate(t)?;
+                    }
                 }
-            }
-            if let Some(d) = split.max_duration_ns.filter(|&d| d > 0) {
-                let elapsed = t.saturating_sub(self.period_start_ns);
-                if elapsed > d {
-                    self.period_start_ns += (elapsed - 1) / d * d;
-                    self.rotate(t)?;
+                // rosbag2: a file's duration counts from its first message; an empty one stays.
+                Layout::Rosbag2Dir => {
+                    if policy.split_due(size, self.file.as_ref().and_then(Output::first_time), t) {
+                        self.rotate(t)?;
+                    }
                 }
             }
         }
         if let Some(stop) = self.opts.stop_at {
             if let Some(max) = stop.max_bytes.filter(|_| with_size) {
-                if self.closed_bytes + self.file.as_mut().map_or(0, BagFile::size) > max {
+                if self.closed_bytes + self.file.as_mut().map_or(0, Output::size) > max {
                     return Ok(Some(StopReason::MaxSize { bytes: max }));
                 }
             }
@@ -458,43 +571,85 @@ impl Recorder {
     /// Opens the file for the current split index; with `--repeat-latched`, writes the latched
     /// messages first, stamped `now_ns`.
     fn open(&mut self, now_ns: u64) -> Result<(), RecordError> {
-        let target = self.naming.target(self.split_index, now_ns);
-        let file = BagFile::create(target.clone(), self.opts.format, &self.opts.write, self.opts.overwrite)?;
+        let (file, target) = match (&self.opts.layout, &self.opts.output) {
+            (Layout::Rosbag2Dir, OutputName::Exact(dir)) => {
+                let mut write = self.opts.write.clone();
+                write.rosbag2.max_files = self.policy.max_files;
+                (Output::Dir(DirBag::create(dir.clone(), self.opts.format, &write, self.opts.overwrite)?), dir.clone())
+            }
+            (Layout::Rosbag2Dir, OutputName::Prefix(_)) => return Err(RecordError::EmptyName),
+            (Layout::Files, _) => {
+                let target = self.naming.target(self.split_index, now_ns);
+                let file = BagFile::create(target.clone(), self.opts.format, &self.opts.write, self.opts.overwrite)?;
+                (Output::File(file), target)
+            }
+        };
         self.file = Some(file);
         self.notices.push(Notice::Opened(target));
-        if self.opts.repeat_latched {
-            let latched: Vec<(ConnKey, Vec<u8>)> = self.latched.values().cloned().collect();
-            for (key, data) in latched {
-                self.store(key, now_ns, &data)?;
-            }
+        Ok(())
+    }
+
+    /// Writes what `--repeat-latched` kept at the head of a new file, stamped `now_ns`.
+    fn repeat_latched(&mut self, now_ns: u64) -> Result<(), RecordError> {
+        let latched: Vec<(ConnKey, Vec<u8>)> =
+            self.latched.values().flat_map(|(key, kept)| kept.iter().map(move |d| (*key, d.clone()))).collect();
+        for (key, data) in latched {
+            self.store(key, now_ns, &data)?;
         }
         Ok(())
     }
 
+    /// Ends the current file and goes on in the next: a new bag file, or the rosbag2 writer's
+    /// next storage file.
     fn rotate(&mut self, now_ns: u64) -> Result<(), RecordError> {
-        self.close_current(true)?;
-        self.split_index += 1;
-        self.open(now_ns)
+        if matches!(self.file, Some(Output::Dir(_))) {
+            self.write_drop_report()?;
+            let Some(Output::Dir(dir)) = self.file.as_mut() else { return Ok(()) };
+            if !dir.split()? {
+                return Ok(());
+            }
+            self.notices.push(Notice::Split(dir.path.clone()));
+        } else {
+            self.close_current(true)?;
+            self.split_index += 1;
+            self.open(now_ns)?;
+        }
+        self.repeat_latched(now_ns)
     }
 
-    /// Writes the drop report, closes and renames the file; after a split, applies
-    /// `--max-splits`.
-    fn close_current(&mut self, by_split: bool) -> Result<(), RecordError> {
-        let Some(mut file) = self.file.take() else { return Ok(()) };
-        if !self.file_drops.is_empty() {
-            let encoding = self.encoding.as_deref().unwrap_or("ros1");
-            let text = drops_yaml(&self.file_drops);
-            let conn = dropped::connection(encoding);
-            let time = file.last_time.unwrap_or(self.period_start_ns);
-            file.write(Slot::Dropped, &conn, time, &dropped::string_message(encoding, &text))?;
-            self.file_drops.clear();
+    /// Writes the drop report (what the queue dropped while this file was open) into the
+    /// current file, if there is anything to report.
+    fn write_drop_report(&mut self) -> Result<(), RecordError> {
+        if self.file_drops.is_empty() || !self.opts.drop_report {
+            return Ok(());
         }
-        let (path, len) = file.close()?;
+        let Some(file) = self.file.as_mut() else { return Ok(()) };
+        let encoding = self.encoding.as_deref().unwrap_or("ros1");
+        let text = drops_yaml(&self.file_drops);
+        let conn = dropped::connection(encoding);
+        let time = file.last_time().unwrap_or(self.period_start_ns);
+        file.write(Slot::Dropped, &conn, time, &dropped::string_message(encoding, &text))?;
+        self.file_drops.clear();
+        Ok(())
+    }
+
+    /// Writes the drop report, closes (and renames) the file; after a split, applies
+    /// `--max-splits` to the closed bag files.
+    fn close_current(&mut self, by_split: bool) -> Result<(), RecordError> {
+        self.write_drop_report()?;
+        self.file_drops.clear();
+        let Some(file) = self.file.take() else { return Ok(()) };
+        let (path, len) = match file {
+            Output::File(f) => f.close()?,
+            Output::Dir(d) => d.close()?,
+        };
         self.closed_bytes += len;
         self.files.push(path.clone());
         self.notices.push(Notice::Closed(path.clone()));
         if by_split {
-            if let Some(old) = self.retention.closed(path) {
+            self.closed.push_back(path);
+            for _ in 0..self.policy.files_to_delete(self.closed.len()) {
+                let Some(old) = self.closed.pop_front() else { break };
                 match std::fs::remove_file(&old) {
                     Ok(()) => {
                         self.files.retain(|f| f != &old);

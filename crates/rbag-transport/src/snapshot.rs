@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, VecDeque};
 use bytes::Bytes;
 use rbag_storage::Connection;
 
-use crate::record::{ConnKey, RecordError, RecordOptions, RecordReport, Recorder};
+use crate::key::ConnKey;
+use crate::record::{RecordError, RecordOptions, RecordReport, Recorder};
 
 /// A ring of raw messages bounded by duration and/or payload bytes.
 #[derive(Debug, Default)]

@@ -170,8 +170,8 @@ impl Rosbag2Writer {
                 last.push_str(".zstd");
             }
         }
-        if let (Some(dir), Some(max)) = (&self.dir, self.options.rosbag2.max_files) {
-            while self.meta.files.len() > max.max(1) {
+        if let Some(dir) = &self.dir {
+            for _ in 0..self.options.rosbag2.files_to_delete(self.meta.files.len()) {
                 let name = self.meta.relative_file_paths.remove(0);
                 self.meta.files.remove(0);
                 self.file_counts.remove(0);
@@ -214,12 +214,18 @@ impl Rosbag2Writer {
 
     fn should_split(&self, log_time: u64) -> bool {
         let (Some(file), Some(info)) = (&self.current, self.meta.files.last()) else { return false };
-        if self.dir.is_none() || info.message_count == 0 {
+        if self.dir.is_none() {
             return false;
         }
-        let r2 = &self.options.rosbag2;
-        r2.max_file_size.is_some_and(|max| file.bytes_written() >= max)
-            || r2.max_file_duration_ns.is_some_and(|max| log_time.saturating_sub(info.starting_time_ns) > max)
+        let start = (info.message_count > 0).then_some(info.starting_time_ns);
+        self.options.rosbag2.split_due(file.bytes_written(), start, log_time)
+    }
+
+    /// Bytes of the storage file being written (an estimate while buffers are unflushed): what
+    /// [`Rosbag2Options::split_due`] compares with `max_file_size` when a recorder drives the
+    /// splits through [`StorageWriter::split_now`].
+    pub fn current_file_bytes(&self) -> u64 {
+        self.current.as_ref().map_or(0, |f| f.bytes_written())
     }
 
     fn check(&self) -> Result<()> {
@@ -234,6 +240,30 @@ impl Rosbag2Writer {
             self.poisoned.get_or_insert_with(|| e.to_string());
         }
         r
+    }
+}
+
+/// The one rule of rbag for when a file of a multi-file output ends and which old files go. The
+/// rosbag2 writer applies it to its own files (`rbag convert --max-bag-size`, `--max-bag-files`),
+/// and `rbag_transport`'s recorder applies it to every live recording (ROS 1 split bags and
+/// rosbag2 directories alike, which it then splits with [`StorageWriter::split_now`]), so size,
+/// duration and keep-N behave the same everywhere.
+impl crate::Rosbag2Options {
+    /// Whether the file being written ends before a message logged at `log_time`: it holds
+    /// `file_bytes` and its period began at `period_start_ns` (`None` for a file with nothing
+    /// in it yet, which never ends: an empty file would be all a split could make). The file
+    /// ends once it reaches `max_file_size`, or once `log_time` is more than
+    /// `max_file_duration_ns` past its start, as rosbag and rosbag2 both compare.
+    pub fn split_due(&self, file_bytes: u64, period_start_ns: Option<u64>, log_time: u64) -> bool {
+        let Some(start) = period_start_ns else { return false };
+        self.max_file_size.is_some_and(|max| file_bytes >= max)
+            || self.max_file_duration_ns.is_some_and(|max| max > 0 && log_time.saturating_sub(start) > max)
+    }
+
+    /// How many of the oldest files to delete when `files` exist (circular logging with
+    /// `max_files`: the newest N stay; N is at least 1).
+    pub fn files_to_delete(&self, files: usize) -> usize {
+        self.max_files.map_or(0, |max| files.saturating_sub(max.max(1)))
     }
 }
 

@@ -56,6 +56,7 @@ impl BagSource {
         &self.connections
     }
 
+    /// The selected connection with global id `id`.
     pub fn connection(&self, id: u32) -> Option<&Connection> {
         self.connections.get(id as usize)
     }
@@ -65,6 +66,7 @@ impl BagSource {
         self.origin.get(id as usize).copied()
     }
 
+    /// The opened bags, in the order given.
     pub fn readers(&self) -> &[Box<dyn StorageReader>] {
         &self.readers
     }

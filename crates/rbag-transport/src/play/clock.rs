@@ -7,7 +7,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::play::Control;
+use super::control::Control;
 
 /// A monotonic time source that can wait for a deadline or a control, whichever comes first.
 pub trait Clock: Send + Sync {
@@ -38,6 +38,7 @@ impl SystemClock {
     /// a wake-up, short enough that the spinning costs little CPU.
     pub const DEFAULT_SPIN_MARGIN: Duration = Duration::from_micros(200);
 
+    /// A clock whose origin is now, with [`Self::DEFAULT_SPIN_MARGIN`].
     pub fn new() -> Self {
         SystemClock { origin: Instant::now(), spin_margin: Self::DEFAULT_SPIN_MARGIN }
     }
@@ -95,6 +96,7 @@ impl Clock for SystemClock {
 pub struct Wait {
     /// Virtual time when the wait began.
     pub at: u64,
+    /// The deadline asked for (`None`: until a control).
     pub deadline: Option<u64>,
     /// Virtual time when it returned.
     pub woke: u64,
@@ -120,6 +122,7 @@ struct VirtualState {
 }
 
 impl VirtualClock {
+    /// A clock at virtual time `start_ns`, with nothing scripted.
     pub fn new(start_ns: u64) -> Self {
         VirtualClock { state: Mutex::new(VirtualState { now: start_ns, script: Vec::new(), waits: Vec::new() }) }
     }

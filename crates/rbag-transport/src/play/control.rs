@@ -6,7 +6,9 @@
 pub enum Control {
     /// Space in `rosbag play` and `ros2 bag play`.
     TogglePause,
+    /// Pause; nothing is published but steps.
     Pause,
+    /// Resume from a pause.
     Resume,
     /// While paused, publish exactly the next message and stay paused (`s`; `ros2 bag play`'s
     /// right arrow). Ignored while playing, as both tools do.
@@ -15,6 +17,7 @@ pub enum Control {
     SetRate(f64),
     /// One step up or down by the options' [`RateStep`].
     FasterRate,
+    /// One step down by the options' [`RateStep`].
     SlowerRate,
     /// Turn pausing on the pause topics on or off (`t` in `rosbag play`).
     TogglePauseTopics,
@@ -35,6 +38,7 @@ pub enum RateStep {
 }
 
 impl RateStep {
+    /// The rate one step up from `rate`.
     pub fn faster(self, rate: f64) -> f64 {
         match self {
             RateStep::Factor => rate * 1.1,
@@ -42,6 +46,7 @@ impl RateStep {
         }
     }
 
+    /// The rate one step down from `rate`.
     pub fn slower(self, rate: f64) -> f64 {
         match self {
             RateStep::Factor => rate / 1.1,

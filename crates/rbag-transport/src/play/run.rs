@@ -8,7 +8,7 @@ use rbag_storage::Message;
 use super::lateness::Histogram;
 use super::schedule::Schedule;
 use super::{Control, PlayError, PlayOptions, PlayReport, PlaySink, PlaySource, PlayState};
-use crate::clock::Clock;
+use super::clock::Clock;
 
 /// How handling one message (or idling after the end) ended.
 enum Flow {

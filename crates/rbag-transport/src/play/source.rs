@@ -21,6 +21,7 @@ pub trait PlaySource {
 
 /// Where played messages go: a middleware publisher, a test recorder.
 pub trait PlaySink {
+    /// Sends one message (its `connection` is the source's id).
     fn publish(&mut self, msg: &Message) -> Result<(), PlayError>;
 
     /// The bag time, for `/clock`; called only when [`PlayOptions::clock_hz`] is set.
@@ -44,7 +45,9 @@ pub trait PlaySink {
 /// What a status line shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlayState {
+    /// Whether playback is paused.
     pub paused: bool,
+    /// The rate factor.
     pub rate: f64,
     /// Bag time reached.
     pub bag_time_ns: u64,

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::ConnKey;
+use crate::key::ConnKey;
 use crate::disk::human;
 
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +24,8 @@ pub enum RecordError {
     #[error("{}: {} free on disk, less than the minimum of {} (--min-space); not recording", dir.display(), human(*free), human(*required))]
     LowDiskSpace { dir: PathBuf, free: u64, required: u64 },
 
-    #[error("{}: output exists (use --force to overwrite)", path.display())]
+    /// A file or directory the recording would write already exists (and is not to be replaced).
+    #[error("{}: output exists", path.display())]
     OutputExists { path: PathBuf },
 
     /// `-O ""` without `--split`: rosbag's "Bag filename is empty".

@@ -14,10 +14,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use rbag_storage::rosbag2::Rosbag2Writer;
 use rbag_storage::{Compression, Connection, Format, McapPreset, StorageWriter, WriteOptions};
 
 use super::{ConnKey, RecordError};
-use crate::split::active_path;
+use super::naming::active_path;
 
 /// Which connection of the file a message goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,6 +31,154 @@ pub(crate) enum Slot {
 /// Bytes written between two measures of the file on disk.
 const MEASURE_EVERY: u64 = 64 << 10;
 
+/// Where a recording's messages go: a bag file per split, or one rosbag2 directory whose
+/// writer starts a new storage file on each split.
+pub(crate) enum Output {
+    File(BagFile),
+    Dir(DirBag),
+}
+
+impl Output {
+    /// Writes one message (see [`BagFile::write`]); returns the bytes counted for it.
+    pub(crate) fn write(&mut self, slot: Slot, conn: &Connection, time: u64, data: &[u8]) -> Result<u64, RecordError> {
+        match self {
+            Output::File(f) => f.write(slot, conn, time, data),
+            Output::Dir(d) => d.write(slot, conn, time, data),
+        }
+    }
+
+    /// A connection the recording learned of. A rosbag2 directory lists it at once (topics with
+    /// no message yet are in metadata.yaml, as rosbag2 lists them); a bag file registers it with
+    /// its first message, as rosbag does.
+    pub(crate) fn announce(&mut self, slot: Slot, conn: &Connection) -> Result<(), RecordError> {
+        match self {
+            Output::File(_) => Ok(()),
+            Output::Dir(d) => d.register(slot, conn).map(|_| ()),
+        }
+    }
+
+    /// The current file's size as `--size` compares it.
+    pub(crate) fn size(&mut self) -> u64 {
+        match self {
+            Output::File(f) => f.size(),
+            Output::Dir(d) => d.writer.as_ref().map_or(0, Rosbag2Writer::current_file_bytes),
+        }
+    }
+
+    /// Log time of the last message in the current file.
+    pub(crate) fn last_time(&self) -> Option<u64> {
+        match self {
+            Output::File(f) => f.last_time,
+            Output::Dir(d) => d.last_time,
+        }
+    }
+
+    /// Log time of the first message in the current file, if it has one.
+    pub(crate) fn first_time(&self) -> Option<u64> {
+        match self {
+            Output::File(f) => f.first_time,
+            Output::Dir(d) => d.first_time,
+        }
+    }
+
+    /// Hands what was written to the OS (see [`StorageWriter::checkpoint`]).
+    pub(crate) fn checkpoint(&mut self) -> Result<(), RecordError> {
+        let (writer, path): (Option<&mut dyn StorageWriter>, &Path) = match self {
+            Output::File(f) => (f.writer.as_deref_mut().map(|w| w as &mut dyn StorageWriter), &f.active),
+            Output::Dir(d) => (d.writer.as_mut().map(|w| w as &mut dyn StorageWriter), &d.path),
+        };
+        let writer = writer.ok_or(RecordError::Closed)?;
+        writer.checkpoint().map_err(|e| e.in_file(path))?;
+        Ok(())
+    }
+}
+
+/// A rosbag2 directory being recorded. Its writer splits only when told to
+/// ([`StorageWriter::split_now`]): the recorder decides when.
+pub(crate) struct DirBag {
+    writer: Option<Rosbag2Writer>,
+    pub(crate) path: PathBuf,
+    ids: HashMap<Slot, u32>,
+    first_time: Option<u64>,
+    last_time: Option<u64>,
+}
+
+impl DirBag {
+    /// Creates the directory. An existing one is an error unless `overwrite`, which replaces
+    /// it when it is a bag rbag could have written. The writer gets no size or duration bound:
+    /// the recorder applies them (with the same rule) and splits through `split_now`.
+    pub(crate) fn create(
+        path: PathBuf,
+        format: Format,
+        options: &WriteOptions,
+        overwrite: bool,
+    ) -> Result<Self, RecordError> {
+        check_output(&path, overwrite)?;
+        let mut options = options.clone();
+        options.rosbag2.max_file_size = None;
+        options.rosbag2.max_file_duration_ns = None;
+        options.rosbag2.repeat_transient_local = false;
+        let writer = Rosbag2Writer::create(&path, format, &options).map_err(|e| e.in_file(&path))?;
+        Ok(DirBag { writer: Some(writer), path, ids: HashMap::new(), first_time: None, last_time: None })
+    }
+
+    fn register(&mut self, slot: Slot, conn: &Connection) -> Result<u32, RecordError> {
+        if let Some(&id) = self.ids.get(&slot) {
+            return Ok(id);
+        }
+        let writer = self.writer.as_mut().ok_or(RecordError::Closed)?;
+        let id = writer.add_connection(conn).map_err(|e| e.in_file(&self.path))?;
+        self.ids.insert(slot, id);
+        Ok(id)
+    }
+
+    fn write(&mut self, slot: Slot, conn: &Connection, time: u64, data: &[u8]) -> Result<u64, RecordError> {
+        let id = self.register(slot, conn)?;
+        let writer = self.writer.as_mut().ok_or(RecordError::Closed)?;
+        writer.write(id, time, time, data).map_err(|e| e.in_file(&self.path))?;
+        self.first_time = Some(self.first_time.map_or(time, |t| t.min(time)));
+        self.last_time = Some(self.last_time.map_or(time, |t| t.max(time)));
+        Ok(data.len() as u64)
+    }
+
+    /// Starts the next storage file; false when the current one holds nothing yet (kept).
+    pub(crate) fn split(&mut self) -> Result<bool, RecordError> {
+        if self.first_time.is_none() {
+            return Ok(false);
+        }
+        let writer = self.writer.as_mut().ok_or(RecordError::Closed)?;
+        writer.split_now().map_err(|e| e.in_file(&self.path))?;
+        (self.first_time, self.last_time) = (None, None);
+        Ok(true)
+    }
+
+    /// Closes the last storage file and writes metadata.yaml; returns the directory and the
+    /// bytes of its files.
+    pub(crate) fn close(mut self) -> Result<(PathBuf, u64), RecordError> {
+        let writer = self.writer.take().ok_or(RecordError::Closed)?;
+        Box::new(writer).finish().map_err(|e| e.in_file(&self.path))?;
+        let len = std::fs::read_dir(&self.path)
+            .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+            .unwrap_or(0);
+        Ok((self.path.clone(), len))
+    }
+}
+
+/// Refuses an existing output unless `overwrite`; with it, removes what may be replaced (only a
+/// bag). A recording cannot be staged and renamed at the end (its partial file must stay
+/// visible for recovery), so what is replaced goes first.
+fn check_output(path: &Path, overwrite: bool) -> Result<(), RecordError> {
+    let checked =
+        rbag_storage::output::check(path, &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: overwrite })
+            .map_err(|e| match e {
+                rbag_storage::Error::OutputExists { .. } => RecordError::OutputExists { path: path.to_path_buf() },
+                e => e.into(),
+            })?;
+    rbag_storage::output::discard(checked)?;
+    Ok(())
+}
+
+/// One bag file of a recording.
 pub(crate) struct BagFile {
     writer: Option<Box<dyn StorageWriter>>,
     pub(crate) target: PathBuf,
@@ -40,6 +189,7 @@ pub(crate) struct BagFile {
     /// Counted bytes (or the last measured length when `on_disk`).
     size: u64,
     unmeasured: u64,
+    pub(crate) first_time: Option<u64>,
     pub(crate) last_time: Option<u64>,
 }
 
@@ -54,17 +204,7 @@ impl BagFile {
     ) -> Result<Self, RecordError> {
         let active = active_path(&target, format);
         for path in [&target, &active] {
-            let checked = rbag_storage::output::check(
-                path,
-                &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: overwrite },
-            )
-            .map_err(|e| match e {
-                rbag_storage::Error::OutputExists { .. } => RecordError::OutputExists { path: path.clone() },
-                e => e.into(),
-            })?;
-            // A recording cannot be staged and renamed at the end (its partial file must stay
-            // visible for recovery), so what --force replaces goes first; only a bag does.
-            rbag_storage::output::discard(checked)?;
+            check_output(path, overwrite)?;
         }
         // Written in place under its active name: a killed recorder leaves `X.bag.active`.
         let writer = rbag_storage::create_at(&active, &target, format, options).map_err(|e| e.in_file(&active))?;
@@ -86,6 +226,7 @@ impl BagFile {
             on_disk,
             size,
             unmeasured: 0,
+            first_time: None,
             last_time: None,
         })
     }
@@ -105,6 +246,7 @@ impl BagFile {
             }
         };
         writer.write(id, time, time, data).map_err(|e| e.in_file(&self.active))?;
+        self.first_time = Some(self.first_time.map_or(time, |t| t.min(time)));
         self.last_time = Some(self.last_time.map_or(time, |t| t.max(time)));
         if self.on_disk {
             self.unmeasured += bytes;

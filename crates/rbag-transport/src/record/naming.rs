@@ -8,18 +8,17 @@
 //! file is opened, as rosbag does. For MCAP and SQLite3 output the extension is `.mcap` /
 //! `.db3` instead of `.bag`.
 //!
-//! `--max-splits N` is rosbag's `checkNumSplits`: each time a split is closed it joins a list
-//! of closed files, and when that list holds more than N the oldest is deleted. The open file
-//! is not in the list, so up to N + 1 files exist (N closed, one being written), as with rosbag.
+//! A rosbag2 directory ([`super::Layout::Rosbag2Dir`]) is named by the caller; its storage
+//! files are named by the rosbag2 writer (`<dir>_<n>.<ext>`).
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 use rbag_storage::Format;
 
-use crate::record::{OutputName, RecordError};
+use super::error::RecordError;
+use super::options::OutputName;
 
 /// The extension rosbag-style names end with for `format`.
 pub fn extension(format: Format) -> &'static str {
@@ -112,30 +111,6 @@ pub fn local_stamp(wall_ns: u64) -> String {
     )
 }
 
-/// rosbag's list of closed split files for `--max-splits`.
-#[derive(Debug, Default)]
-pub(crate) struct Retention {
-    max: Option<usize>,
-    closed: VecDeque<PathBuf>,
-}
-
-impl Retention {
-    pub(crate) fn new(max: Option<usize>) -> Self {
-        Retention { max: max.filter(|&m| m > 0), closed: VecDeque::new() }
-    }
-
-    /// Records a split closed by splitting; returns the file to delete, if any.
-    pub(crate) fn closed(&mut self, path: PathBuf) -> Option<PathBuf> {
-        let max = self.max?;
-        self.closed.push_back(path);
-        if self.closed.len() > max {
-            self.closed.pop_front()
-        } else {
-            None
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,15 +141,5 @@ mod tests {
         let s = local_stamp(1_700_000_000_000_000_000);
         let re = regex::Regex::new(r"^20\d\d-\d\d-\d\d-\d\d-\d\d-\d\d$").unwrap();
         assert!(re.is_match(&s), "{s}");
-    }
-
-    #[test]
-    fn retention_keeps_n_closed() {
-        let mut r = Retention::new(Some(2));
-        assert_eq!(r.closed("a".into()), None);
-        assert_eq!(r.closed("b".into()), None);
-        assert_eq!(r.closed("c".into()), Some("a".into()));
-        let mut none = Retention::new(None);
-        assert_eq!(none.closed("a".into()), None);
     }
 }

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use rbag_storage::{Format, WriteOptions};
 
-use super::RecordError;
-use crate::split::Naming;
+use super::error::RecordError;
+use super::naming::Naming;
 
-/// How the bag is named (see [`crate::split`] for rosbag's rules).
+/// How the bag is named (see [`crate::record`]'s naming rules, rosbag's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputName {
     /// `-O NAME`: `NAME.bag` (`.bag` added unless NAME ends with it), `NAME_<i>.bag` when split.
@@ -15,6 +15,20 @@ pub enum OutputName {
     /// `-o PREFIX`: `PREFIX_YYYY-MM-DD-HH-MM-SS.bag` in local time; an empty prefix gives the
     /// date alone, as `rosbag record` with neither option.
     Prefix(String),
+}
+
+/// What a recording writes its messages into.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// One bag file per split (`rosbag record`): ROS 1 bags written as `NAME.bag.active` and
+    /// renamed when closed, or single MCAP/SQLite3 files. Named by [`OutputName`]; duration
+    /// periods are aligned to the start of the recording, as rosbag aligns them.
+    #[default]
+    Files,
+    /// One rosbag2 directory (`ros2 bag record`) named by [`OutputName::Exact`], whose storage
+    /// files and metadata.yaml the rosbag2 writer keeps; a split starts the next storage file.
+    /// A file's duration counts from its first message, as rosbag2 counts it.
+    Rosbag2Dir,
 }
 
 /// Bounds on a file: `--size` and `--duration`.
@@ -29,7 +43,10 @@ pub struct Split {
 /// Everything `rosbag record` takes that concerns the bag rather than the network.
 #[derive(Debug, Clone)]
 pub struct RecordOptions {
+    /// The file names (the directory's, for [`Layout::Rosbag2Dir`]).
     pub output: OutputName,
+    /// Bag files, or one rosbag2 directory.
+    pub layout: Layout,
     /// ROS 1 bag, or a single MCAP/SQLite3 file (MCAP with ros1-encoded connections is the
     /// MCAP `ros1` profile).
     pub format: Format,
@@ -44,8 +61,12 @@ pub struct RecordOptions {
     pub max_splits: Option<usize>,
     /// `-l N`: store at most N messages per topic (`None` or 0: no limit).
     pub limit_per_topic: Option<u64>,
-    /// `--repeat-latched`: start each split with the last message of each latched publisher.
+    /// `--repeat-latched` / `--repeat-transient-local`: start each split with the last message
+    /// of each latched ROS 1 publisher, or the last messages (up to the QoS depth) of each
+    /// transient-local ROS 2 topic.
     pub repeat_latched: bool,
+    /// Store what the queue dropped on [`super::DROPPED_TOPIC`] before each file closes.
+    pub drop_report: bool,
     /// `-L/--min-space` in bytes (rosbag's default is 1 GiB; 0 turns the check off).
     pub min_space: u64,
     /// Free space is measured again after this many bytes are written (and at least every
@@ -60,6 +81,7 @@ impl Default for RecordOptions {
     fn default() -> Self {
         RecordOptions {
             output: OutputName::Prefix(String::new()),
+            layout: Layout::Files,
             format: Format::Ros1,
             write: WriteOptions::default(),
             split: None,
@@ -67,6 +89,7 @@ impl Default for RecordOptions {
             max_splits: None,
             limit_per_topic: None,
             repeat_latched: false,
+            drop_report: true,
             min_space: 1 << 30,
             disk_check_bytes: 16 << 20,
             overwrite: false,

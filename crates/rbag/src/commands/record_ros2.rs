@@ -179,7 +179,7 @@ fn selection(args: &Args) -> Result<Ros2Selection> {
 /// punctuated as rosbag2 does).
 fn default_output() -> PathBuf {
     let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let stamp = rbag_transport::split::local_stamp(wall);
+    let stamp = rbag_transport::record::local_stamp(wall);
     let p: Vec<&str> = stamp.split('-').collect();
     match p.as_slice() {
         [y, mo, d, h, mi, s] => PathBuf::from(format!("rosbag2_{y}_{mo}_{d}-{h}_{mi}_{s}")),
