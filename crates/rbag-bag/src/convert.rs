@@ -5,12 +5,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use rbag_storage::{
-    Connection, Error, Filter, Format, MessageIter, OutputPolicy, Result, StorageReader, TimeMerge, WriteOptions,
-};
+use rbag_storage::{Connection, Filter, Format, MessageIter, OutputPolicy, TimeMerge, WriteOptions};
 
 use crate::decode::{Decoders, TypeSources};
 use crate::transcode::{self, ConnectionPlan, Targets};
+use crate::{Bag, Error, Result};
 
 /// How to convert.
 #[derive(Default)]
@@ -71,7 +70,7 @@ pub struct Progress {
 /// Messages from all inputs are merged by log time; ties keep input order, then each input's
 /// own order. Identical connections from different inputs are written once.
 pub fn convert(
-    inputs: &[(PathBuf, Box<dyn StorageReader>)],
+    inputs: &[Bag],
     output: &Path,
     format: Format,
     options: &ConvertOptions,
@@ -79,13 +78,14 @@ pub fn convert(
 ) -> Result<ConvertReport> {
     // Refuse an output that is, holds or sits inside an input before any work is done; the
     // writer checks again when it creates the output.
-    let policy = OutputPolicy { inputs: inputs.iter().map(|(p, _)| p.clone()).collect(), replace: options.overwrite };
+    let policy =
+        OutputPolicy { inputs: inputs.iter().map(|b| b.path().to_path_buf()).collect(), replace: options.overwrite };
     rbag_storage::output::check(output, &policy)?;
     let mut total = 0;
     // Per input: the stand-in connections a lenient reader made for undeclared ones.
     let mut stand_ins: Vec<std::collections::BTreeSet<u32>> = Vec::with_capacity(inputs.len());
-    for (_, r) in inputs {
-        let info = r.info()?;
+    for r in inputs {
+        let info = r.storage_info()?;
         stand_ins.push(info.undeclared.keys().copied().filter(|&id| r.connection(id).is_some()).collect());
         for c in r.connections() {
             if options.filter.accepts_topic(&c.topic) {
@@ -97,7 +97,7 @@ pub fn convert(
     // fails without leaving a half-written bag.
     let mut decoders: Vec<Decoders> = inputs.iter().map(|_| Decoders::new(options.types.clone())).collect();
     let mut plans: HashMap<(usize, u32), ConnectionPlan> = HashMap::new();
-    for (i, (path, r)) in inputs.iter().enumerate() {
+    for (i, r) in inputs.iter().enumerate() {
         for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
             if stand_ins[i].contains(&c.id) {
                 // No type to decode with: copied raw where the output takes a message with no
@@ -113,12 +113,12 @@ pub fn convert(
             }
             let out_encoding = output_encoding(format, options.encoding.as_deref());
             let first = if out_encoding != c.encoding || options.targets.migrates() {
-                crate::decode::first_message(r.as_ref(), c)?
+                crate::decode::first_message(r.reader(), c)?
             } else {
                 None
             };
             let plan = transcode::plan(c, &out_encoding, first.as_deref(), &mut decoders[i], &options.targets)
-                .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+                .map_err(|source| Error::Decode { path: r.path().into(), source })?;
             plans.insert((i, c.id), plan);
         }
     }
@@ -126,7 +126,7 @@ pub fn convert(
     let mut ids: HashMap<(usize, u32), u32> = HashMap::new();
     let mut written: Vec<(Connection, u32)> = Vec::new();
     let mut skipped: BTreeMap<String, Skipped> = BTreeMap::new();
-    for (i, (_, r)) in inputs.iter().enumerate() {
+    for (i, r) in inputs.iter().enumerate() {
         for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
             let out = match &plans[&(i, c.id)] {
                 ConnectionPlan::Copy => c,
@@ -144,7 +144,7 @@ pub fn convert(
             let id = match written.iter().find(|(k, _)| *k == key) {
                 Some(&(_, id)) => id,
                 None => {
-                    let id = writer.add_connection(out).map_err(|e| e.in_file(&inputs[i].0))?;
+                    let id = writer.add_connection(out).map_err(|e| e.in_file(inputs[i].path()))?;
                     written.push((key, id));
                     id
                 }
@@ -154,7 +154,7 @@ pub fn convert(
     }
 
     let mut streams: Vec<MessageIter<'_>> = Vec::with_capacity(inputs.len());
-    for (_, r) in inputs {
+    for r in inputs {
         streams.push(r.messages(&options.filter)?);
     }
     let (mut done, mut rewritten) = (0u64, 0u64);
@@ -164,13 +164,13 @@ pub fn convert(
         match plans.get(&(i, msg.connection)) {
             Some(ConnectionPlan::Rewrite(rw)) => {
                 rw.apply(&mut decoders[i], msg.log_time, &msg.data, &mut buf)
-                    .map_err(|e| Error::Invalid(format!("{}: {e}", inputs[i].0.display())))?;
+                    .map_err(|source| Error::Decode { path: inputs[i].path().into(), source })?;
                 let id = ids[&(i, msg.connection)];
                 writer.write(id, msg.log_time, msg.publish_time, &buf)?;
                 rewritten += 1;
             }
             Some(ConnectionPlan::Skip(_)) => {
-                if let Some(c) = inputs[i].1.connection(msg.connection) {
+                if let Some(c) = inputs[i].connection(msg.connection) {
                     if let Some(s) = skipped.get_mut(&c.topic) {
                         s.messages += 1;
                     }
@@ -178,7 +178,9 @@ pub fn convert(
                 continue;
             }
             _ => {
-                let id = *ids.get(&(i, msg.connection)).ok_or(Error::UnknownConnection { id: msg.connection })?;
+                let id = *ids
+                    .get(&(i, msg.connection))
+                    .ok_or(rbag_storage::Error::UnknownConnection { id: msg.connection })?;
                 writer.write(id, msg.log_time, msg.publish_time, &msg.data)?;
             }
         }

@@ -1,5 +1,6 @@
 //! Decoding a bag's messages: each connection's type is compiled once, from the definition the
-//! bag carries, with types it lacks taken from `--msg-path` directories and the bundled store.
+//! bag carries, with types it lacks taken from the caller's type sources (directories of `.msg` files, the
+//! bundled store).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,17 +12,65 @@ use rbag_storage::Connection;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeError {
-    #[error("topic {topic}: unknown message type {ty}{needed_by}; give its definition with --msg-path DIR (a directory of .msg files, or an ament share/ or install prefix)")]
-    UnknownType { topic: String, ty: String, needed_by: String },
+    /// Neither the bag nor the type sources define a type the connection needs.
+    #[error("topic {topic}: unknown message type {ty}{needed_by}")]
+    UnknownType {
+        /// The connection's topic.
+        topic: String,
+        /// The missing type.
+        ty: String,
+        /// " (needed by T)" when the missing type is nested in another, else empty.
+        needed_by: String,
+    },
+    /// The definition text the bag or a source gives for a type does not parse.
     #[error("topic {topic}: the definition of {ty} is not usable: {source}")]
-    Definition { topic: String, ty: String, source: rbag_msg::Error },
+    Definition {
+        /// The connection's topic.
+        topic: String,
+        /// The type whose definition failed.
+        ty: String,
+        /// What the parser found.
+        source: rbag_msg::Error,
+    },
+    /// The connection's messages are in an encoding rbag does not decode.
     #[error("topic {topic}: message encoding {encoding:?} is not ros1 or cdr")]
-    Encoding { topic: String, encoding: String },
+    Encoding {
+        /// The connection's topic.
+        topic: String,
+        /// The storage's encoding name.
+        encoding: String,
+    },
     /// An error already reported for this connection.
     #[error("{0}")]
     Shared(String),
+    /// A message's bytes do not decode, or a value does not encode, with its schema.
     #[error("topic {topic}, message at {log_time} ns: {source}")]
-    Codec { topic: String, log_time: u64, source: rbag_msg::CodecError },
+    Codec {
+        /// The connection's topic.
+        topic: String,
+        /// The message's log time.
+        log_time: u64,
+        /// What the codec found.
+        source: rbag_msg::CodecError,
+    },
+    /// A message could not be migrated to the newer definition.
+    #[error("topic {topic}, message at {log_time} ns: {source}")]
+    Migrate {
+        /// The connection's topic.
+        topic: String,
+        /// The message's log time.
+        log_time: u64,
+        /// What the migration found.
+        source: rbag_msg::migrate::MigrateError,
+    },
+    /// No plan carries the connection's type into the output's dialect or definition.
+    #[error("topic {topic}: {reason}")]
+    Unconvertible {
+        /// The connection's topic.
+        topic: String,
+        /// Why, naming the type, encoding or field at fault.
+        reason: String,
+    },
 }
 
 /// Types to fall back on, per dialect, in the order they are searched.
@@ -203,7 +252,7 @@ impl Decoders {
                 if let Ok((v, left)) = rbag_msg::decode_counted(&other, data, encoding) {
                     if left <= rbag_msg::codec::allowed_trailing(encoding) {
                         self.warnings.push(format!(
-                            "topic {}: the bag's definition of {} does not fit its messages; using the bundled or --msg-path one",
+                            "topic {}: the bag's definition of {} does not fit its messages; using the one from the type sources",
                             c.topic, c.message_type
                         ));
                         let other = Arc::new(other);

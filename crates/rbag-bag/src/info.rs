@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rbag_storage::{Result, StorageReader};
+use rbag_storage::StorageReader;
+
+use crate::Result;
 use serde::Serialize;
 
 /// What `rbag info` reports, in the units the JSON output uses.
@@ -14,7 +16,8 @@ pub struct BagInfo {
     pub files: Vec<String>,
     pub storage: &'static str,
     pub version: String,
-    /// False for a bag whose index was never written; `rbag reindex` repairs it.
+    /// False for a bag whose index was never written (its recorder did not close it); a
+    /// reindex repairs it.
     pub indexed: bool,
     pub size_bytes: u64,
     pub message_count: u64,
@@ -72,7 +75,7 @@ pub struct TopicInfo {
 }
 
 /// Summarises an open bag. Reads only index and summary data.
-pub fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
+pub(crate) fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
     let s = reader.info()?;
     let periods = reader.median_periods()?;
     let mut topics: BTreeMap<&str, TopicInfo> = BTreeMap::new();

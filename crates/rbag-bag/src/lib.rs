@@ -1,14 +1,88 @@
-//! The rosbag API: one view of any bag, whatever its storage.
+//! The rosbag API: one view of any bag, whatever its storage. Programs, the CLI, and the Python
+//! and C bindings come in through here.
 //!
-//! [`info`] summarises a bag from its index alone; [`convert`] copies messages from one or more
-//! bags into a new one, merged in time order, filtered and rechunked. Both sit on
-//! [`rbag_storage`], so they work the same for every backend.
+//! - [`Bag`] opens a bag (ROS 1, a rosbag2 directory, a single `.db3`/`.mcap`, or any format a
+//!   registered backend reads) and reads its [`info`](Bag::info) and raw
+//!   [`messages`](Bag::messages); [`decode::Decoders`] turns their bytes into values.
+//! - [`Writer`] writes a bag of any storage, from raw bytes or decoded values.
+//! - [`convert`] copies messages from bags into a new one: merged in time order, filtered,
+//!   rechunked, recompressed, rewritten into another encoding or a newer definition.
+//! - [`reindex`] repairs a bag whose recorder died.
+//!
+//! Write a bag, then read it back decoded:
+//!
+//! ```
+//! use rbag_bag::decode::Decoders;
+//! use rbag_bag::{Bag, Connection, Filter, Format, WriteOptions, Writer};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("chatter.mcap");
+//! let mut w = Writer::create(&path, Format::Mcap, &WriteOptions::default())?;
+//! let conn = Connection {
+//!     topic: "/chatter".into(),
+//!     message_type: "std_msgs/msg/String".into(),
+//!     encoding: "cdr".into(),
+//!     definition: "string data".into(),
+//!     definition_encoding: "ros2msg".into(),
+//!     ..Connection::default()
+//! };
+//! let id = w.add_connection(&conn)?;
+//! // CDR: encapsulation header, string length 3 (with its NUL), "hi\0".
+//! w.write(id, 1_000, 1_000, b"\x00\x01\x00\x00\x03\x00\x00\x00hi\x00")?;
+//! w.finish()?;
+//!
+//! let bag = Bag::open(&path)?;
+//! assert_eq!(bag.info()?.message_count, 1);
+//! let mut decoders = Decoders::new(rbag_bag::types::sources_for(&bag.storage_info()?.properties, &[])?);
+//! for msg in bag.messages(&Filter::default())? {
+//!     let msg = msg?;
+//!     let conn = bag.connection(msg.connection).expect("every message has its connection");
+//!     let (_schema, value) = decoders.decode(conn, msg.log_time, &msg.data)?;
+//!     assert_eq!(format!("{value:?}"), r#"Message([String([104, 105])])"#);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+#![forbid(unsafe_code)]
+
+mod bag;
 mod convert;
 pub mod decode;
+mod error;
 mod info;
 pub mod transcode;
+pub mod types;
+mod writer;
 
+pub use bag::{Bag, OpenOptions};
 pub use convert::{convert, ConvertOptions, ConvertReport, Progress, Skipped};
-pub use info::{info, BagInfo, CompressionInfo, TopicInfo, TypeInfo, UndeclaredInfo};
-pub use rbag_storage as storage;
+pub use error::{Error, Result};
+pub use info::{BagInfo, CompressionInfo, TopicInfo, TypeInfo, UndeclaredInfo};
+pub use writer::Writer;
+
+// What programs need from the storage layer, named here so the front door is one crate.
+pub use rbag_storage::Error as StorageError;
+pub use rbag_storage::{
+    budget, Compression, CompressionMode, Connection, Filter, Format, McapPreset, Message, MessageIter, OutputPolicy,
+    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions, UNDECLARED_TOPIC_PREFIX,
+};
+
+/// Repairs a bag whose index was never written (a recorder that was killed), or rebuilds a
+/// rosbag2 directory's metadata.yaml from its storage files. The repaired bag goes to `output`
+/// (a directory is repaired in place); with `backup`, the original is kept there. An existing
+/// output is replaced only under `replace`, and only once the repaired bag is complete.
+pub fn reindex(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    backup: Option<&std::path::Path>,
+    replace: bool,
+) -> Result<ReindexReport> {
+    Ok(rbag_storage::reindex(input, output, backup, replace)?)
+}
+
+/// Where [`reindex`] puts a repaired ROS 1 file by default, and the backup of the original:
+/// `X.bag.active` becomes `X.bag`; `X.bag` is repaired in place with the original kept as
+/// `X.orig.bag` (never overwriting an earlier backup).
+pub fn reindex_target(input: &std::path::Path) -> (std::path::PathBuf, Option<std::path::PathBuf>) {
+    rbag_storage::ros1::default_output(input)
+}

@@ -61,14 +61,15 @@ pub fn plan(
     first: Option<&[u8]>,
     decoders: &mut Decoders,
     targets: &Targets,
-) -> Result<ConnectionPlan, String> {
+) -> Result<ConnectionPlan, DecodeError> {
+    let unconvertible = |reason: String| DecodeError::Unconvertible { topic: c.topic.clone(), reason };
     let (to, target_encoding) =
-        wire(out_encoding).ok_or_else(|| format!("topic {}: cannot write {out_encoding:?} messages", c.topic))?;
+        wire(out_encoding).ok_or_else(|| unconvertible(format!("cannot write {out_encoding:?} messages")))?;
     let Some((from, _)) = wire(&c.encoding) else {
         return if c.encoding == out_encoding {
             Ok(ConnectionPlan::Copy)
         } else {
-            Err(format!("topic {}: cannot convert {:?} messages", c.topic, c.encoding))
+            Err(unconvertible(format!("cannot convert {:?} messages", c.encoding)))
         };
     };
     let target_name = rbag_msg::registry::normalize(&c.message_type, to);
@@ -79,9 +80,9 @@ pub fn plan(
     if to == Dialect::Ros1 && !dialect::has_ros1_name(&target_name) {
         return Ok(ConnectionPlan::Skip(format!("{} has no ROS 1 counterpart", c.message_type)));
     }
-    let err = |e: Arc<DecodeError>| e.to_string();
+    let err = |e: Arc<DecodeError>| DecodeError::Shared(e.to_string());
     if let Some(data) = first {
-        decoders.decode(c, 0, data).map_err(|e| e.to_string())?;
+        decoders.decode(c, 0, data)?;
     }
     let (source_schema, source_encoding) = decoders.schema(c).map_err(err)?;
     let source_reg = decoders.registry(c).map_err(err)?;
@@ -90,13 +91,13 @@ pub fn plan(
         standard.fill_from(targets.standard.get(to));
     }
     let (target_reg, target_schema) = dialect::target(&source_schema, &source_reg, &standard, to)
-        .map_err(|e| format!("topic {}: no {to:?} definition: {e}", c.topic))?;
+        .map_err(|e| unconvertible(format!("no {to:?} definition: {e}")))?;
     let mut rules = targets.rules.clone();
     if from != to {
         rules.dialect_casts = true;
         rules.merge(&Rules::between_dialects());
     }
-    let plan = Plan::new(&source_schema, &target_schema, &rules).map_err(|e| format!("topic {}: {e}", c.topic))?;
+    let plan = Plan::new(&source_schema, &target_schema, &rules).map_err(|e| unconvertible(e.to_string()))?;
     let target = target_connection(c, to, &target_reg, &target_schema)?;
     Ok(ConnectionPlan::Rewrite(Box::new(Rewrite {
         target,
@@ -112,7 +113,13 @@ pub fn plan(
 
 impl Rewrite {
     /// Rewrites one message into `out` (cleared first), in one pass where the plan allows.
-    pub fn apply(&self, decoders: &mut Decoders, log_time: u64, data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    pub fn apply(
+        &self,
+        decoders: &mut Decoders,
+        log_time: u64,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
         if !self.streamable {
             return self.apply_tree(decoders, log_time, data, out);
         }
@@ -126,7 +133,11 @@ impl Rewrite {
             data,
             out,
         )
-        .map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))
+        .map_err(|source| self.codec_error(log_time, source))
+    }
+
+    fn codec_error(&self, log_time: u64, source: rbag_msg::CodecError) -> DecodeError {
+        DecodeError::Codec { topic: self.source.topic.clone(), log_time, source }
     }
 
     /// Whether [`apply`](Self::apply) transcodes in one pass.
@@ -141,21 +152,22 @@ impl Rewrite {
         log_time: u64,
         data: &[u8],
         out: &mut Vec<u8>,
-    ) -> Result<(), String> {
-        let (_, value) = decoders.decode(&self.source, log_time, data).map_err(|e| e.to_string())?;
-        let value = self
-            .plan
-            .apply(value)
-            .map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))?;
+    ) -> Result<(), DecodeError> {
+        let (_, value) = decoders.decode(&self.source, log_time, data)?;
+        let value = self.plan.apply(value).map_err(|source| DecodeError::Migrate {
+            topic: self.source.topic.clone(),
+            log_time,
+            source,
+        })?;
         out.clear();
         rbag_msg::encode(&self.target_schema, &value, self.target_encoding, false, out)
-            .map_err(|e| format!("topic {}, message at {log_time} ns: {e}", self.source.topic))
+            .map_err(|source| self.codec_error(log_time, source))
     }
 }
 
 /// The output connection: the type's name, definition and hash in the target dialect, and the
 /// latching/QoS information carried across.
-fn target_connection(c: &Connection, to: Dialect, reg: &Registry, schema: &Schema) -> Result<Connection, String> {
+fn target_connection(c: &Connection, to: Dialect, reg: &Registry, schema: &Schema) -> Result<Connection, DecodeError> {
     let name = schema.name().to_string();
     let definition = dialect::concatenated(schema, reg, &|_| None);
     let latched = c.metadata.get("latching").is_some_and(|l| l == "1")
@@ -163,7 +175,11 @@ fn target_connection(c: &Connection, to: Dialect, reg: &Registry, schema: &Schem
     let mut metadata = BTreeMap::new();
     let (encoding, definition_encoding) = match to {
         Dialect::Ros1 => {
-            metadata.insert("md5sum".to_string(), reg.md5(&name).map_err(|e| format!("topic {}: {e}", c.topic))?);
+            metadata.insert(
+                "md5sum".to_string(),
+                reg.md5(&name)
+                    .map_err(|e| DecodeError::Unconvertible { topic: c.topic.clone(), reason: e.to_string() })?,
+            );
             if let Some(caller) = c.metadata.get("callerid") {
                 metadata.insert("callerid".into(), caller.clone());
             }

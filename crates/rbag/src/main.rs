@@ -6,7 +6,10 @@
 #[macro_use]
 mod output;
 mod commands;
+mod outcome;
 mod units;
+
+pub use outcome::{Outcome, UsageError};
 
 use std::process::ExitCode;
 
@@ -46,25 +49,6 @@ enum Command {
     Play(commands::play::Args),
     Master(commands::master::Args),
     Completions(commands::completions::Args),
-}
-
-/// A mistake in the command line found after parsing (exit 2, as clap's own errors).
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// How a verb finished when it did not fail.
-pub enum Outcome {
-    Ok,
-    /// The job finished but dropped data; the verb has said how much.
-    Dropped,
 }
 
 /// The live verbs whose flags depend on the middleware: with `--ros2` (or `ROS_VERSION=2`
@@ -116,9 +100,9 @@ fn main() -> ExitCode {
 /// when it is not a size).
 fn memory_budget(flag: Option<u64>) -> anyhow::Result<()> {
     match flag {
-        Some(bytes) => rbag_storage::budget::set_limit(bytes),
+        Some(bytes) => rbag_bag::budget::set_limit(bytes),
         None => {
-            rbag_storage::budget::env_limit().map_err(|e| anyhow::Error::new(UsageError(e)))?;
+            rbag_bag::budget::env_limit().map_err(|e| anyhow::Error::new(UsageError(e)))?;
         }
     }
     Ok(())

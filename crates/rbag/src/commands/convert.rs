@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use rbag_bag::{ConvertOptions, Progress};
-use rbag_storage::{Compression, Filter, Format, WriteOptions};
+use rbag_bag::transcode::Targets;
+use rbag_bag::{Compression, ConvertOptions, Filter, Format, Progress, StorageError, WriteOptions};
 use regex::Regex;
 
 use crate::units::{parse_size, parse_time};
@@ -88,47 +88,10 @@ pub struct Args {
     read: super::ReadArgs,
 }
 
-/// The `--migrate-rules` file.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RulesFile {
-    #[serde(default)]
-    renames: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
-}
-
-fn read_rules(path: &Path) -> Result<rbag_msg::migrate::Rules> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let file: RulesFile = serde_saphyr::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut rules = rbag_msg::migrate::Rules::default();
-    for (ty, renames) in &file.renames {
-        for (old, new) in renames {
-            rules.rename(ty, old, new);
-        }
-    }
-    Ok(rules)
-}
-
 /// Output types: the bundled store for the output's distro, and `--migrate` definitions.
-fn targets(args: &Args) -> Result<rbag_bag::transcode::Targets> {
-    use rbag_bag::decode::TypeSources;
-    use rbag_msg::store::{self, Distro};
-    let distro = args
-        .rosbag2
-        .ros_distro
-        .as_deref()
-        .and_then(|d| d.parse::<Distro>().ok())
-        .filter(|d| *d != Distro::Noetic)
-        .unwrap_or(Distro::Humble);
-    let (migrate_ros1, migrate_ros2) = super::load_msg_dirs(&args.migrate, "--migrate")?;
-    let rules = match &args.migrate_rules {
-        Some(p) => read_rules(p)?,
-        None => Default::default(),
-    };
-    Ok(rbag_bag::transcode::Targets {
-        standard: TypeSources::new(store::registry(Distro::Noetic).clone(), super::store_ros2(distro)),
-        migrate: TypeSources::new(migrate_ros1, migrate_ros2),
-        rules,
-    })
+fn targets(args: &Args) -> Result<Targets> {
+    rbag_bag::types::targets(args.rosbag2.ros_distro.as_deref(), &args.migrate, args.migrate_rules.as_deref())
+        .context("--migrate")
 }
 
 /// The storage for OUT: `-s` wins, else the extension decides.
@@ -147,13 +110,13 @@ pub fn output_format(out: &Path, storage: Option<&str>) -> Result<Format> {
 }
 
 /// A failed convert leaves nothing at OUT; say so, with the flag that helps where one does.
-fn output_error(e: rbag_storage::Error, out: &Path) -> anyhow::Error {
-    let hint = match &e {
-        rbag_storage::Error::OutputExists { .. } => " (use --force to replace it)",
-        rbag_storage::Error::OutputIsInput { .. } | rbag_storage::Error::UnsafeOutput { .. } => "",
+fn output_error(e: rbag_bag::Error, out: &Path) -> anyhow::Error {
+    let hint = match e.storage() {
+        Some(StorageError::OutputExists { .. }) => " (use --force to replace it)",
+        Some(StorageError::OutputIsInput { .. } | StorageError::UnsafeOutput { .. }) => "",
         _ => " (nothing was written there)",
     };
-    anyhow::Error::new(e).context(format!("cannot convert into {}{hint}", out.display()))
+    super::with_hint(e).context(format!("cannot convert into {}{hint}", out.display()))
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -169,12 +132,12 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     let mut inputs = Vec::new();
     for path in &args.inputs {
-        inputs.push((path.clone(), super::open_with(path, &args.read)?));
+        inputs.push(super::open_with(path, &args.read)?);
     }
     if let Some(e) = args.encoding.as_deref().filter(|e| !matches!(*e, "ros1" | "cdr")) {
         bail!("unknown encoding {e:?}: use ros1 or cdr");
     }
-    let properties = inputs[0].1.info()?.properties;
+    let properties = inputs[0].storage_info().map_err(super::with_hint)?.properties;
     let types = args.types.sources(&properties)?;
     let targets = targets(&args)?;
     let options = ConvertOptions {
@@ -220,8 +183,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         note!("skipped {} messages on {}: {}", s.messages, s.topic, s.reason);
     }
     let mut lost = false;
-    for (path, reader) in &inputs {
-        lost |= super::report_lost(path, reader.as_ref());
+    for bag in &inputs {
+        lost |= super::done_reading(bag);
     }
     Ok(if report.skipped.is_empty() && !lost { Outcome::Ok } else { Outcome::Dropped })
 }

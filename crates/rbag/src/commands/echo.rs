@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use rbag_bag::decode::Decoders;
+use rbag_bag::{Connection, Filter};
 use rbag_msg::{render, Encoding, Schema};
-use rbag_storage::{Connection, Filter};
 
 use crate::units::parse_time;
 use crate::Outcome;
@@ -56,8 +56,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let reader = super::open_with(&args.path, &args.read)?;
-    let connections = reader.connections().to_vec();
+    let bag = super::open_with(&args.path, &args.read)?;
+    let connections = bag.connections().to_vec();
     // Selected topics, each with its field path if one was given.
     let mut selections: BTreeMap<String, Option<String>> = BTreeMap::new();
     for t in &args.topics {
@@ -69,7 +69,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         selections.insert(topic.to_string(), path.map(str::to_string));
     }
     let explicit = !selections.is_empty();
-    let info = reader.info()?;
+    let info = bag.storage_info().map_err(super::with_hint)?;
     let mut decoders = Decoders::new(args.types.sources(&info.properties)?);
     // Compile every selected connection first, so a missing type fails before any output.
     let mut schemas: BTreeMap<u32, (Arc<Schema>, Encoding)> = BTreeMap::new();
@@ -92,10 +92,10 @@ pub fn run(args: Args) -> Result<Outcome> {
                 schemas.insert(c.id, s);
             }
             Err(e) if explicit => {
-                return Err(anyhow::anyhow!("{e}")).with_context(|| format!("cannot decode {}", args.path.display()))
+                return Err(super::decode_error(&e)).with_context(|| format!("cannot decode {}", args.path.display()))
             }
             Err(e) => {
-                note!("warning: skipping {e}");
+                note!("warning: skipping {}", super::decode_error(&e));
                 skipped.push(c.topic.clone());
             }
         }
@@ -105,9 +105,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         // The header depends on the schema: settle it on each topic's first message.
         for (id, entry) in schemas.iter_mut() {
             let Some(c) = by_id.get(id) else { continue };
-            if let Some(first) = rbag_bag::decode::first_message(reader.as_ref(), c)? {
+            if let Some(first) = rbag_bag::decode::first_message(bag.reader(), c)? {
                 decoders.decode(c, 0, &first).with_context(|| format!("cannot decode {}", args.path.display()))?;
-                *entry = decoders.schema(c).map_err(|e| anyhow::anyhow!("{e}"))?;
+                *entry = decoders.schema(c).map_err(|e| super::decode_error(&e))?;
             }
         }
     }
@@ -136,7 +136,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let mut printed = 0u64;
     if !topics.is_empty() || !explicit {
-        for m in reader.messages(&filter)? {
+        for m in bag.messages(&filter).map_err(super::with_hint)? {
             if args.count.is_some_and(|n| printed >= n) {
                 break;
             }
@@ -155,8 +155,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     out.flush()?;
     // Data the bag holds but cannot give (a torn tail), unless -n stopped before the end.
-    let lost =
-        if args.count.is_some_and(|n| printed >= n) { false } else { super::report_lost(&args.path, reader.as_ref()) };
+    let lost = if args.count.is_some_and(|n| printed >= n) { false } else { super::done_reading(&bag) };
     Ok(if skipped.is_empty() && !lost { Outcome::Ok } else { Outcome::Dropped })
 }
 

@@ -26,9 +26,12 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     let mut infos = Vec::new();
     for path in &args.paths {
-        let reader = super::open_with(path, &args.read)?;
+        let bag = super::open_with(path, &args.read)?;
         let info =
-            rbag_bag::info(path, reader.as_ref()).with_context(|| format!("cannot summarise {}", path.display()))?;
+            bag.info().map_err(super::with_hint).with_context(|| format!("cannot summarise {}", path.display()))?;
+        if !info.indexed {
+            note!("hint: {} is unindexed; `rbag reindex {}` repairs it", path.display(), path.display());
+        }
         infos.push(info);
     }
     let mut out = std::io::stdout().lock();

@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             if args.output.is_some() {
                 bail!("a rosbag2 directory is reindexed in place (its metadata.yaml is rewritten); drop -o");
             }
-            let report = rbag_storage::reindex(input, input, None, false)
+            let report = rbag_bag::reindex(input, input, None, false)
                 .with_context(|| format!("cannot reindex {}", input.display()))?;
             for r in &report.repairs {
                 note!("repaired {r}");
@@ -45,11 +45,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
         let (output, backup) = match &args.output {
             Some(o) => (o.clone(), None),
-            None => rbag_storage::ros1::default_output(input),
+            None => rbag_bag::reindex_target(input),
         };
-        let report = rbag_storage::reindex(input, &output, backup.as_deref(), args.force).map_err(|e| {
-            let hint = match e {
-                rbag_storage::Error::OutputExists { .. } => {
+        let report = rbag_bag::reindex(input, &output, backup.as_deref(), args.force).map_err(|e| {
+            let hint = match e.storage() {
+                Some(rbag_bag::StorageError::OutputExists { .. }) => {
                     "; use --force to replace it or -o to choose another output"
                 }
                 _ => "",

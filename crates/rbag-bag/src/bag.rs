@@ -1,0 +1,150 @@
+//! An opened bag: the front door for reading, whatever the storage.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rbag_storage::{Connection, Filter, Message, MessageIter, ReadOptions, ReadStats, StorageInfo, StorageReader};
+
+use crate::info::BagInfo;
+use crate::Result;
+
+/// How to open a bag.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenOptions {
+    /// Read messages on connections the bag never declares (a ROS 1 connection with no
+    /// connection record, an MCAP channel with no Channel record, a rosbag2 topic id missing
+    /// from the topics table) on stand-in topics `/rbag/undeclared/<id>` with no type, instead
+    /// of failing on the first one. [`Bag::undeclared_read`] counts them.
+    pub lenient: bool,
+}
+
+/// A bag opened for reading: a ROS 1 bag, a rosbag2 directory, a single `.db3`/`.mcap`, or any
+/// format a registered storage backend reads.
+///
+/// ```no_run
+/// use rbag_bag::{Bag, Filter};
+/// let bag = Bag::open("run.bag")?;
+/// let info = bag.info()?;
+/// println!("{} messages on {} topics", info.message_count, info.topics.len());
+/// let imu = Filter { topics: vec!["/imu".into()], ..Filter::default() };
+/// for msg in bag.messages(&imu)? {
+///     let msg = msg?;
+///     println!("{} {} bytes", msg.log_time, msg.data.len());
+/// }
+/// # Ok::<(), rbag_bag::Error>(())
+/// ```
+pub struct Bag {
+    path: PathBuf,
+    reader: Box<dyn StorageReader>,
+    /// Stand-in connections (sorted) whose messages are counted, under `lenient`.
+    stand_ins: Vec<u32>,
+    undeclared: Arc<AtomicU64>,
+}
+
+impl Bag {
+    /// Opens a bag with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Bag> {
+        Bag::open_with(path, &OpenOptions::default())
+    }
+
+    /// Opens a bag.
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Bag> {
+        let path = path.as_ref();
+        let reader = rbag_storage::open_with(path, &ReadOptions { lenient: options.lenient })?;
+        let stand_ins = if options.lenient {
+            reader.info()?.undeclared.keys().copied().filter(|&id| reader.connection(id).is_some()).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Bag { path: path.into(), reader, stand_ins, undeclared: Arc::default() })
+    }
+
+    /// Wraps a reader opened some other way (a backend's own constructor).
+    pub fn from_reader(path: impl Into<PathBuf>, reader: Box<dyn StorageReader>) -> Bag {
+        Bag { path: path.into(), reader, stand_ins: Vec::new(), undeclared: Arc::default() }
+    }
+
+    /// The path the bag was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every connection, ordered by id.
+    pub fn connections(&self) -> &[Connection] {
+        self.reader.connections()
+    }
+
+    /// The connection a message refers to.
+    pub fn connection(&self, id: u32) -> Option<&Connection> {
+        self.reader.connection(id)
+    }
+
+    /// The summary `rbag info` prints, from index and summary data only.
+    pub fn info(&self) -> Result<BagInfo> {
+        crate::info::info(&self.path, self.reader.as_ref())
+    }
+
+    /// The storage's own summary: per-connection counts, files, compression, properties.
+    pub fn storage_info(&self) -> Result<StorageInfo> {
+        Ok(self.reader.info()?)
+    }
+
+    /// Raw messages accepted by `filter`, in log-time order (ties in file order).
+    pub fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
+        Ok(self.count(self.reader.messages(filter)?))
+    }
+
+    /// The `n`-th message (0-based, log-time order) of `topic`.
+    pub fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
+        Ok(self.reader.nth(topic, n)?)
+    }
+
+    /// Median period between consecutive messages, per topic, in nanoseconds.
+    pub fn median_periods(&self) -> Result<BTreeMap<String, u64>> {
+        Ok(self.reader.median_periods()?)
+    }
+
+    /// Problems found at open that did not stop reading (a scanned file, a skipped chunk).
+    pub fn warnings(&self) -> Vec<String> {
+        self.reader.warnings()
+    }
+
+    /// What the file holds that cannot be read (a torn tail, a damaged chunk), one line each.
+    pub fn lost(&self) -> Vec<String> {
+        self.reader.lost()
+    }
+
+    /// Messages read so far on stand-ins for undeclared connections (see
+    /// [`OpenOptions::lenient`]).
+    pub fn undeclared_read(&self) -> u64 {
+        self.undeclared.load(Ordering::Relaxed)
+    }
+
+    /// I/O counters so far (chunks read and decompressed, bytes read).
+    pub fn stats(&self) -> ReadStats {
+        self.reader.stats()
+    }
+
+    /// The storage reader underneath, for the layers that drive storage directly (playback).
+    pub fn reader(&self) -> &dyn StorageReader {
+        self.reader.as_ref()
+    }
+
+    /// The storage reader, owned.
+    pub fn into_reader(self) -> Box<dyn StorageReader> {
+        self.reader
+    }
+
+    fn count<'a>(&'a self, iter: MessageIter<'a>) -> MessageIter<'a> {
+        if self.stand_ins.is_empty() {
+            return iter;
+        }
+        Box::new(iter.inspect(|m| {
+            if m.as_ref().is_ok_and(|m| self.stand_ins.binary_search(&m.connection).is_ok()) {
+                self.undeclared.fetch_add(1, Ordering::Relaxed);
+            }
+        }))
+    }
+}

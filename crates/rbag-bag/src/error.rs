@@ -1,0 +1,73 @@
+//! The rosbag API's error: what failed and where (file, topic, offset), never which flag of a
+//! front end would help; front ends add their own hints by matching the variants.
+
+use std::path::PathBuf;
+
+use crate::decode::DecodeError;
+
+/// Anything the rosbag API can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The storage layer failed: the message names the file, offset and record.
+    #[error(transparent)]
+    Storage(#[from] rbag_storage::Error),
+    /// A message of `path` could not be decoded, re-encoded or migrated.
+    #[error("{}: {source}", path.display())]
+    Decode {
+        /// The bag the message came from.
+        path: PathBuf,
+        /// What went wrong, naming the topic and message.
+        source: DecodeError,
+    },
+    /// A value could not be written: its connection, type or encoding does not fit.
+    #[error(transparent)]
+    Message(#[from] DecodeError),
+    /// A directory given as a source of message definitions holds none.
+    #[error("{}: no .msg files found", path.display())]
+    NoDefinitions {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A directory of definitions parses neither as ROS 1 nor as ROS 2 ones.
+    #[error("{}: not ROS 1 definitions ({ros1}) nor ROS 2 ones ({ros2})", path.display())]
+    Definitions {
+        /// The directory.
+        path: PathBuf,
+        /// Why the ROS 1 parser refused it.
+        ros1: rbag_msg::Error,
+        /// Why the ROS 2 parser refused it.
+        ros2: rbag_msg::Error,
+    },
+    /// A file of migration rules could not be read or parsed.
+    #[error("{}: {reason}", path.display())]
+    Rules {
+        /// The rules file.
+        path: PathBuf,
+        /// What is wrong, with the line where known.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The storage error underneath, if this is one: front ends match it to add hints
+    /// (an existing output, an unindexed bag).
+    pub fn storage(&self) -> Option<&rbag_storage::Error> {
+        match self {
+            Error::Storage(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The decoding error underneath, if this is one (an unknown type, a message that does not
+    /// fit its definition).
+    pub fn decode(&self) -> Option<&DecodeError> {
+        match self {
+            Error::Decode { source, .. } | Error::Message(source) => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The rosbag API's result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,108 @@
+//! Writing a bag of any storage, from raw message bytes or from decoded values.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use rbag_msg::{Encoding, Schema, Value};
+use rbag_storage::{Connection, Format, OutputPolicy, StorageWriter, WriteOptions};
+
+use crate::decode::{compile, encoding_of, TypeSources};
+use crate::{Error, Result};
+
+/// A bag being written. It is written under a hidden temporary name and appears under its own
+/// name only when [`Writer::finish`] succeeds; a writer dropped unfinished leaves nothing.
+///
+/// ```no_run
+/// use rbag_bag::{Connection, Format, Writer, WriteOptions};
+/// let mut w = Writer::create("out.mcap", Format::Mcap, &WriteOptions::default())?;
+/// let conn = Connection {
+///     topic: "/chatter".into(),
+///     message_type: "std_msgs/msg/String".into(),
+///     encoding: "cdr".into(),
+///     definition: "string data".into(),
+///     definition_encoding: "ros2msg".into(),
+///     ..Connection::default()
+/// };
+/// let id = w.add_connection(&conn)?;
+/// // A CDR string message "hi": encapsulation header, length 3, bytes, NUL.
+/// w.write(id, 1_000, 1_000, b"\x00\x01\x00\x00\x03\x00\x00\x00hi\x00")?;
+/// w.finish()?;
+/// # Ok::<(), rbag_bag::Error>(())
+/// ```
+pub struct Writer {
+    inner: Box<dyn StorageWriter>,
+    types: TypeSources,
+    /// Per connection id, the connection and (once compiled) its schema for `write_value`.
+    connections: HashMap<u32, (Connection, Option<(Arc<Schema>, Encoding)>)>,
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    /// Creates a bag at `path` in `format`; an existing output is an error.
+    pub fn create(path: impl AsRef<Path>, format: Format, options: &WriteOptions) -> Result<Writer> {
+        Writer::create_with(path, format, options, &OutputPolicy::default())
+    }
+
+    /// Creates a bag at `path`, refusing outputs that `policy` forbids (one of its inputs, or an
+    /// existing output it may not replace).
+    pub fn create_with(
+        path: impl AsRef<Path>,
+        format: Format,
+        options: &WriteOptions,
+        policy: &OutputPolicy,
+    ) -> Result<Writer> {
+        let inner = rbag_storage::create_with(path.as_ref(), format, options, policy)?;
+        Ok(Writer {
+            inner,
+            types: crate::types::bundled(crate::types::Distro::Humble),
+            connections: HashMap::new(),
+            buf: Vec::new(),
+        })
+    }
+
+    /// Where [`write_value`](Self::write_value) finds the types a connection's own definition
+    /// lacks (the bundled humble and noetic types by default).
+    pub fn set_types(&mut self, types: TypeSources) {
+        self.types = types;
+    }
+
+    /// Registers a connection and returns the id to write its messages with.
+    pub fn add_connection(&mut self, conn: &Connection) -> Result<u32> {
+        let id = self.inner.add_connection(conn)?;
+        self.connections.insert(id, (conn.clone(), None));
+        Ok(id)
+    }
+
+    /// Appends one message's serialized bytes.
+    pub fn write(&mut self, conn: u32, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()> {
+        Ok(self.inner.write(conn, log_time, publish_time, data)?)
+    }
+
+    /// Encodes a decoded message with its connection's type and encoding, and appends it.
+    pub fn write_value(&mut self, conn: u32, log_time: u64, publish_time: u64, value: &Value) -> Result<()> {
+        let (c, compiled) =
+            self.connections.get_mut(&conn).ok_or(rbag_storage::Error::UnknownConnection { id: conn })?;
+        if compiled.is_none() {
+            let (_, encoding) = encoding_of(c)?;
+            let (_, schema) = compile(c, &self.types)?;
+            *compiled = Some((Arc::new(schema), encoding));
+        }
+        let Some((schema, encoding)) = compiled.as_ref() else { unreachable!("compiled above") };
+        self.buf.clear();
+        rbag_msg::encode(schema, value, *encoding, false, &mut self.buf).map_err(|source| {
+            Error::Message(crate::decode::DecodeError::Codec { topic: c.topic.clone(), log_time, source })
+        })?;
+        Ok(self.inner.write(conn, log_time, publish_time, &self.buf)?)
+    }
+
+    /// Hands everything written so far to the OS, so that a crash loses none of it.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        Ok(self.inner.checkpoint()?)
+    }
+
+    /// Writes the index, closes the bag and moves it into place.
+    pub fn finish(self) -> Result<()> {
+        Ok(self.inner.finish()?)
+    }
+}
