@@ -2,17 +2,24 @@
 //! packed, strings and sequences prefixed with a `u32` count) and CDR as ROS 2 uses it (XCDR1,
 //! little or big endian after a 4-byte encapsulation header, each primitive aligned to its size
 //! counted from the end of that header, strings NUL-terminated).
+//!
+//! Decoding fills a flat vector of nodes (see [`crate::view`]); [`Decoder`](crate::view::Decoder)
+//! keeps that vector between messages, so decoding allocates nothing once it is warm. The
+//! [`Value`] tree of [`decode`] is built from the same nodes.
 
 use std::borrow::Cow;
 
 use crate::definition::Array;
 use crate::schema::{FieldLayout, Kind, MsgLayout, Prim, Schema, MAX_DEPTH};
-use crate::value::{scalar, PrimArray, Value};
+use crate::value::Value;
+use crate::view::{build_value, Item, Node, Span, Tree};
 
 /// How a message is serialised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
+    /// ROS 1 serialization: little-endian, packed.
     Ros1,
+    /// CDR (XCDR1) as ROS 2 writes it, with its encapsulation header.
     Cdr,
 }
 
@@ -24,7 +31,9 @@ pub struct CodecError {
     pub ty: String,
     /// Dotted field path (`pose.position.x`, `points[3].x`).
     pub path: String,
+    /// Byte offset in the message (decoding) or in the output (encoding).
     pub offset: usize,
+    /// What is wrong there.
     pub reason: String,
 }
 
@@ -52,20 +61,32 @@ pub fn cdr_header(big_endian: bool) -> [u8; 4] {
     [0, if big_endian { 0 } else { 1 }, 0, 0]
 }
 
-/// Decodes one message. Bytes left after it are ignored (see [`decode_counted`]).
+/// Decodes one message into a [`Value`] tree. Bytes left after it are ignored (see
+/// [`decode_counted`]).
+///
+/// The tree allocates per nested message; to decode many messages, a reused
+/// [`Decoder`](crate::view::Decoder) does not allocate at all.
 pub fn decode<'a>(schema: &Schema, bytes: &'a [u8], encoding: Encoding) -> Result<Value<'a>, CodecError> {
     decode_counted(schema, bytes, encoding).map(|(v, _)| v)
 }
 
-/// Decodes one message and says how many bytes were left after it: more than CDR's final
-/// padding means the definition does not describe the message.
+/// Decodes one message into a [`Value`] tree and says how many bytes were left after it: more
+/// than CDR's final padding means the definition does not describe the message.
 pub fn decode_counted<'a>(
     schema: &Schema,
     bytes: &'a [u8],
     encoding: Encoding,
 ) -> Result<(Value<'a>, usize), CodecError> {
-    let mut r = Reader::new(schema, bytes, encoding).map_err(|e| *e)?;
-    let v = r.msg(schema.root, 0).map_err(|e| *e)?;
+    let mut r = Reader::new(schema, bytes, encoding, Vec::new(), Vec::new());
+    r.root().map_err(|e| *e)?;
+    let scratch = &r.scratch;
+    let v = build_value(schema, &r.nodes, 0, &|s: Span| {
+        if s.scratch {
+            Cow::Owned(scratch.get(s.range()).unwrap_or_default().to_vec())
+        } else {
+            Cow::Borrowed(bytes.get(s.range()).unwrap_or_default())
+        }
+    });
     Ok((v, r.remaining()))
 }
 
@@ -89,6 +110,9 @@ pub fn encode(
     w.msg(schema.root, value, 0).map_err(|e| *e)
 }
 
+/// The placeholder a message's field slots hold until they are decoded.
+const HOLE: Node = Node::U8(0);
+
 pub(crate) struct Reader<'s, 'a> {
     schema: &'s Schema,
     buf: &'a [u8],
@@ -100,27 +124,57 @@ pub(crate) struct Reader<'s, 'a> {
     /// Messages left to decode: ROS 1 messages may take no bytes, so a type that nests many of
     /// them would otherwise expand a few bytes into billions of values.
     budget: usize,
+    /// The decoded message: node 0 is the root; a message's fields, and an array's elements,
+    /// sit in consecutive slots.
+    pub(crate) nodes: Vec<Node>,
+    /// Bytes that are not in the input as they are: byte-swapped big-endian arrays and `wstring`s
+    /// converted to UTF-8.
+    pub(crate) scratch: Vec<u8>,
 }
 
 /// Messages a decode may produce besides one per input byte.
 const MESSAGE_BUDGET: usize = 1 << 20;
 
 impl<'s, 'a> Reader<'s, 'a> {
-    pub(crate) fn new(schema: &'s Schema, buf: &'a [u8], encoding: Encoding) -> Res<Self> {
+    /// A reader at the start of `buf` (before the CDR header), filling `nodes` and `scratch`
+    /// (both cleared: a decoder passes its buffers in to keep their capacity).
+    pub(crate) fn new(
+        schema: &'s Schema,
+        buf: &'a [u8],
+        encoding: Encoding,
+        mut nodes: Vec<Node>,
+        mut scratch: Vec<u8>,
+    ) -> Self {
+        nodes.clear();
+        scratch.clear();
         let budget = buf.len().saturating_add(MESSAGE_BUDGET);
-        let mut r = Reader { schema, buf, pos: 0, origin: 0, cdr: encoding == Encoding::Cdr, be: false, budget };
-        if r.cdr {
-            let h = r.take(4)?;
-            r.be = match (h[0], h[1]) {
+        Reader { schema, buf, pos: 0, origin: 0, cdr: encoding == Encoding::Cdr, be: false, budget, nodes, scratch }
+    }
+
+    /// Reads the CDR encapsulation header (nothing for ROS 1).
+    pub(crate) fn header(&mut self) -> Res<()> {
+        if u32::try_from(self.buf.len()).is_err() {
+            return Err(self.err(0, format!("message of {} bytes is larger than 4 GiB", self.buf.len())));
+        }
+        if self.cdr {
+            let h = self.take(4)?;
+            self.be = match (h[0], h[1]) {
                 (0, 0) => true,
                 (0, 1) => false,
                 (a, b) => {
-                    return Err(r.err(0, format!("CDR encapsulation {a:#04x}{b:02x} is not plain CDR (0x0000 or 0x0001), which is all ROS 2 writes")))
+                    return Err(self.err(0, format!("CDR encapsulation {a:#04x}{b:02x} is not plain CDR (0x0000 or 0x0001), which is all ROS 2 writes")))
                 }
             };
-            r.origin = 4;
+            self.origin = 4;
         }
-        Ok(r)
+        Ok(())
+    }
+
+    /// Decodes the whole message into `nodes`: node 0 is the root message.
+    pub(crate) fn root(&mut self) -> Res<()> {
+        self.header()?;
+        self.nodes.push(HOLE);
+        self.msg(self.schema.root, 0, 0)
     }
 
     pub(crate) fn err(&self, offset: usize, reason: String) -> Box<CodecError> {
@@ -165,9 +219,9 @@ impl<'s, 'a> Reader<'s, 'a> {
         Ok(a)
     }
 
-    /// One primitive as a value (the common case, kept short).
+    /// One primitive as a node (the common case, kept short).
     #[inline]
-    pub(crate) fn prim(&mut self, p: Prim) -> Res<Value<'a>> {
+    fn prim(&mut self, p: Prim) -> Res<Node> {
         let n = p.size();
         self.align(n)?;
         let b = self.take(n)?;
@@ -175,9 +229,9 @@ impl<'s, 'a> Reader<'s, 'a> {
             let mut a = [0u8; 8];
             a[..n].copy_from_slice(b);
             a[..n].reverse();
-            return Ok(scalar(p, &a[..n]));
+            return Ok(Node::scalar(p, &a[..n]));
         }
-        Ok(scalar(p, b))
+        Ok(Node::scalar(p, b))
     }
 
     pub(crate) fn u32(&mut self) -> Res<u32> {
@@ -195,7 +249,9 @@ impl<'s, 'a> Reader<'s, 'a> {
         Ok(n)
     }
 
-    pub(crate) fn string(&mut self, wide: bool, bound: Option<usize>) -> Res<Cow<'a, [u8]>> {
+    /// Where the string's bytes are: in the input, or (a `wstring` in CDR, made UTF-8) in the
+    /// scratch buffer.
+    fn string_span(&mut self, wide: bool, bound: Option<usize>) -> Res<Span> {
         let at = self.pos;
         let unit = if wide && self.cdr { 2 } else { 1 };
         let n = self.count(unit)?;
@@ -206,22 +262,50 @@ impl<'s, 'a> Reader<'s, 'a> {
                 return Err(self.err(at, format!("string of {chars} characters exceeds its bound {b}")));
             }
         }
+        let start = self.pos;
         let bytes = self.take(n * unit)?;
         if !self.cdr {
-            return Ok(Cow::Borrowed(bytes));
+            return Ok(Span::input(start, n));
         }
         if wide {
-            let units: Vec<u16> = bytes
-                .chunks_exact(2)
-                .map(|c| if self.be { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) })
-                .collect();
-            return Ok(Cow::Owned(String::from_utf16_lossy(&units).into_bytes()));
+            let s0 = self.scratch.len();
+            let be = self.be;
+            let units = bytes.chunks_exact(2).map(|c| {
+                if be {
+                    u16::from_be_bytes([c[0], c[1]])
+                } else {
+                    u16::from_le_bytes([c[0], c[1]])
+                }
+            });
+            let mut utf8 = [0u8; 4];
+            for c in char::decode_utf16(units) {
+                let c = c.unwrap_or(char::REPLACEMENT_CHARACTER);
+                self.scratch.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+            }
+            return self.scratch_span(s0);
         }
-        match bytes.split_last() {
-            Some((0, s)) => Ok(Cow::Borrowed(s)),
+        match bytes.last() {
+            Some(0) => Ok(Span::input(start, n - 1)),
             Some(_) => Err(self.err(at, "string is not NUL-terminated".into())),
-            None => Ok(Cow::Borrowed(bytes)), // some writers put length 0 for ""
+            None => Ok(Span::input(start, 0)), // some writers put length 0 for ""
         }
+    }
+
+    /// The scratch bytes from `s0` to the end, as a span.
+    fn scratch_span(&self, s0: usize) -> Res<Span> {
+        Span::scratch(s0, self.scratch.len() - s0)
+            .ok_or_else(|| self.err(self.pos, "the decoded message's converted data exceeds 4 GiB".into()))
+    }
+
+    /// A string's bytes (for the streaming transcoder, which holds no nodes).
+    pub(crate) fn string(&mut self, wide: bool, bound: Option<usize>) -> Res<Cow<'a, [u8]>> {
+        let s = self.string_span(wide, bound)?;
+        if s.scratch {
+            let v = self.scratch.get(s.range()).unwrap_or_default().to_vec();
+            self.scratch.truncate(s.start as usize);
+            return Ok(Cow::Owned(v));
+        }
+        Ok(Cow::Borrowed(self.buf.get(s.range()).unwrap_or_default()))
     }
 
     /// Counts one message against the budget.
@@ -237,39 +321,66 @@ impl<'s, 'a> Reader<'s, 'a> {
         }
     }
 
-    pub(crate) fn msg(&mut self, idx: usize, depth: usize) -> Res<Value<'a>> {
+    /// Reserves `n` consecutive node slots; returns the first.
+    fn reserve(&mut self, n: usize) -> Res<usize> {
+        let first = self.nodes.len();
+        let end = first.checked_add(n).filter(|&e| u32::try_from(e).is_ok());
+        let Some(end) = end else {
+            return Err(self.err(self.pos, "the message decodes to more than 4 billion values".into()));
+        };
+        self.nodes.resize(end, HOLE);
+        Ok(first)
+    }
+
+    /// Decodes a message of type `idx` into node `slot`, its fields into slots reserved at the end.
+    fn msg(&mut self, idx: usize, slot: usize, depth: usize) -> Res<()> {
         if depth > MAX_DEPTH {
             return Err(self.err(self.pos, "nesting too deep".into()));
         }
         self.spend()?;
         let schema = self.schema;
         let layout: &MsgLayout = &schema.msgs[idx];
-        let mut fields = Vec::with_capacity(layout.fields.len());
-        for f in &layout.fields {
+        let first = self.reserve(layout.fields.len())?;
+        // Both fit a u32: `reserve` checked the end, and a schema has far fewer types.
+        self.nodes[slot] = Node::Msg { ty: idx as u32, first: first as u32 };
+        for (k, f) in layout.fields.iter().enumerate() {
             // Single primitives are most fields: read them without the general dispatch.
-            let v = match (f.array, f.kind) {
-                (Array::Single, Kind::Prim(p)) => self.prim(p),
-                _ => self.field(f, depth),
+            let r = match (f.array, f.kind) {
+                (Array::Single, Kind::Prim(p)) => self.prim(p).map(|n| self.nodes[first + k] = n),
+                _ => self.field(f, first + k, depth),
             };
-            fields.push(v.map_err(|e| e.within(&f.name))?);
+            r.map_err(|e| e.within(&f.name))?;
         }
-        Ok(Value::Message(fields))
+        Ok(())
     }
 
-    /// One field of a message, array or not.
-    pub(crate) fn field(&mut self, f: &FieldLayout, depth: usize) -> Res<Value<'a>> {
+    /// One field of a message, array or not, into node `slot`.
+    fn field(&mut self, f: &FieldLayout, slot: usize, depth: usize) -> Res<()> {
         match f.array {
-            Array::Single => self.one(f.kind, depth),
+            Array::Single => self.one(f.kind, slot, depth),
             Array::Fixed(n) => {
                 self.check_fixed(f.kind, n)?;
-                self.many(f.kind, n, depth)
+                self.many(f.kind, n, slot, depth)
             }
             Array::Bounded(b) => {
                 let n = self.bounded_len(f.kind, b)?;
-                self.many(f.kind, n, depth)
+                self.many(f.kind, n, slot, depth)
             }
-            Array::Unbounded => self.seq_len(f.kind).and_then(|n| self.many(f.kind, n, depth)),
+            Array::Unbounded => {
+                let n = self.seq_len(f.kind)?;
+                self.many(f.kind, n, slot, depth)
+            }
         }
+    }
+
+    /// Reads one field and forgets it (the streaming transcoder skips fields it drops).
+    pub(crate) fn skip(&mut self, f: &FieldLayout, depth: usize) -> Res<()> {
+        let (n0, s0) = (self.nodes.len(), self.scratch.len());
+        self.nodes.push(HOLE);
+        let r = self.field(f, n0, depth);
+        self.nodes.truncate(n0);
+        self.scratch.truncate(s0);
+        r
     }
 
     /// A fixed array of strings or messages must fit the bytes left, like a sequence's count
@@ -319,15 +430,16 @@ impl<'s, 'a> Reader<'s, 'a> {
         self.count(self.min_each(kind))
     }
 
-    pub(crate) fn one(&mut self, kind: Kind, depth: usize) -> Res<Value<'a>> {
+    fn one(&mut self, kind: Kind, slot: usize, depth: usize) -> Res<()> {
         match kind {
-            Kind::Prim(p) => self.prim(p),
-            Kind::String { wide, bound } => Ok(Value::String(self.string(wide, bound)?)),
-            Kind::Msg(i) => self.msg(i, depth + 1),
+            Kind::Prim(p) => self.nodes[slot] = self.prim(p)?,
+            Kind::String { wide, bound } => self.nodes[slot] = Node::Str(self.string_span(wide, bound)?),
+            Kind::Msg(i) => self.msg(i, slot, depth + 1)?,
         }
+        Ok(())
     }
 
-    pub(crate) fn many(&mut self, kind: Kind, n: usize, depth: usize) -> Res<Value<'a>> {
+    fn many(&mut self, kind: Kind, n: usize, slot: usize, depth: usize) -> Res<()> {
         match kind {
             Kind::Prim(p) => {
                 if n > 0 {
@@ -335,24 +447,27 @@ impl<'s, 'a> Reader<'s, 'a> {
                 }
                 let len =
                     n.checked_mul(p.size()).ok_or_else(|| self.err(self.pos, format!("array of {n} is too long")))?;
+                let start = self.pos;
                 let raw = self.take(len)?;
-                let le = if self.be && p.size() > 1 {
-                    let mut v = raw.to_vec();
-                    v.chunks_exact_mut(p.size()).for_each(<[u8]>::reverse);
-                    Cow::Owned(v)
+                let span = if self.be && p.size() > 1 {
+                    let s0 = self.scratch.len();
+                    self.scratch.extend_from_slice(raw);
+                    self.scratch[s0..].chunks_exact_mut(p.size()).for_each(<[u8]>::reverse);
+                    self.scratch_span(s0)?
                 } else {
-                    Cow::Borrowed(raw)
+                    Span::input(start, len)
                 };
-                Ok(Value::Prims(PrimArray { prim: p, le }))
+                self.nodes[slot] = Node::Prims(p, span);
             }
             _ => {
-                let mut items = Vec::with_capacity(n.min(self.remaining() + 1));
+                let first = self.reserve(n)?;
+                self.nodes[slot] = Node::Array { first: first as u32, len: n as u32 };
                 for i in 0..n {
-                    items.push(self.one(kind, depth).map_err(|e| e.within(&format!("[{i}]")))?);
+                    self.one(kind, first + i, depth).map_err(|e| e.within(&format!("[{i}]")))?;
                 }
-                Ok(Value::Array(items))
             }
         }
+        Ok(())
     }
 }
 
@@ -403,30 +518,29 @@ impl<'s, 'o> Writer<'s, 'o> {
         Ok(())
     }
 
-    fn msg(&mut self, idx: usize, v: &Value, depth: usize) -> Res<()> {
+    /// A message of type `idx`, from a [`Value`] tree or a decoded view.
+    pub(crate) fn msg<'t, T: Tree<'t>>(&mut self, idx: usize, v: T, depth: usize) -> Res<()> {
         let schema = self.schema;
         let layout = &schema.msgs[idx];
-        let Value::Message(values) = v else { return Err(self.err(format!("expected a {} message", layout.name))) };
-        if values.len() != layout.fields.len() || depth > MAX_DEPTH {
-            return Err(self.err(format!(
-                "{} has {} fields, the value {}",
-                layout.name,
-                layout.fields.len(),
-                values.len()
-            )));
+        let Item::Message(n) = v.item() else {
+            return Err(self.err(format!("expected a {} message, got {}", layout.name, v.item().describe())));
+        };
+        if n != layout.fields.len() || depth > MAX_DEPTH {
+            return Err(self.err(format!("{} has {} fields, the value {n}", layout.name, layout.fields.len())));
         }
-        for (f, v) in layout.fields.iter().zip(values) {
-            self.field(f, v, depth).map_err(|e| e.within(&f.name))?;
+        for (i, f) in layout.fields.iter().enumerate() {
+            let field = v.child(i).ok_or_else(|| self.err(format!("field {i} is missing")))?;
+            self.field(f, field, depth).map_err(|e| e.within(&f.name))?;
         }
         Ok(())
     }
 
     /// One field of a message, array or not.
-    pub(crate) fn field(&mut self, f: &FieldLayout, v: &Value, depth: usize) -> Res<()> {
+    pub(crate) fn field<'t, T: Tree<'t>>(&mut self, f: &FieldLayout, v: T, depth: usize) -> Res<()> {
         match f.array {
             Array::Single => self.one(f.kind, v, depth),
             Array::Fixed(n) => self.many(f.kind, v, Some(n), depth),
-            Array::Bounded(b) => match array_len(v) {
+            Array::Bounded(b) => match v.item().array_len() {
                 Some(n) if n > b => Err(self.err(format!("sequence of {n} exceeds its bound {b}"))),
                 _ => self.many(f.kind, v, None, depth),
             },
@@ -434,16 +548,20 @@ impl<'s, 'o> Writer<'s, 'o> {
         }
     }
 
-    pub(crate) fn one(&mut self, kind: Kind, v: &Value, depth: usize) -> Res<()> {
-        match (kind, v) {
-            (Kind::Prim(p), v) => {
-                let le = prim_le(p, v).ok_or_else(|| self.err(format!("expected {}, got {v:?}", p.name())))?;
+    pub(crate) fn one<'t, T: Tree<'t>>(&mut self, kind: Kind, v: T, depth: usize) -> Res<()> {
+        match (kind, v.item()) {
+            (Kind::Prim(p), item) => {
+                let le = match &item {
+                    Item::Scalar(x) => prim_le(p, x),
+                    _ => None,
+                };
+                let le = le.ok_or_else(|| self.err(format!("expected {}, got {}", p.name(), item.describe())))?;
                 self.le_bytes(p, &le[..p.size()]);
                 Ok(())
             }
-            (Kind::String { wide, .. }, Value::String(s)) => self.string(s, wide),
-            (Kind::Msg(i), v) => self.msg(i, v, depth + 1),
-            (_, v) => Err(self.err(format!("expected a string, got {v:?}"))),
+            (Kind::String { wide, .. }, Item::Str(s)) => self.string(s, wide),
+            (Kind::Msg(i), _) => self.msg(i, v, depth + 1),
+            (_, item) => Err(self.err(format!("expected a string, got {}", item.describe()))),
         }
     }
 
@@ -465,39 +583,31 @@ impl<'s, 'o> Writer<'s, 'o> {
         Ok(())
     }
 
-    pub(crate) fn many(&mut self, kind: Kind, v: &Value, fixed: Option<usize>, depth: usize) -> Res<()> {
-        let n = array_len(v).ok_or_else(|| self.err(format!("expected an array, got {v:?}")))?;
+    pub(crate) fn many<'t, T: Tree<'t>>(&mut self, kind: Kind, v: T, fixed: Option<usize>, depth: usize) -> Res<()> {
+        let item = v.item();
+        let n = item.array_len().ok_or_else(|| self.err(format!("expected an array, got {}", item.describe())))?;
         match fixed {
             Some(want) if want != n => return Err(self.err(format!("fixed array of {want} given {n} elements"))),
             Some(_) => {}
             None => self.u32(n)?,
         }
-        match (kind, v) {
-            (Kind::Prim(p), Value::Prims(a)) if a.prim == p => {
+        match (kind, item) {
+            (Kind::Prim(p), Item::Prims(q, le)) if q == p => {
                 if n > 0 {
-                    self.le_bytes(p, &a.le);
+                    self.le_bytes(p, le);
                 }
                 Ok(())
             }
-            (Kind::Prim(p), Value::Prims(a)) => {
-                Err(self.err(format!("expected {}[], got {}[]", p.name(), a.prim.name())))
-            }
-            (_, Value::Array(items)) => {
-                for (i, item) in items.iter().enumerate() {
-                    self.one(kind, item, depth).map_err(|e| e.within(&format!("[{i}]")))?;
+            (Kind::Prim(p), Item::Prims(q, _)) => Err(self.err(format!("expected {}[], got {}[]", p.name(), q.name()))),
+            (_, Item::Array(_)) => {
+                for i in 0..n {
+                    let elem = v.child(i).ok_or_else(|| self.err(format!("element {i} is missing")))?;
+                    self.one(kind, elem, depth).map_err(|e| e.within(&format!("[{i}]")))?;
                 }
                 Ok(())
             }
-            (_, v) => Err(self.err(format!("expected an array, got {v:?}"))),
+            (_, item) => Err(self.err(format!("expected an array, got {}", item.describe()))),
         }
-    }
-}
-
-fn array_len(v: &Value) -> Option<usize> {
-    match v {
-        Value::Prims(a) => Some(a.len()),
-        Value::Array(items) => Some(items.len()),
-        _ => None,
     }
 }
 
@@ -527,6 +637,7 @@ mod tests {
     use super::*;
     use crate::definition::Dialect;
     use crate::registry::Registry;
+    use crate::value::PrimArray;
 
     fn schema(dialect: Dialect, defs: &[(&str, &str)], root: &str) -> Schema {
         let mut r = Registry::new(dialect);

@@ -12,6 +12,7 @@ pub struct Block<'a> {
     pub kind: &'static str,
     /// The root's name, or the name the header gives (as written).
     pub name: String,
+    /// The block's definition text.
     pub body: &'a str,
     /// Lines of `text` before `body` (to turn a line in the body into one in the whole text).
     pub first_line: usize,

@@ -6,7 +6,9 @@ use crate::{Error, Result};
 /// `duration` and the implicit `std_msgs/Header`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
+    /// ROS 1 (`pkg/Type` names).
     Ros1,
+    /// ROS 2 (`pkg/msg/Type` names).
     Ros2,
 }
 
@@ -31,20 +33,27 @@ pub struct FieldType {
     pub base: String,
     /// `string<=N` / `wstring<=N` bound (ROS 2).
     pub string_bound: Option<usize>,
+    /// Single value or which kind of array.
     pub array: Array,
 }
 
+/// One field of a definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
+    /// Its type as written.
     pub ty: FieldType,
+    /// Its name.
     pub name: String,
     /// ROS 2 default value, as written.
     pub default: Option<String>,
 }
 
+/// A constant of a definition (`uint8 OK=0`): part of MD5 sums, not of messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Constant {
+    /// Its primitive type as written.
     pub ty: String,
+    /// Its name.
     pub name: String,
     /// The value as written (comments removed, except in string constants).
     pub value: String,
@@ -53,7 +62,9 @@ pub struct Constant {
 /// A parsed `.msg`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MsgDef {
+    /// Fields in definition order.
     pub fields: Vec<Field>,
+    /// Constants in definition order.
     pub constants: Vec<Constant>,
 }
 

@@ -15,8 +15,11 @@ use crate::definition::{parse, Array, Dialect, Field, FieldType, MsgDef};
 use crate::registry::Registry;
 use crate::{Error, Result};
 
+/// The type of a service event's `info` field.
 pub const SERVICE_EVENT_INFO: &str = "service_msgs/msg/ServiceEventInfo";
+/// ROS 2's time type.
 pub const TIME: &str = "builtin_interfaces/msg/Time";
+/// The type of an action's goal id.
 pub const UUID: &str = "unique_identifier_msgs/msg/UUID";
 
 /// The core types derived types reference, as ROS 2 defines them. Bags carry the definitions of

@@ -66,8 +66,11 @@ fn type_key(name: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{ty}, field {field}: {reason}")]
 pub struct MigrateError {
+    /// The target type.
     pub ty: String,
+    /// The field (dotted inside nested types; empty for the message itself).
     pub field: String,
+    /// What does not carry over.
     pub reason: String,
 }
 
@@ -105,6 +108,7 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Matches `to`'s fields (and those of its nested types) with `from`'s, by name and `rules`.
     pub fn new(from: &Schema, to: &Schema, rules: &Rules) -> Result<Plan, MigrateError> {
         let mut b = PlanBuilder { from, to, rules, msgs: vec![None; to.msgs.len()], pairs: HashMap::new() };
         b.pair(from.root, to.root, 0)?;

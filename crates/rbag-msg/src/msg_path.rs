@@ -1,5 +1,5 @@
-//! `--msg-path DIR`: definitions from interface files on disk, for types neither the bag nor
-//! the bundled store has.
+//! Definitions from directories of interface files the user gives, for types neither the bag
+//! nor the bundled store has.
 //!
 //! `DIR` may be laid out as
 //! - an install prefix (ament or catkin): `DIR/share/<pkg>/msg/*.msg`;

@@ -20,10 +20,12 @@ impl Default for Registry {
 }
 
 impl Registry {
+    /// An empty registry of `dialect`.
     pub fn new(dialect: Dialect) -> Self {
         Self { dialect, defs: BTreeMap::new() }
     }
 
+    /// The dialect its definitions follow.
     pub fn dialect(&self) -> Dialect {
         self.dialect
     }
@@ -57,22 +59,27 @@ impl Registry {
         }
     }
 
+    /// The definition of `name` (any spelling: `pkg/Type` or `pkg/msg/Type`).
     pub fn get(&self, name: &str) -> Option<&MsgDef> {
         self.defs.get(&normalize(name, self.dialect))
     }
 
+    /// Whether it has `name`.
     pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
 
+    /// Every type's normalised name, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.defs.keys().map(String::as_str)
     }
 
+    /// How many types it has.
     pub fn len(&self) -> usize {
         self.defs.len()
     }
 
+    /// Whether it has none.
     pub fn is_empty(&self) -> bool {
         self.defs.is_empty()
     }

@@ -1,12 +1,17 @@
 //! Decoded messages as text: JSON (one line), YAML as `rostopic echo`/`ros2 topic echo` print
 //! it, and flat CSV columns; plus field paths (`pose.position.x`, `points[3]`).
+//!
+//! Every renderer takes either form of a decoded message: a [`Value`] tree (the functions here)
+//! or a [`MessageRef`](crate::view::MessageRef) view ([`MessageRef::json`](crate::view::MessageRef::json),
+//! [`MessageRef::yaml`](crate::view::MessageRef::yaml), [`Csv::cells_of`]), with the same text.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
 
 use crate::definition::Array;
-use crate::schema::{Kind, Schema};
-use crate::value::Value;
+use crate::schema::{Kind, MsgLayout, Prim, Schema};
+use crate::value::{scalar, Value};
+use crate::view::{Item, MessageRef, Tree, ValueRef};
 
 /// Where a value sits: the message layout it is an instance (or array) of, if any.
 type Ty = Option<usize>;
@@ -18,9 +23,76 @@ fn field_ty(kind: Kind) -> Ty {
     }
 }
 
+fn layout(schema: Option<&Schema>, ty: Ty) -> Option<&MsgLayout> {
+    schema?.msgs.get(ty?)
+}
+
 /// The filler field ROS 2 gives empty messages is not shown, as `ros2 topic echo` does not.
 fn hidden(name: &str) -> bool {
     name == crate::schema::EMPTY_STRUCT_FIELD
+}
+
+/// A field path that is malformed or does not fit the message type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// The path cannot be parsed.
+    #[error("field path {path:?}: {reason}")]
+    Syntax {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A name the message type does not have.
+    #[error("field path {path:?}: {ty} has no field {name:?} (it has: {})", fields.join(", "))]
+    NoField {
+        /// The path as given.
+        path: String,
+        /// The message type that lacks the field.
+        ty: String,
+        /// The missing name.
+        name: String,
+        /// The fields the type has.
+        fields: Vec<String>,
+    },
+    /// A name after a value that is not a message.
+    #[error("field path {path:?}: {name} is inside a value that has no fields")]
+    NotAMessage {
+        /// The path as given.
+        path: String,
+        /// The name that cannot be looked up.
+        name: String,
+    },
+    /// An index after a value that is not an array.
+    #[error("field path {path:?}: an index follows a value that is not an array")]
+    NotAnArray {
+        /// The path as given.
+        path: String,
+    },
+}
+
+impl PathError {
+    pub(crate) fn no_field(path: &str, layout: &MsgLayout, name: &str) -> PathError {
+        PathError::NoField {
+            path: path.into(),
+            ty: layout.name.clone(),
+            name: name.into(),
+            fields: layout.fields.iter().map(|f| f.name.clone()).collect(),
+        }
+    }
+}
+
+/// A message type too wide to print as CSV columns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{ty} flattens to {columns} columns, more than {max}")]
+pub struct CsvError {
+    /// The message type.
+    pub ty: String,
+    /// How many columns it would need (saturating).
+    pub columns: usize,
+    /// The limit, [`MAX_COLUMNS`].
+    pub max: usize,
 }
 
 /// A value inside a message, found by a dotted path with `[i]` indices.
@@ -30,7 +102,8 @@ pub struct Selected<'v, 'a> {
 }
 
 /// Parses `a.b[2].c` (a leading `.` is allowed) into names and indices.
-fn path_segments(path: &str) -> Result<Vec<Segment<'_>>, String> {
+pub(crate) fn path_segments(path: &str) -> Result<Vec<Segment<'_>>, PathError> {
+    let syntax = |reason: String| PathError::Syntax { path: path.into(), reason };
     let mut out = Vec::new();
     for part in path.trim_start_matches('.').split('.') {
         let (name, mut rest) = part.split_once('[').map_or((part, ""), |(n, r)| (n, r));
@@ -38,30 +111,29 @@ fn path_segments(path: &str) -> Result<Vec<Segment<'_>>, String> {
             out.push(Segment::Field(name));
         }
         while !rest.is_empty() {
-            let (idx, after) = rest.split_once(']').ok_or_else(|| format!("unclosed [ in {path:?}"))?;
-            out.push(Segment::Index(idx.parse().map_err(|_| format!("bad index {idx:?} in {path:?}"))?));
+            let (idx, after) = rest.split_once(']').ok_or_else(|| syntax("unclosed [".into()))?;
+            out.push(Segment::Index(idx.parse().map_err(|_| syntax(format!("bad index {idx:?}")))?));
             rest = after.strip_prefix('[').unwrap_or(after);
         }
     }
     Ok(out)
 }
 
-enum Segment<'p> {
+/// One step of a field path.
+pub(crate) enum Segment<'p> {
     Field(&'p str),
     Index(usize),
 }
 
 /// Checks that `path` names a field of the schema's root type; the error lists what exists.
-pub fn check_path(schema: &Schema, path: &str) -> Result<(), String> {
+pub fn check_path(schema: &Schema, path: &str) -> Result<(), PathError> {
     let mut ty = Some(schema.root);
     for seg in path_segments(path)? {
         if let Segment::Field(name) = seg {
-            let Some(i) = ty else { return Err(format!("{path:?}: {name} is inside a value that has no fields")) };
+            let Some(i) = ty else { return Err(PathError::NotAMessage { path: path.into(), name: name.into() }) };
             let layout = &schema.msgs[i];
-            let f = layout.fields.iter().find(|f| f.name == name).ok_or_else(|| {
-                let names: Vec<&str> = layout.fields.iter().map(|f| f.name.as_str()).collect();
-                format!("{} has no field {name:?} (it has: {})", layout.name, names.join(", "))
-            })?;
+            let f =
+                layout.fields.iter().find(|f| f.name == name).ok_or_else(|| PathError::no_field(path, layout, name))?;
             ty = field_ty(f.kind);
         }
     }
@@ -69,17 +141,20 @@ pub fn check_path(schema: &Schema, path: &str) -> Result<(), String> {
 }
 
 /// The value at `path` in a message of `schema`'s root type, or `None` if an index is out of range.
-pub fn select<'v, 'a>(schema: &Schema, value: &'v Value<'a>, path: &str) -> Result<Option<Selected<'v, 'a>>, String> {
+pub fn select<'v, 'a>(
+    schema: &Schema,
+    value: &'v Value<'a>,
+    path: &str,
+) -> Result<Option<Selected<'v, 'a>>, PathError> {
     let mut cur = Selected { ty: Some(schema.root), value: Cow::Borrowed(value) };
     for seg in path_segments(path)? {
         cur = match (seg, cur.value) {
             (Segment::Field(name), Cow::Borrowed(Value::Message(fields))) => {
-                let layout = &schema.msgs[cur.ty.ok_or_else(|| format!("{path:?} goes inside a non-message"))?];
-                let i = layout
-                    .fields
-                    .iter()
-                    .position(|f| f.name == name)
-                    .ok_or_else(|| format!("{} has no field {name:?}", layout.name))?;
+                let Some(layout) = cur.ty.and_then(|i| schema.msgs.get(i)) else {
+                    return Err(PathError::NotAMessage { path: path.into(), name: name.into() });
+                };
+                let i = layout.fields.iter().position(|f| f.name == name);
+                let i = i.ok_or_else(|| PathError::no_field(path, layout, name))?;
                 let Some(v) = fields.get(i) else { return Ok(None) };
                 Selected { ty: field_ty(layout.fields[i].kind), value: Cow::Borrowed(v) }
             }
@@ -91,64 +166,72 @@ pub fn select<'v, 'a>(schema: &Schema, value: &'v Value<'a>, path: &str) -> Resu
                 Some(v) => Selected { ty: None, value: Cow::Owned(v) },
                 None => return Ok(None),
             },
-            _ => return Err(format!("{path:?} does not fit the message's shape")),
+            (Segment::Field(name), _) => return Err(PathError::NotAMessage { path: path.into(), name: name.into() }),
+            (Segment::Index(_), _) => return Err(PathError::NotAnArray { path: path.into() }),
         };
     }
     Ok(Some(cur))
 }
 
 impl Selected<'_, '_> {
+    /// The selected value as compact JSON.
     pub fn json(&self, schema: &Schema, out: &mut dyn Write) -> io::Result<()> {
-        json(schema, self.ty, &self.value, out)
+        json(Some(schema), self.ty, &*self.value, out)
     }
 
+    /// The selected value as YAML.
     pub fn yaml(&self, schema: &Schema, max_array: Option<usize>, out: &mut dyn Write) -> io::Result<()> {
-        Yaml { schema, max_array, out }.top(self.ty, &self.value)
+        yaml(Some(schema), self.ty, &*self.value, max_array, out)
     }
 }
 
 /// One message as compact JSON: objects in field order, non-finite floats as `null`.
 pub fn json_message(schema: &Schema, v: &Value, out: &mut dyn Write) -> io::Result<()> {
-    json(schema, Some(schema.root), v, out)
+    json(Some(schema), Some(schema.root), v, out)
 }
 
-fn json(schema: &Schema, ty: Ty, v: &Value, out: &mut dyn Write) -> io::Result<()> {
-    match v {
-        Value::Message(fields) => {
-            let Some(layout) = ty.map(|i| &schema.msgs[i]) else { return out.write_all(b"null") };
+/// A value as compact JSON; `ty` is its message type (for a message or an array of them).
+pub(crate) fn json<'t, T: Tree<'t>>(schema: Option<&Schema>, ty: Ty, v: T, out: &mut dyn Write) -> io::Result<()> {
+    match v.item() {
+        Item::Message(_) => {
+            let Some(layout) = layout(schema, ty) else { return out.write_all(b"null") };
             out.write_all(b"{")?;
-            for (n, (f, v)) in layout.fields.iter().zip(fields).filter(|(f, _)| !hidden(&f.name)).enumerate() {
+            let mut n = 0;
+            for (k, f) in layout.fields.iter().enumerate().filter(|(_, f)| !hidden(&f.name)) {
+                let Some(v) = v.child(k) else { break };
                 if n > 0 {
                     out.write_all(b",")?;
                 }
+                n += 1;
                 json_str(f.name.as_bytes(), out)?;
                 out.write_all(b":")?;
                 json(schema, field_ty(f.kind), v, out)?;
             }
             out.write_all(b"}")
         }
-        Value::Array(items) => {
+        Item::Array(len) => {
             out.write_all(b"[")?;
-            for (n, item) in items.iter().enumerate() {
-                if n > 0 {
+            for k in 0..len {
+                let Some(item) = v.child(k) else { break };
+                if k > 0 {
                     out.write_all(b",")?;
                 }
                 json(schema, ty, item, out)?;
             }
             out.write_all(b"]")
         }
-        Value::Prims(a) => {
+        Item::Prims(p, le) => {
             out.write_all(b"[")?;
-            for (n, item) in a.iter().enumerate() {
+            for (n, b) in le.chunks_exact(p.size()).enumerate() {
                 if n > 0 {
                     out.write_all(b",")?;
                 }
-                scalar_text(&item, out)?;
+                scalar_text(&scalar(p, b), out)?;
             }
             out.write_all(b"]")
         }
-        Value::String(s) => json_str(s, out),
-        scalar => scalar_text(scalar, out),
+        Item::Str(s) => json_str(s, out),
+        Item::Scalar(x) => scalar_text(&x, out),
     }
 }
 
@@ -196,23 +279,34 @@ fn json_str(s: &[u8], out: &mut dyn Write) -> io::Result<()> {
 
 /// One message as YAML, the way `ros2 topic echo` prints it (without the `---`).
 pub fn yaml_message(schema: &Schema, v: &Value, max_array: Option<usize>, out: &mut dyn Write) -> io::Result<()> {
-    Yaml { schema, max_array, out }.top(Some(schema.root), v)
+    yaml(Some(schema), Some(schema.root), v, max_array, out)
+}
+
+/// A value as YAML: a message's fields, an array's items, or a scalar's line.
+pub(crate) fn yaml<'t, T: Tree<'t>>(
+    schema: Option<&Schema>,
+    ty: Ty,
+    v: T,
+    max_array: Option<usize>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    Yaml { schema, max_array, out }.top(ty, v)
 }
 
 struct Yaml<'s, 'o> {
-    schema: &'s Schema,
+    schema: Option<&'s Schema>,
     /// Arrays longer than this print their first elements and `'...'`.
     max_array: Option<usize>,
     out: &'o mut dyn Write,
 }
 
 impl Yaml<'_, '_> {
-    fn top(&mut self, ty: Ty, v: &Value) -> io::Result<()> {
-        match v {
-            Value::Message(_) => self.fields(ty, v, 0, false),
-            Value::Array(_) | Value::Prims(_) if !is_empty(v) => self.items(ty, v, 0),
-            _ => {
-                self.inline(v)?;
+    fn top<'t, T: Tree<'t>>(&mut self, ty: Ty, v: T) -> io::Result<()> {
+        match v.item() {
+            Item::Message(_) => self.fields(ty, v, 0, false),
+            item if item.array_len().is_some_and(|n| n > 0) => self.items(ty, v, 0),
+            item => {
+                self.inline(&item)?;
                 self.out.write_all(b"\n")
             }
         }
@@ -220,28 +314,30 @@ impl Yaml<'_, '_> {
 
     /// A message's fields, one per line at `indent`; the first one follows a `- ` when
     /// `after_dash`.
-    fn fields(&mut self, ty: Ty, v: &Value, indent: usize, after_dash: bool) -> io::Result<()> {
-        let (Some(i), Value::Message(values)) = (ty, v) else { return Ok(()) };
-        let schema = self.schema;
-        for (n, (f, v)) in schema.msgs[i].fields.iter().zip(values).filter(|(f, _)| !hidden(&f.name)).enumerate() {
+    fn fields<'t, T: Tree<'t>>(&mut self, ty: Ty, v: T, indent: usize, after_dash: bool) -> io::Result<()> {
+        let (Some(layout), Item::Message(_)) = (layout(self.schema, ty), v.item()) else { return Ok(()) };
+        let mut n = 0;
+        for (k, f) in layout.fields.iter().enumerate().filter(|(_, f)| !hidden(&f.name)) {
+            let Some(v) = v.child(k) else { break };
             if n > 0 || !after_dash {
                 write!(self.out, "{:1$}", "", indent)?;
             }
+            n += 1;
             write!(self.out, "{}:", f.name)?;
             let ty = field_ty(f.kind);
-            match v {
-                Value::Message(_) if !has_visible_fields(schema, ty) => self.out.write_all(b" {}\n")?,
-                Value::Message(_) => {
+            match v.item() {
+                Item::Message(_) if !has_visible_fields(self.schema, ty) => self.out.write_all(b" {}\n")?,
+                Item::Message(_) => {
                     self.out.write_all(b"\n")?;
                     self.fields(ty, v, indent + 2, false)?;
                 }
-                Value::Array(_) | Value::Prims(_) if !is_empty(v) => {
+                item if item.array_len().is_some_and(|n| n > 0) => {
                     self.out.write_all(b"\n")?;
                     self.items(ty, v, indent)?;
                 }
-                _ => {
+                item => {
                     self.out.write_all(b" ")?;
-                    self.inline(v)?;
+                    self.inline(&item)?;
                     self.out.write_all(b"\n")?;
                 }
             }
@@ -250,22 +346,28 @@ impl Yaml<'_, '_> {
     }
 
     /// Array elements as `- item` lines at `indent`.
-    fn items(&mut self, ty: Ty, v: &Value, indent: usize) -> io::Result<()> {
-        let len = array_len(v);
+    fn items<'t, T: Tree<'t>>(&mut self, ty: Ty, v: T, indent: usize) -> io::Result<()> {
+        let item = v.item();
+        let len = item.array_len().unwrap_or(0);
         let shown = self.max_array.map_or(len, |m| m.min(len));
         for i in 0..shown {
             write!(self.out, "{:1$}- ", "", indent)?;
-            match v {
-                Value::Array(items) if matches!(items[i], Value::Message(_)) && has_visible_fields(self.schema, ty) => {
-                    self.fields(ty, &items[i], indent + 2, true)?
+            match &item {
+                Item::Array(_) => {
+                    let Some(elem) = v.child(i) else { break };
+                    match elem.item() {
+                        Item::Message(_) if has_visible_fields(self.schema, ty) => {
+                            self.fields(ty, elem, indent + 2, true)?
+                        }
+                        e => {
+                            self.inline(&e)?;
+                            self.out.write_all(b"\n")?;
+                        }
+                    }
                 }
-                Value::Array(items) => {
-                    self.inline(&items[i])?;
-                    self.out.write_all(b"\n")?;
-                }
-                Value::Prims(a) => {
-                    if let Some(x) = a.get(i) {
-                        scalar_text(&x, self.out)?;
+                Item::Prims(p, le) => {
+                    if let Some(b) = le.get(i * p.size()..(i + 1) * p.size()) {
+                        scalar_text(&scalar(*p, b), self.out)?;
                     }
                     self.out.write_all(b"\n")?;
                 }
@@ -279,21 +381,21 @@ impl Yaml<'_, '_> {
     }
 
     /// Scalars, strings and empty arrays.
-    fn inline(&mut self, v: &Value) -> io::Result<()> {
-        match v {
-            Value::String(s) => yaml_str(&String::from_utf8_lossy(s), self.out),
-            Value::Array(_) | Value::Prims(_) => self.out.write_all(b"[]"),
-            Value::Message(_) => self.out.write_all(b"{}"),
-            Value::F32(x) if !x.is_finite() => self.out.write_all(yaml_special(f64::from(*x))),
-            Value::F64(x) if !x.is_finite() => self.out.write_all(yaml_special(*x)),
-            scalar => scalar_text(scalar, self.out),
+    fn inline(&mut self, item: &Item) -> io::Result<()> {
+        match item {
+            Item::Str(s) => yaml_str(&String::from_utf8_lossy(s), self.out),
+            Item::Array(_) | Item::Prims(..) => self.out.write_all(b"[]"),
+            Item::Message(_) => self.out.write_all(b"{}"),
+            Item::Scalar(Value::F32(x)) if !x.is_finite() => self.out.write_all(yaml_special(f64::from(*x))),
+            Item::Scalar(Value::F64(x)) if !x.is_finite() => self.out.write_all(yaml_special(*x)),
+            Item::Scalar(x) => scalar_text(x, self.out),
         }
     }
 }
 
 /// Whether a message type prints any field (ROS 2's filler for empty types does not).
-fn has_visible_fields(schema: &Schema, ty: Ty) -> bool {
-    ty.is_some_and(|i| schema.msgs[i].fields.iter().any(|f| !hidden(&f.name)))
+fn has_visible_fields(schema: Option<&Schema>, ty: Ty) -> bool {
+    layout(schema, ty).is_some_and(|l| l.fields.iter().any(|f| !hidden(&f.name)))
 }
 
 fn yaml_special(x: f64) -> &'static [u8] {
@@ -313,21 +415,9 @@ fn yaml_str(s: &str, out: &mut dyn Write) -> io::Result<()> {
     write!(out, "'{}'", s.replace('\'', "''"))
 }
 
-fn array_len(v: &Value) -> usize {
-    match v {
-        Value::Array(items) => items.len(),
-        Value::Prims(a) => a.len(),
-        _ => 0,
-    }
-}
-
-fn is_empty(v: &Value) -> bool {
-    array_len(v) == 0
-}
-
 /// Fixed arrays up to this long get a column per element; longer ones one JSON column.
 const MAX_EXPANDED_ARRAY: usize = 64;
-/// A type that flattens to more columns than this is refused (`--json` suits it better).
+/// A type that flattens to more columns than this is refused (JSON suits it better).
 pub const MAX_COLUMNS: usize = 10_000;
 
 fn expands(f: &crate::schema::FieldLayout) -> Option<usize> {
@@ -364,6 +454,7 @@ fn column_counts(schema: &Schema) -> Vec<usize> {
 /// A message type flattened to CSV columns, worked out once per type: nested fields joined with
 /// `.`, fixed arrays of up to 64 elements expanded (`covariance.0`…); other arrays are one
 /// column holding a JSON list.
+#[derive(Debug, Clone)]
 pub struct Csv {
     /// Columns per message type (types with none are not walked).
     counts: Vec<usize>,
@@ -381,12 +472,13 @@ pub fn csv_quote(text: &str) -> Cow<'_, str> {
 
 impl Csv {
     /// The columns of `schema`'s root type; an error if there are more than [`MAX_COLUMNS`].
-    pub fn new(schema: &Schema) -> Result<Csv, String> {
+    pub fn new(schema: &Schema) -> Result<Csv, CsvError> {
         let counts = column_counts(schema);
         let columns = columns(schema, &counts)?;
         Ok(Csv { counts, columns })
     }
 
+    /// The column names, in order.
     pub fn columns(&self) -> &[String] {
         &self.columns
     }
@@ -397,12 +489,20 @@ impl Csv {
         cells(schema, &self.counts, schema.root, v, 0, &mut out);
         out
     }
+
+    /// One decoded message's cells (a message of the root type of the schema this `Csv` was
+    /// made from), in column order, already CSV-quoted.
+    pub fn cells_of(&self, msg: &MessageRef) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.columns.len());
+        cells(msg.schema(), &self.counts, msg.type_index(), ValueRef::Message(*msg), 0, &mut out);
+        out
+    }
 }
 
-fn columns(schema: &Schema, counts: &[usize]) -> Result<Vec<String>, String> {
+fn columns(schema: &Schema, counts: &[usize]) -> Result<Vec<String>, CsvError> {
     let n = counts[schema.root];
     if n > MAX_COLUMNS {
-        return Err(format!("{} flattens to {n} columns, more than {MAX_COLUMNS}; use --json", schema.name()));
+        return Err(CsvError { ty: schema.name().to_string(), columns: n, max: MAX_COLUMNS });
     }
     // Types with no columns are not walked: a type may nest billions of empty ones.
     fn walk(schema: &Schema, counts: &[usize], i: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
@@ -426,37 +526,56 @@ fn columns(schema: &Schema, counts: &[usize]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-fn cells(schema: &Schema, counts: &[usize], i: usize, v: &Value, depth: usize, out: &mut Vec<String>) {
-    fn cell(schema: &Schema, ty: Ty, v: &Value) -> String {
-        let mut buf = Vec::new();
-        match v {
-            Value::String(s) => buf.extend_from_slice(&String::from_utf8_lossy(s).into_owned().into_bytes()),
-            Value::F32(_) | Value::F64(_) if v.as_f64().is_some_and(|x| !x.is_finite()) => {
-                buf.extend_from_slice(format!("{}", v.as_f64().unwrap_or(f64::NAN)).as_bytes())
-            }
-            _ => {
-                let _ = json(schema, ty, v, &mut buf);
-            }
+/// One cell: a string as text, a non-finite float as Rust prints it, anything else as JSON.
+fn cell<'t, T: Tree<'t>>(schema: &Schema, ty: Ty, v: T) -> String {
+    let mut buf = Vec::new();
+    match v.item() {
+        Item::Str(s) => buf.extend_from_slice(String::from_utf8_lossy(s).as_bytes()),
+        Item::Scalar(x @ (Value::F32(_) | Value::F64(_))) if x.as_f64().is_some_and(|x| !x.is_finite()) => {
+            buf.extend_from_slice(format!("{}", x.as_f64().unwrap_or(f64::NAN)).as_bytes())
         }
-        csv_quote(&String::from_utf8_lossy(&buf)).into_owned()
+        _ => {
+            let _ = json(Some(schema), ty, v, &mut buf);
+        }
     }
-    let Value::Message(values) = v else { return };
-    for (f, v) in schema.msgs[i].fields.iter().zip(values).filter(|(f, _)| !hidden(&f.name)) {
-        match (f.kind, f.array, v) {
+    csv_quote(&String::from_utf8_lossy(&buf)).into_owned()
+}
+
+fn prim_cell(p: Prim, b: &[u8]) -> String {
+    let v = scalar(p, b);
+    let mut buf = Vec::new();
+    match v {
+        Value::F32(_) | Value::F64(_) if v.as_f64().is_some_and(|x| !x.is_finite()) => {
+            buf.extend_from_slice(format!("{}", v.as_f64().unwrap_or(f64::NAN)).as_bytes())
+        }
+        _ => {
+            let _ = scalar_text(&v, &mut buf);
+        }
+    }
+    csv_quote(&String::from_utf8_lossy(&buf)).into_owned()
+}
+
+fn cells<'t, T: Tree<'t>>(schema: &Schema, counts: &[usize], i: usize, v: T, depth: usize, out: &mut Vec<String>) {
+    if !matches!(v.item(), Item::Message(_)) {
+        return;
+    }
+    for (k, f) in schema.msgs[i].fields.iter().enumerate().filter(|(_, f)| !hidden(&f.name)) {
+        let Some(v) = v.child(k) else { break };
+        match (f.kind, f.array, v.item()) {
             (Kind::Msg(j), Array::Single | Array::Fixed(_), _) if counts[j] == 0 && expands(f).is_some() => {}
             (Kind::Msg(j), Array::Single, _) if depth < crate::schema::MAX_DEPTH => {
                 cells(schema, counts, j, v, depth + 1, out)
             }
-            (Kind::Msg(j), Array::Fixed(_), Value::Array(items))
+            (Kind::Msg(j), Array::Fixed(_), Item::Array(n))
                 if depth < crate::schema::MAX_DEPTH && expands(f).is_some() =>
             {
-                items.iter().for_each(|item| cells(schema, counts, j, item, depth + 1, out))
+                (0..n).filter_map(|e| v.child(e)).for_each(|item| cells(schema, counts, j, item, depth + 1, out))
             }
-            (_, Array::Fixed(_), Value::Array(items)) if expands(f).is_some() => {
-                items.iter().for_each(|item| out.push(cell(schema, field_ty(f.kind), item)))
+            (_, Array::Fixed(_), Item::Array(n)) if expands(f).is_some() => {
+                (0..n).filter_map(|e| v.child(e)).for_each(|item| out.push(cell(schema, field_ty(f.kind), item)))
             }
-            (_, Array::Fixed(_), Value::Prims(a)) if expands(f).is_some() => {
-                a.iter().for_each(|item| out.push(cell(schema, None, &item)))
+            (_, Array::Fixed(_), Item::Prims(p, le)) if expands(f).is_some() => {
+                le.chunks_exact(p.size()).for_each(|b| out.push(prim_cell(p, b)))
             }
             _ => out.push(cell(schema, field_ty(f.kind), v)),
         }
@@ -545,7 +664,22 @@ mod tests {
         select(&s, &v, ".data[2]").unwrap().unwrap().json(&s, &mut out).unwrap();
         assert_eq!(out, b"2.53");
         assert!(select(&s, &v, "pts[9]").unwrap().is_none());
-        assert!(check_path(&s, "origin.z").unwrap_err().contains("has: x, y"));
+        assert!(check_path(&s, "origin.z").unwrap_err().to_string().contains("has: x, y"));
         assert!(check_path(&s, "pts[0].x").is_ok());
+    }
+
+    #[test]
+    fn too_wide_types_are_a_typed_error_that_names_no_flag() {
+        let mut r = Registry::new(Dialect::Ros2);
+        r.add("a/msg/Row", "float64[64] v\n").unwrap();
+        r.add("a/msg/Table", "Row[64] rows\n").unwrap();
+        r.add("a/msg/Cube", "Table[64] tables\n").unwrap();
+        let s = Schema::compile(&r, "a/Cube").unwrap();
+        let e = Csv::new(&s).err().unwrap();
+        assert_eq!((e.ty.as_str(), e.columns, e.max), ("a/msg/Cube", 64 * 64 * 64, MAX_COLUMNS));
+        assert!(!e.to_string().contains("--"), "{e}");
+        let e = check_path(&s, "tables[0].rows[1].w").unwrap_err();
+        assert!(matches!(&e, PathError::NoField { ty, .. } if ty == "a/msg/Row"), "{e}");
+        assert!(!e.to_string().contains("--"), "{e}");
     }
 }

@@ -9,6 +9,7 @@ use crate::{Error, Result};
 
 /// A fixed-size primitive (`char`/`byte` are mapped to the type each dialect gives them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)] // named after the Rust types
 pub enum Prim {
     Bool,
     I8,
@@ -74,20 +75,27 @@ impl Prim {
 /// What one element of a field is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A fixed-size primitive.
     Prim(Prim),
     /// `string` (`wide` for `wstring`), with its ROS 2 bound.
     String {
+        /// `wstring` (UTF-16 in CDR).
         wide: bool,
+        /// At most this many characters (ROS 2 `string<=N`).
         bound: Option<usize>,
     },
     /// A nested message: an index into [`Schema::msgs`].
     Msg(usize),
 }
 
+/// One field, resolved: what its elements are and how many.
 #[derive(Debug, Clone)]
 pub struct FieldLayout {
+    /// The field's name.
     pub name: String,
+    /// What one element is.
     pub kind: Kind,
+    /// Single value or which kind of array.
     pub array: Array,
     /// The `.msg` base type as written (for messages: the resolved full name).
     pub type_name: String,
@@ -95,17 +103,21 @@ pub struct FieldLayout {
     pub default: Option<String>,
 }
 
+/// One message type, resolved.
 #[derive(Debug, Clone)]
 pub struct MsgLayout {
     /// Full name (`pkg/Type`, `pkg/msg/Type`, or `time`/`duration` for ROS 1's built-ins).
     pub name: String,
+    /// Fields in definition order (ROS 2 empty types get one filler field).
     pub fields: Vec<FieldLayout>,
 }
 
 /// A root type and every type it contains, resolved.
 #[derive(Debug, Clone)]
 pub struct Schema {
+    /// The dialect of its definitions.
     pub dialect: Dialect,
+    /// The root type and every type nested in it, each once; fields refer to them by index.
     pub msgs: Vec<MsgLayout>,
     /// Index of the root type in `msgs` (always 0).
     pub root: usize,
@@ -136,7 +148,7 @@ impl Schema {
     }
 
     /// Compiles `root` from `reg`, adding each type `reg` lacks from `lookup` as the compiler
-    /// meets it: only the types the schema needs are copied (from a store, `--msg-path`, or a
+    /// meets it: only the types the schema needs are copied (from a store, a directory of interface files, or a
     /// translation). A type neither has is an [`Error::UnknownType`] naming who needs it.
     pub fn compile_filling(
         reg: &mut Registry,
@@ -156,6 +168,7 @@ impl Schema {
         Err(Error::Recursive { name: root.to_string() })
     }
 
+    /// The root type's layout.
     pub fn root(&self) -> &MsgLayout {
         &self.msgs[self.root]
     }

@@ -19,6 +19,7 @@ use crate::{Dialect, Registry, Result};
 
 /// A ROS distribution the store has definitions for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)] // the distributions' own names
 pub enum Distro {
     Noetic,
     Humble,
@@ -28,6 +29,7 @@ pub enum Distro {
 }
 
 impl Distro {
+    /// Every distro the store has, oldest first.
     pub const ALL: [Distro; 5] = [Distro::Noetic, Distro::Humble, Distro::Iron, Distro::Jazzy, Distro::Kilted];
 
     /// The lower-case name (`noetic`, `humble`, …).

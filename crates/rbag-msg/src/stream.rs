@@ -36,7 +36,8 @@ pub fn transcode(
     data: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<(), CodecError> {
-    let r = Reader::new(from, data, from_encoding).map_err(|e| *e)?;
+    let mut r = Reader::new(from, data, from_encoding, Vec::new(), Vec::new());
+    r.header().map_err(|e| *e)?;
     let mut s = Stream { plan, from, to, r, w: Writer::new(to, out, to_encoding, false) };
     s.msg(to.root, 0).map_err(|e| *e)
 }
@@ -66,7 +67,7 @@ impl Stream<'_, '_, '_> {
                 FieldPlan::Default(v) => self.w.field(tf, v, depth).map_err(|e| e.within(&tf.name))?,
                 FieldPlan::Copy { index, elem, .. } => {
                     while next < *index {
-                        self.r.field(&src.fields[next], depth).map_err(|e| e.within(&src.fields[next].name))?;
+                        self.r.skip(&src.fields[next], depth).map_err(|e| e.within(&src.fields[next].name))?;
                         next += 1;
                     }
                     self.copy(&src.fields[*index], tf, *elem, depth).map_err(|e| e.within(&tf.name))?;
@@ -75,7 +76,7 @@ impl Stream<'_, '_, '_> {
             }
         }
         for f in &src.fields[next.min(src.fields.len())..] {
-            self.r.field(f, depth).map_err(|e| e.within(&f.name))?;
+            self.r.skip(f, depth).map_err(|e| e.within(&f.name))?;
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
-//! Random messages of any compiled type, for property tests, fuzz seeds and benchmarks. A small
-//! xorshift generator keeps runs reproducible from a seed without another dependency.
+//! Random messages of any compiled type, for property tests, fuzz seeds and benchmarks (behind
+//! the `testgen` feature, which only tests and benches enable). A small xorshift generator keeps
+//! runs reproducible from a seed without another dependency.
 
 use std::borrow::Cow;
 
@@ -12,10 +13,12 @@ use crate::value::{scalar, PrimArray, Value};
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator from a seed (0 is taken as 1).
     pub fn new(seed: u64) -> Self {
         Rng(seed.max(1))
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -23,6 +26,7 @@ impl Rng {
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
+    /// A number in `0..n` (0 when `n` is 0).
     pub fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             0

@@ -1,5 +1,9 @@
-//! A decoded message: a tree that borrows strings and primitive arrays from the input bytes,
-//! read together with its [`Schema`](crate::schema::Schema) for field names.
+//! A decoded message as an owned tree that borrows strings and primitive arrays from the input
+//! bytes, read together with its [`Schema`](crate::schema::Schema) for field names.
+//!
+//! The tree is a convenience: it allocates one `Vec` per nested message and array. Decoding
+//! many messages is faster with a reused [`Decoder`](crate::view::Decoder) and its views, which
+//! build the tree on request ([`MessageRef::to_value`](crate::view::MessageRef::to_value)).
 
 use std::borrow::Cow;
 
@@ -7,6 +11,7 @@ use crate::schema::Prim;
 
 /// One field's value. Messages hold their fields in definition order.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)] // the scalar variants are named after their Rust types
 pub enum Value<'a> {
     Bool(bool),
     I8(i8),
@@ -27,21 +32,26 @@ pub enum Value<'a> {
     Prims(PrimArray<'a>),
     /// An array of strings or messages.
     Array(Vec<Value<'a>>),
+    /// A message's fields, in definition order.
     Message(Vec<Value<'a>>),
 }
 
+/// An array of primitives as little-endian bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrimArray<'a> {
+    /// The element type.
     pub prim: Prim,
     /// `len() * prim.size()` bytes, little-endian.
     pub le: Cow<'a, [u8]>,
 }
 
 impl PrimArray<'_> {
+    /// The number of elements.
     pub fn len(&self) -> usize {
         self.le.len() / self.prim.size()
     }
 
+    /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
         self.le.is_empty()
     }
@@ -52,10 +62,12 @@ impl PrimArray<'_> {
         self.le.get(i * n..i * n + n).map(|b| scalar(self.prim, b))
     }
 
+    /// The elements as scalar values.
     pub fn iter(&self) -> impl Iterator<Item = Value<'static>> + '_ {
         self.le.chunks_exact(self.prim.size()).map(|b| scalar(self.prim, b))
     }
 
+    /// A copy that no longer borrows the input.
     pub fn into_owned(self) -> PrimArray<'static> {
         PrimArray { prim: self.prim, le: Cow::Owned(self.le.into_owned()) }
     }
