@@ -6,3 +6,5 @@
 
 pub mod play;
 pub mod record;
+#[cfg(feature = "ros2")]
+pub mod services;

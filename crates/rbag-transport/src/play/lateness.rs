@@ -6,10 +6,11 @@
 /// counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LatenessStats {
+    /// Scheduled sends measured.
     pub count: u64,
-    /// Nearest-rank percentiles, as the lower bound of their histogram bucket (never above
-    /// `max_ns`).
+    /// Median, nearest-rank, as the lower bound of its histogram bucket (never above `max_ns`).
     pub p50_ns: u64,
+    /// 99th percentile, likewise.
     pub p99_ns: u64,
     /// Exact.
     pub max_ns: u64,

@@ -5,10 +5,10 @@ use std::sync::mpsc::Receiver;
 
 use rbag_storage::Message;
 
+use super::clock::Clock;
 use super::lateness::Histogram;
 use super::schedule::Schedule;
 use super::{Control, PlayError, PlayOptions, PlayReport, PlaySink, PlaySource, PlayState};
-use super::clock::Clock;
 
 /// How handling one message (or idling after the end) ended.
 enum Flow {

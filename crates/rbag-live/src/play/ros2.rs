@@ -1,0 +1,343 @@
+//! Playback into a ROS 2 DDS domain, as `ros2 bag play`: each topic is published with its
+//! recorded type and, as rosbag2 does, the QoS its recorded publishers offered when they agreed
+//! (else rosbag2's default), or the override's. ROS 1 connections are converted to ROS 2, so an
+//! old `.bag` plays into ROS 2. rosbag2's player services (`/rosbag2_player/*`), burst and
+//! `--publish-service-requests` are here.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rbag_bag::transcode::Rewrite;
+use rbag_ros2::dds::{EndpointKind, Endpoints, Participant, RawWriter};
+use rbag_ros2::names::{topic_to_dds, type_to_dds};
+use rbag_ros2::qos::{adapt_offer_to_recorded_offers, Overrides};
+use rbag_ros2::record::Log;
+use rbag_storage::rosbag2::qos::{self as qos_text, policy, QosProfile};
+use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
+use rbag_storage::{Connection, Message};
+use rbag_transport::clock::SystemClock;
+use rbag_transport::play::{BagSource, PlayError, PlayReport, PlaySink, PlaySource, PlayState, Player};
+
+use super::plan::{plan_all, Converter, Planned};
+use super::service_requests::RequestSender;
+pub use super::service_requests::{REQUEST_RECEIVED, REQUEST_SENT};
+use super::{now_ns, Error, Events, LiveReport, PlayControls, PlayEvent, PlayHandle, PlaySpec};
+use crate::services::{self, PlayerView};
+
+/// What only ROS 2 playback has.
+#[derive(Debug, Clone, Default)]
+pub struct Ros2Options {
+    /// QoS per output topic instead of the recorded one.
+    pub qos_overrides: Overrides,
+    /// After each message, wait up to this long for every reliable subscriber to acknowledge it.
+    pub wait_for_all_acked: Option<Duration>,
+    /// `ros2 bag burst`: publish this many messages as fast as possible, then stop.
+    pub burst: Option<u64>,
+    /// Call the recorded services with the recorded requests of this event kind
+    /// ([`REQUEST_RECEIVED`] or [`REQUEST_SENT`]) instead of publishing the service events.
+    pub service_requests: Option<u8>,
+}
+
+struct Out {
+    writer: Arc<RawWriter>,
+    rewrite: Option<Box<Rewrite>>,
+}
+
+struct Ros2Sink {
+    outs: BTreeMap<u32, Out>,
+    converter: Converter,
+    clock: Option<RawWriter>,
+    ack_timeout: Option<Duration>,
+    /// `burst`: messages left, and whom to tell it is done.
+    burst: Option<(u64, PlayHandle)>,
+    /// What the control services report.
+    view: PlayerView,
+    /// Service-event connections replayed as requests.
+    requests: BTreeMap<u32, RequestSender>,
+    /// Ends a wait for a slow reliable reader.
+    stop: PlayHandle,
+    events: Events,
+}
+
+fn now_i64() -> i64 {
+    i64::try_from(now_ns()).unwrap_or(i64::MAX)
+}
+
+impl PlaySink for Ros2Sink {
+    fn publish(&mut self, msg: &Message) -> Result<(), PlayError> {
+        self.view.published_one();
+        if let Some(r) = self.requests.get_mut(&msg.connection) {
+            r.send(&msg.data, now_i64())?;
+            return Ok(());
+        }
+        let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
+        let data = self.converter.bytes(out.rewrite.as_deref(), msg)?;
+        let stop = self.stop.clone();
+        out.writer.write_waiting(&data, now_i64(), &move || stop.stopped()).map_err(PlayError::sink)?;
+        if let Some((left, done)) = &mut self.burst {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                done.send(rbag_transport::play::Control::Quit);
+            }
+        }
+        if let Some(t) = self.ack_timeout {
+            if let Err(e) = out.writer.wait_for_acks(t) {
+                self.events.emit(PlayEvent::Warning(e.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    fn clock(&mut self, bag_time_ns: u64) -> Result<(), PlayError> {
+        if let Some(c) = &self.clock {
+            c.write(&clock_cdr(bag_time_ns), now_i64()).map_err(PlayError::sink)?;
+        }
+        Ok(())
+    }
+
+    fn state(&mut self, s: &PlayState) {
+        self.view.update(s);
+        self.events.emit(PlayEvent::State(*s));
+    }
+}
+
+/// Takes the service-event connections out of `planned` and makes each a request sender of
+/// events of `kind`.
+fn split_service_requests(
+    kind: u8,
+    types: &super::UserTypes,
+    source: &BagSource,
+    participant: &Participant,
+    planned: Vec<Planned>,
+) -> Result<(Vec<Planned>, BTreeMap<u32, RequestSender>), Error> {
+    let mut requests = BTreeMap::new();
+    let mut keep = Vec::new();
+    // Type sources are built once per bag, and only for bags with service events.
+    let mut sources = BTreeMap::new();
+    for p in planned {
+        if !rbag_ros2::names::is_service_event(&p.conn.topic) {
+            keep.push(p);
+            continue;
+        }
+        let bag = source.origin(p.id).map_or(0, |o| o.0);
+        let bag_sources = match sources.entry(bag) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(types.sources(&source.readers()[bag].info()?.properties))
+            }
+        };
+        match RequestSender::new(participant, &p.conn, bag_sources, kind)? {
+            Some(sender) => {
+                requests.insert(p.id, sender);
+            }
+            None => keep.push(p),
+        }
+    }
+    Ok((keep, requests))
+}
+
+/// A `rosgraph_msgs/msg/Clock` in CDR: `builtin_interfaces/Time{int32 sec, uint32 nanosec}`.
+fn clock_cdr(t: u64) -> Vec<u8> {
+    let mut b = vec![0, 1, 0, 0];
+    b.extend_from_slice(&((t / 1_000_000_000) as i32).to_le_bytes());
+    b.extend_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
+    b
+}
+
+/// The QoS to offer on a topic: the override, else what its recorded publishers agreed on.
+fn offer(topic: &str, conns: &[&Connection], overrides: &Overrides, events: &Events) -> QosProfile {
+    if let Some(p) = overrides.get(topic) {
+        return *p;
+    }
+    let recorded: Vec<QosProfile> = conns
+        .iter()
+        .filter_map(|c| c.metadata.get(QOS_KEY))
+        .filter_map(|t| qos_text::parse(t).ok())
+        .flatten()
+        .collect();
+    let (p, warning) = adapt_offer_to_recorded_offers(topic, &recorded);
+    if let Some(w) = warning {
+        events.emit(PlayEvent::Warning(w));
+    }
+    p
+}
+
+/// The first round of discovery: participants already running answer within it.
+const FIRST_ROUND: Duration = Duration::from_millis(250);
+/// Discovery is taken as settled once nothing new appeared for this long.
+const SETTLE: Duration = Duration::from_millis(100);
+/// How long [`wait_for_matches`] waits.
+const MATCH_WAIT: Duration = Duration::from_secs(2);
+
+/// Lets discovery match the subscribers already in the graph before the first message goes
+/// out: a volatile subscriber matched a few milliseconds late would miss the bag's first
+/// messages (`ros2 bag play` has that race). Waits until every reader discovery knows on our
+/// topics is matched and no new one appeared for [`SETTLE`] (at least [`FIRST_ROUND`] after
+/// start), at most [`MATCH_WAIT`]. A subscriber that does not answer discovery at all in that
+/// time (a stopped process) is not waited for: a delay gives it longer.
+fn wait_for_matches(
+    participant: &Participant,
+    writers: &[&RawWriter],
+    stop: &PlayHandle,
+    events: &Events,
+) -> Result<(), Error> {
+    let mut endpoints = Endpoints::new(participant)?;
+    let start = Instant::now();
+    let mut last_change = start;
+    loop {
+        if !endpoints.poll().is_empty() {
+            last_change = Instant::now();
+        }
+        let missing: Vec<&str> = writers
+            .iter()
+            .filter(|w| {
+                let readers = endpoints
+                    .all()
+                    .filter(|e| e.kind == EndpointKind::Reader && !e.local && e.topic == w.topic())
+                    .count() as u32;
+                w.matched() < readers
+            })
+            .map(|w| w.topic())
+            .collect();
+        let settled = start.elapsed() >= FIRST_ROUND && last_change.elapsed() >= SETTLE;
+        if missing.is_empty() && settled {
+            return Ok(());
+        }
+        if start.elapsed() >= MATCH_WAIT || stop.stopped() {
+            if !missing.is_empty() {
+                events.emit(PlayEvent::Warning(format!(
+                    "not every subscriber on {} matched within {} s (incompatible QoS?); playing anyway",
+                    missing.join(", "),
+                    MATCH_WAIT.as_secs()
+                )));
+            }
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The writer of every output topic, by topic: (type, writer).
+type Writers = BTreeMap<String, (String, Arc<RawWriter>)>;
+
+fn writers(
+    participant: &Participant,
+    planned: &[Planned],
+    remaps: &BTreeMap<String, String>,
+    overrides: &Overrides,
+    events: &Events,
+) -> Result<Writers, Error> {
+    let mut by_topic: BTreeMap<String, Vec<&Connection>> = BTreeMap::new();
+    for Planned { conn, .. } in planned {
+        let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
+        by_topic.entry(topic).or_default().push(conn);
+    }
+    let mut writers = Writers::new();
+    for (topic, conns) in &by_topic {
+        let ty = &conns[0].message_type;
+        let dds_type = type_to_dds(ty).ok_or_else(|| Error::NoDdsType { topic: topic.clone(), ty: ty.clone() })?;
+        let qos = offer(topic, conns, overrides, events);
+        let user_data = conns[0].metadata.get(TYPE_HASH_KEY).map(|h| format!("typehash={h};"));
+        let w = RawWriter::new(participant, &topic_to_dds(topic), &dds_type, &qos, user_data.as_deref())?;
+        writers.insert(topic.clone(), (ty.clone(), Arc::new(w)));
+    }
+    Ok(writers)
+}
+
+/// Plays `spec` into `participant`'s domain until the end, a stop, or the end of a burst.
+/// Bad player options are refused before anything is published. rosbag2's player services are
+/// served while it plays; their log lines arrive as [`PlayEvent::Info`].
+pub fn play(
+    participant: &Participant,
+    spec: PlaySpec,
+    ros2: &Ros2Options,
+    controls: PlayControls,
+) -> Result<LiveReport, Error> {
+    let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events } = spec;
+    let mut source = BagSource::with_filter(bags, filter)?;
+    let (converter, planned) = plan_all(&source, &types, "cdr", |_| {}, &events)?;
+    options.pause_connections = super::pause_connections(&source, &pause_topics);
+    if ros2.burst.is_some() {
+        options.immediate = true;
+        options.from_start_point = false;
+    }
+    let mut player = Player::new(options.clone()).map_err(Error::Options)?;
+
+    let (planned, requests) = match ros2.service_requests {
+        Some(kind) => split_service_requests(kind, &types, &source, participant, planned)?,
+        None => (planned, BTreeMap::new()),
+    };
+    let writers = writers(participant, &planned, &remaps, &ros2.qos_overrides, &events)?;
+    let handle = controls.handle.clone();
+    let mut sink = Ros2Sink {
+        outs: BTreeMap::new(),
+        converter,
+        clock: None,
+        ack_timeout: ros2.wait_for_all_acked,
+        burst: None,
+        view: PlayerView::new(options.start_paused, options.rate),
+        requests,
+        stop: handle.clone(),
+        events: events.clone(),
+    };
+    for Planned { id, conn, rewrite } in planned {
+        let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
+        let Some((ty, writer)) = writers.get(&topic) else { continue };
+        if *ty != conn.message_type {
+            events.emit(PlayEvent::Warning(format!(
+                "topic {topic}: connection {} has type {} but {ty} is already published there; left out",
+                conn.id, conn.message_type
+            )));
+            continue;
+        }
+        sink.outs.insert(id, Out { writer: writer.clone(), rewrite });
+    }
+    if options.clock_hz.is_some() {
+        let qos = QosProfile {
+            history: policy::KEEP_LAST,
+            depth: 1,
+            reliability: policy::BEST_EFFORT,
+            durability: policy::VOLATILE,
+            ..QosProfile::default()
+        };
+        sink.clock = Some(RawWriter::new(participant, "rt/clock", "rosgraph_msgs::msg::dds_::Clock_", &qos, None)?);
+    }
+
+    let all: Vec<&RawWriter> =
+        writers.values().map(|(_, w)| w.as_ref()).chain(sink.requests.values().map(RequestSender::writer)).collect();
+    wait_for_matches(participant, &all, &handle, &events)?;
+    if let Some(n) = ros2.burst {
+        if n == 0 {
+            return Ok(LiveReport { play: None, started_wall_ns: 0, dropped: None });
+        }
+        sink.burst = Some((n, handle.clone()));
+    }
+    let log: Log = {
+        let events = events.clone();
+        Arc::new(move |m: String| events.emit(PlayEvent::Info(m)))
+    };
+    let _services = services::player(participant, &handle, &sink.view, source.time_range(), &log)?;
+    std::thread::sleep(Duration::from_nanos(delay_ns));
+    // The clock counts from its creation: wall time there plus the anchor's clock time is when
+    // the first message was due.
+    let (wall0, clock) = (now_ns(), SystemClock::new());
+    let report: Result<PlayReport, PlayError> = player.run(&mut source, &mut sink, &clock, &controls.rx);
+    // Reliable subscribers get everything before the writers go away.
+    for (_, w) in writers.values() {
+        let _ = w.wait_for_acks(Duration::from_secs(2));
+    }
+    let report = report?;
+    let started_wall_ns = wall0 + report.anchored_at.unwrap_or(0);
+    Ok(LiveReport { play: Some(report), started_wall_ns, dropped: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_messages_are_builtin_time_in_cdr() {
+        assert_eq!(clock_cdr(1_500_000_007), vec![0, 1, 0, 0, 1, 0, 0, 0, 7, 0x65, 0xcd, 0x1d]);
+    }
+}
