@@ -30,6 +30,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 
 use rbag_storage::{Filter, StorageReader};
+use rbag_transport::clock::Clock;
 use rbag_transport::play::{Control, PlayError, PlayOptions, PlayReport, PlayState};
 
 pub use plan::UserTypes;
@@ -52,6 +53,9 @@ pub struct PlaySpec {
     pub delay_ns: u64,
     /// Where the run's events go.
     pub events: Events,
+    /// The time source (`None`: the system's monotonic clock). A
+    /// [`VirtualClock`](rbag_transport::clock::VirtualClock) makes a run exact and instant.
+    pub clock: Option<Arc<dyn Clock>>,
 }
 
 impl PlaySpec {
@@ -66,6 +70,7 @@ impl PlaySpec {
             types: UserTypes::default(),
             delay_ns: 0,
             events: Events::default(),
+            clock: None,
         }
     }
 }
@@ -262,9 +267,6 @@ fn now_ns() -> u64 {
 }
 
 /// The connection ids of `spec.pause_topics` among `source`'s.
-fn pause_connections(
-    source: &rbag_transport::play::BagSource,
-    topics: &[String],
-) -> std::collections::BTreeSet<u32> {
+fn pause_connections(source: &rbag_transport::play::BagSource, topics: &[String]) -> std::collections::BTreeSet<u32> {
     source.connections().iter().filter(|c| topics.contains(&c.topic)).map(|c| c.id).collect()
 }

@@ -12,7 +12,7 @@ use rbag_bag::transcode::Rewrite;
 use rbag_ros1::node::Node;
 use rbag_ros1::tcpros::{Publication, ServiceDef, TopicPublisher};
 use rbag_storage::{Connection, Message};
-use rbag_transport::clock::SystemClock;
+use rbag_transport::clock::{Clock, SystemClock};
 use rbag_transport::play::{BagSource, Control, PlayError, PlaySink, PlayState, Player};
 
 use super::plan::{plan_all, Converter, Planned};
@@ -117,7 +117,7 @@ fn output_topic(topic: &str, remaps: &BTreeMap<String, String>, prefix: Option<&
 /// to shut down. Remaps are the node's (`from:=to` arguments) overridden by the spec's. Bad
 /// player options are refused before anything is advertised. The caller leaves the graph.
 pub fn play(node: &Node, spec: PlaySpec, ros1: &Ros1Options, controls: PlayControls) -> Result<LiveReport, Error> {
-    let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events } = spec;
+    let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events, clock } = spec;
     let mut source = BagSource::with_filter(bags, filter)?;
     let complete = ros1.complete_connection;
     let (converter, planned) = plan_all(
@@ -211,11 +211,18 @@ pub fn play(node: &Node, spec: PlaySpec, ros1: &Ros1Options, controls: PlayContr
             })
             .map_err(Error::Thread)?;
     }
-    let result = run(&mut player, &mut source, &mut sink, &publishers, ros1, delay_ns, &controls, &events);
+    let timing = Timing { delay_ns, clock };
+    let result = run(&mut player, &mut source, &mut sink, &publishers, ros1, timing, &controls, &events);
     done.store(true, Ordering::SeqCst);
     let (play, started_wall_ns) = result?;
     let dropped: u64 = publishers.values().map(|(_, p)| p.dropped()).sum();
     Ok(LiveReport { play, started_wall_ns, dropped: Some(dropped) })
+}
+
+/// When to start and what time to play by.
+struct Timing {
+    delay_ns: u64,
+    clock: Option<Arc<dyn Clock>>,
 }
 
 /// Waits for subscribers and the delay, plays, and lets queued messages drain.
@@ -226,7 +233,7 @@ fn run(
     sink: &mut Ros1Sink,
     publishers: &BTreeMap<String, (String, Arc<TopicPublisher>)>,
     ros1: &Ros1Options,
-    delay_ns: u64,
+    timing: Timing,
     controls: &PlayControls,
     events: &Events,
 ) -> Result<(Option<rbag_transport::play::PlayReport>, u64), Error> {
@@ -240,11 +247,13 @@ fn run(
             }
         }
     }
-    std::thread::sleep(Duration::from_nanos(delay_ns));
+    std::thread::sleep(Duration::from_nanos(timing.delay_ns));
     // The clock counts from its creation: wall time there plus the anchor's clock time is when
     // the first message was due.
-    let (wall0, clock) = (now_ns(), SystemClock::new());
-    let report = player.run(source, sink, &clock, &controls.rx);
+    let system = SystemClock::new();
+    let wall0 = now_ns().saturating_sub(system.now());
+    let clock: &dyn Clock = timing.clock.as_deref().unwrap_or(&system);
+    let report = player.run(source, sink, clock, &controls.rx);
     // Let queued messages reach subscribers before the links close.
     for (_, p) in publishers.values() {
         let deadline = Instant::now() + Duration::from_secs(2);

@@ -16,7 +16,7 @@ use rbag_ros2::record::Log;
 use rbag_storage::rosbag2::qos::{self as qos_text, policy, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::{Connection, Message};
-use rbag_transport::clock::SystemClock;
+use rbag_transport::clock::{Clock, SystemClock};
 use rbag_transport::play::{BagSource, PlayError, PlayReport, PlaySink, PlaySource, PlayState, Player};
 
 use super::plan::{plan_all, Converter, Planned};
@@ -254,7 +254,7 @@ pub fn play(
     ros2: &Ros2Options,
     controls: PlayControls,
 ) -> Result<LiveReport, Error> {
-    let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events } = spec;
+    let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events, clock } = spec;
     let mut source = BagSource::with_filter(bags, filter)?;
     let (converter, planned) = plan_all(&source, &types, "cdr", |_| {}, &events)?;
     options.pause_connections = super::pause_connections(&source, &pause_topics);
@@ -321,8 +321,10 @@ pub fn play(
     std::thread::sleep(Duration::from_nanos(delay_ns));
     // The clock counts from its creation: wall time there plus the anchor's clock time is when
     // the first message was due.
-    let (wall0, clock) = (now_ns(), SystemClock::new());
-    let report: Result<PlayReport, PlayError> = player.run(&mut source, &mut sink, &clock, &controls.rx);
+    let system = SystemClock::new();
+    let wall0 = now_ns().saturating_sub(system.now());
+    let clock_ref: &dyn Clock = clock.as_deref().unwrap_or(&system);
+    let report: Result<PlayReport, PlayError> = player.run(&mut source, &mut sink, clock_ref, &controls.rx);
     // Reliable subscribers get everything before the writers go away.
     for (_, w) in writers.values() {
         let _ = w.wait_for_acks(Duration::from_secs(2));

@@ -53,8 +53,7 @@ impl RequestSender {
         }
         let failed = |reason: String| Error::ServiceRequests { topic: conn.topic.clone(), reason };
         let (registry, event) = compile(conn, sources).map_err(|e| failed(e.to_string()))?;
-        let request =
-            Schema::compile(&registry, &format!("{base}_Request")).map_err(|e| failed(e.to_string()))?;
+        let request = Schema::compile(&registry, &format!("{base}_Request")).map_err(|e| failed(e.to_string()))?;
         let dds = |suffix: &str| {
             type_to_dds(&format!("{base}_{suffix}")).ok_or_else(|| failed(format!("type {base} has no DDS name")))
         };
