@@ -1,9 +1,9 @@
 //! Decoded messages as text: JSON (one line), YAML as `rostopic echo`/`ros2 topic echo` print
 //! it, and flat CSV columns; plus field paths (`pose.position.x`, `points[3]`).
 //!
-//! Every renderer takes either form of a decoded message: a [`Value`] tree (the functions here)
-//! or a [`MessageRef`](crate::view::MessageRef) view ([`MessageRef::json`](crate::view::MessageRef::json),
-//! [`MessageRef::yaml`](crate::view::MessageRef::yaml), [`Csv::cells_of`]), with the same text.
+//! Every renderer takes either form of a decoded message, with the same text: a [`Value`] tree
+//! (the functions here) or a [`MessageRef`] view ([`MessageRef::json`], [`MessageRef::yaml`],
+//! [`Csv::cells_of`]).
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -196,13 +196,11 @@ pub(crate) fn json<'t, T: Tree<'t>>(schema: Option<&Schema>, ty: Ty, v: T, out: 
         Item::Message(_) => {
             let Some(layout) = layout(schema, ty) else { return out.write_all(b"null") };
             out.write_all(b"{")?;
-            let mut n = 0;
-            for (k, f) in layout.fields.iter().enumerate().filter(|(_, f)| !hidden(&f.name)) {
+            for (n, (k, f)) in layout.fields.iter().enumerate().filter(|(_, f)| !hidden(&f.name)).enumerate() {
                 let Some(v) = v.child(k) else { break };
                 if n > 0 {
                     out.write_all(b",")?;
                 }
-                n += 1;
                 json_str(f.name.as_bytes(), out)?;
                 out.write_all(b":")?;
                 json(schema, field_ty(f.kind), v, out)?;
@@ -316,13 +314,11 @@ impl Yaml<'_, '_> {
     /// `after_dash`.
     fn fields<'t, T: Tree<'t>>(&mut self, ty: Ty, v: T, indent: usize, after_dash: bool) -> io::Result<()> {
         let (Some(layout), Item::Message(_)) = (layout(self.schema, ty), v.item()) else { return Ok(()) };
-        let mut n = 0;
-        for (k, f) in layout.fields.iter().enumerate().filter(|(_, f)| !hidden(&f.name)) {
+        for (n, (k, f)) in layout.fields.iter().enumerate().filter(|(_, f)| !hidden(&f.name)).enumerate() {
             let Some(v) = v.child(k) else { break };
             if n > 0 || !after_dash {
                 write!(self.out, "{:1$}", "", indent)?;
             }
-            n += 1;
             write!(self.out, "{}:", f.name)?;
             let ty = field_ty(f.kind);
             match v.item() {

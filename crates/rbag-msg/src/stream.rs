@@ -1,5 +1,5 @@
 //! Rewriting a message from one encoding or definition into another while reading it, without
-//! building a [`Value`] tree: fields are read from the source and written to the target in one
+//! building a [`Value`](crate::Value) tree: fields are read from the source and written to the target in one
 //! pass, and primitive arrays (image data, point clouds) move as one block of bytes.
 //!
 //! It follows the same [`Plan`] as the tree path (decode → [`Plan::apply`] → encode) and gives
