@@ -4,7 +4,14 @@
 //! here; the middleware (ROS 1 over TCPROS, ROS 2 over DDS) is chosen in one place. The
 //! queue, split, snapshot and retention logic below the middleware is `rbag_transport`'s.
 
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod graph;
+pub mod middleware;
 pub mod play;
 pub mod record;
+
+pub use middleware::Middleware;
 #[cfg(feature = "ros2")]
 pub mod services;

@@ -113,6 +113,7 @@ impl Default for PipelineOptions {
 
 /// What happened in a step, for the caller to act on or print.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// Something the recorder says (files opened, closed, split, deleted; low space).
     Notice(Notice),

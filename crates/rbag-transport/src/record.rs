@@ -126,6 +126,7 @@ impl std::fmt::Display for StopReason {
 
 /// Things worth telling the user, in order; the caller prints them (rosbag's INFO/WARN lines).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Notice {
     /// "Recording to 'NAME.bag'." (the final name; `-p` publishes it on `begin_write`).
     Opened(PathBuf),

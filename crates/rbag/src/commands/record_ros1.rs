@@ -188,7 +188,7 @@ fn writer(
                         dir.display()
                     )),
                     Notice::Warning(w) => log(format!("warning: {w}")),
-                    Notice::Split(p) => log(format!("Split '{}'.", p.display())),
+                    _ => {}
                 }
             }
         }
