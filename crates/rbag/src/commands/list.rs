@@ -18,12 +18,54 @@ pub struct Args {
     json: bool,
 }
 
+/// One registered storage backend as `rbag list` shows it.
 #[derive(Serialize)]
 struct Backend {
-    name: &'static str,
-    description: &'static str,
+    name: String,
+    description: String,
     read: bool,
     write: bool,
+    reindex: bool,
+    /// File extensions, the one written by default first.
+    extensions: Vec<String>,
+    /// Chunk compressions it writes (besides none).
+    compressions: Vec<&'static str>,
+    /// Whether a bag may span several files.
+    splits: bool,
+    /// `key=value` storage options it takes.
+    options: Vec<StorageOption>,
+}
+
+#[derive(Serialize)]
+struct StorageOption {
+    key: &'static str,
+    values: &'static str,
+    doc: &'static str,
+}
+
+/// Every backend in the storage registry, built-in or registered at start, in registry order.
+fn registered_storage() -> Vec<Backend> {
+    rbag_storage::backends()
+        .iter()
+        .map(|b| {
+            let caps = b.capabilities();
+            Backend {
+                name: b.name().into(),
+                description: b.description().into(),
+                read: caps.read,
+                write: caps.write,
+                reindex: caps.reindex,
+                extensions: b.extensions().iter().map(|e| e.to_string()).collect(),
+                compressions: caps.compressions.iter().map(|c| c.name()).collect(),
+                splits: caps.splits,
+                options: b
+                    .options()
+                    .iter()
+                    .map(|o| StorageOption { key: o.key, values: o.values, doc: o.doc })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -32,17 +74,6 @@ struct Compressor {
     /// Where it applies.
     applies_to: &'static str,
 }
-
-const STORAGE: &[Backend] = &[
-    Backend { name: "ros1", description: "ROS 1 bag v2.0 (.bag)", read: true, write: true },
-    Backend {
-        name: "sqlite3",
-        description: "rosbag2 SQLite3 (.db3, schema 1-4 read, 4 written)",
-        read: true,
-        write: true,
-    },
-    Backend { name: "mcap", description: "MCAP (.mcap; ros2 and ros1 profiles)", read: true, write: true },
-];
 
 const COMPRESSORS: &[Compressor] = &[
     Compressor { name: "lz4", applies_to: "ROS 1 chunks, MCAP chunks" },
@@ -57,7 +88,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     if args.json {
         let mut v = serde_json::Map::new();
         if storage {
-            v.insert("storage".into(), serde_json::to_value(STORAGE)?);
+            v.insert("storage".into(), serde_json::to_value(registered_storage())?);
         }
         if compressor {
             v.insert("compressor".into(), serde_json::to_value(COMPRESSORS)?);
@@ -67,7 +98,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     } else {
         if storage {
             writeln!(out, "storage:")?;
-            for b in STORAGE {
+            for b in registered_storage() {
                 let rw = match (b.read, b.write) {
                     (true, true) => "read, write",
                     (true, false) => "read",
