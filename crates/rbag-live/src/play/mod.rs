@@ -228,7 +228,7 @@ pub enum Error {
         /// What rbag was doing.
         what: String,
         /// The node's error.
-        source: rbag_ros1::node::NodeError,
+        source: Box<rbag_ros1::node::NodeError>,
     },
     /// A DDS entity could not be made or used.
     #[cfg(feature = "ros2")]

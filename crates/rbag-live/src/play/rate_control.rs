@@ -44,8 +44,10 @@ impl RateControl {
             }
             SubEvent::Closed { .. } => {}
         });
-        node.subscribe(topic, "*", true, handler)
-            .map_err(|source| Error::Ros1 { what: format!("subscribing to the rate control topic {topic}"), source })?;
+        node.subscribe(topic, "*", true, handler).map_err(|source| Error::Ros1 {
+            what: format!("subscribing to the rate control topic {topic}"),
+            source: Box::new(source),
+        })?;
         Ok(RateControl { stamp_ns, max_delay_ns })
     }
 

@@ -11,17 +11,14 @@ use std::time::{Duration, Instant};
 use rbag_bag::transcode::Rewrite;
 use rbag_ros1::node::Node;
 use rbag_ros1::tcpros::{Publication, ServiceDef, TopicPublisher};
-use rbag_storage::{Connection, Message};
+use rbag_storage::Message;
 use rbag_transport::clock::{Clock, SystemClock};
 use rbag_transport::play::{BagSource, Control, PlayError, PlaySink, PlayState, Player};
 
 use super::plan::{plan_all, Converter, Planned};
 use super::rate_control::RateControl;
 use super::{now_ns, pause_connections, Error, Events, LiveReport, PlayControls, PlayEvent, PlayHandle, PlaySpec};
-
-/// Fills in what a ROS 1 connection lacks (a missing definition or MD5 sum), returning a warning
-/// to report; the front end's choice of type store.
-pub type CompleteConnection = fn(&mut Connection) -> Option<String>;
+use crate::graph::complete_connection;
 
 /// What only ROS 1 playback has.
 #[derive(Debug, Clone)]
@@ -35,19 +32,11 @@ pub struct Ros1Options {
     /// Hold playback until a Header stamp on this topic is at most this far (ns) behind the
     /// next message (`--rate-control-topic`, `--rate-control-max-delay`).
     pub rate_control: Option<(String, u64)>,
-    /// Applied to connections already in the ROS 1 encoding.
-    pub complete_connection: Option<CompleteConnection>,
 }
 
 impl Default for Ros1Options {
     fn default() -> Self {
-        Ros1Options {
-            prefix: None,
-            queue_size: 100,
-            wait_for_subscribers: false,
-            rate_control: None,
-            complete_connection: None,
-        }
+        Ros1Options { prefix: None, queue_size: 100, wait_for_subscribers: false, rate_control: None }
     }
 }
 
@@ -119,13 +108,14 @@ fn output_topic(topic: &str, remaps: &BTreeMap<String, String>, prefix: Option<&
 pub fn play(node: &Node, spec: PlaySpec, ros1: &Ros1Options, controls: PlayControls) -> Result<LiveReport, Error> {
     let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events, clock } = spec;
     let mut source = BagSource::with_filter(bags, filter)?;
-    let complete = ros1.complete_connection;
+    // A connection with no definition or MD5 sum gets the bundled type's, so subscribers that
+    // check them connect.
     let (converter, planned) = plan_all(
         &source,
         &types,
         "ros1",
         |conn| {
-            if let Some(w) = complete.and_then(|f| f(conn)) {
+            if let Some(w) = complete_connection(conn) {
                 events.emit(PlayEvent::Warning(format!("topic {}: {w}", conn.topic)));
             }
         },
@@ -151,7 +141,7 @@ pub fn play(node: &Node, spec: PlaySpec, ros1: &Ros1Options, controls: PlayContr
     };
     let advertise = |p: Publication| {
         let what = format!("advertising {}", p.topic);
-        node.advertise(p).map_err(|source| Error::Ros1 { what, source })
+        node.advertise(p).map_err(|source| Error::Ros1 { what, source: Box::new(source) })
     };
     let queue_size = ros1.queue_size.max(1);
     let mut publishers: BTreeMap<String, (String, Arc<TopicPublisher>)> = BTreeMap::new();
@@ -194,8 +184,10 @@ pub fn play(node: &Node, spec: PlaySpec, ros1: &Ros1Options, controls: PlayContr
         })?);
     }
     let handle = controls.handle.clone();
-    node.advertise_service(pause_service(node.name(), paused, handle.clone()))
-        .map_err(|source| Error::Ros1 { what: format!("serving {}/pause_playback", node.name()), source })?;
+    node.advertise_service(pause_service(node.name(), paused, handle.clone())).map_err(|source| Error::Ros1 {
+        what: format!("serving {}/pause_playback", node.name()),
+        source: Box::new(source),
+    })?;
     let done = Arc::new(AtomicBool::new(false));
     {
         let (node, done) = (node.clone(), done.clone());
