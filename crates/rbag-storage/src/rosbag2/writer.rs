@@ -71,15 +71,7 @@ impl Rosbag2Writer {
             // rosbag2's own MCAP plugin refuses message mode; MCAP has chunk compression.
             return Err(Error::Invalid("MCAP bags compress chunks (--compression zstd), not single messages".into()));
         }
-        // rosbag2's limits: an empty SQLite3 file alone is ~20 KiB, so smaller splits would
-        // write one message per file.
-        let min_split = if format == Format::Sqlite3 { 86_016 } else { 1024 };
-        if let Some(max) = r2.max_file_size.filter(|&m| m < min_split) {
-            return Err(Error::Invalid(format!(
-                "a split size of {max} bytes is under the {} minimum of {min_split} bytes",
-                format.name()
-            )));
-        }
+        r2.check_split(format)?;
         if !single {
             if path.exists() {
                 return Err(Error::OutputExists { path: path.into() });
@@ -258,6 +250,19 @@ impl crate::Rosbag2Options {
         let Some(start) = period_start_ns else { return false };
         self.max_file_size.is_some_and(|max| file_bytes >= max)
             || self.max_file_duration_ns.is_some_and(|max| max > 0 && log_time.saturating_sub(start) > max)
+    }
+
+    /// Refuses a split size rosbag2 refuses: an empty SQLite3 file alone is ~20 KiB, so
+    /// smaller splits would write one message per file.
+    pub fn check_split(&self, format: Format) -> Result<()> {
+        let min_split = if format == Format::Sqlite3 { 86_016 } else { 1024 };
+        match self.max_file_size.filter(|&m| m < min_split) {
+            Some(max) => Err(Error::Invalid(format!(
+                "a split size of {max} bytes is under the {} minimum of {min_split} bytes",
+                format.name()
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// How many of the oldest files to delete when `files` exist (circular logging with

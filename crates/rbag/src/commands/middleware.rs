@@ -1,13 +1,8 @@
 //! `--ros1`/`--ros2`: which middleware a live verb (`record`, `play`) talks to.
 
 use anyhow::Result;
-
-/// The live middleware of a verb.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Middleware {
-    Ros1,
-    Ros2,
-}
+pub use rbag_live::middleware::split_remaps;
+pub use rbag_live::Middleware;
 
 /// `--ros1` / `--ros2`; without either, `ROS_VERSION` decides, as in a sourced ROS shell.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
@@ -27,24 +22,8 @@ impl MiddlewareArgs {
     }
 
     fn pick(&self, verb: &str) -> Result<Middleware, String> {
-        if self.ros1 {
-            return Ok(Middleware::Ros1);
-        }
-        if self.ros2 {
-            return Ok(Middleware::Ros2);
-        }
-        match std::env::var("ROS_VERSION").ok().as_deref().map(str::trim) {
-            Some("1") => Ok(Middleware::Ros1),
-            Some("2") => Ok(Middleware::Ros2),
-            Some(other) => Err(format!("rbag {verb}: ROS_VERSION={other:?} is neither 1 nor 2; pass --ros1 or --ros2")),
-            None => Err(format!("rbag {verb}: say which middleware: --ros1 or --ros2 (or set ROS_VERSION)")),
-        }
+        Middleware::from_env(self.ros1, self.ros2).map_err(|e| format!("rbag {verb}: {e}; pass --ros1 or --ros2"))
     }
-}
-
-/// Splits ROS remapping arguments (`from:=to`, `__name:=x`) from the other positionals.
-pub fn split_remaps(args: &[String]) -> (Vec<String>, Vec<String>) {
-    args.iter().cloned().partition(|a| a.contains(":="))
 }
 
 /// `main` routes `--ros2` (and `ROS_VERSION=2`) to the ROS 2 parsers before clap sees the

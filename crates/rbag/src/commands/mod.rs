@@ -1,8 +1,6 @@
 //! One module per verb. Each has an `Args` (clap) and a `run` returning an [`crate::Outcome`].
 
 pub mod completions;
-#[cfg(feature = "ros2")]
-pub mod control_services;
 pub mod convert;
 pub mod echo;
 pub mod info;
@@ -11,13 +9,9 @@ pub mod list;
 pub mod master;
 pub mod middleware;
 pub mod play;
-pub mod play_plan;
-pub mod play_ros1;
 #[cfg(feature = "ros2")]
 pub mod play_ros2;
-pub mod rate_control;
 pub mod record;
-pub mod record_ros1;
 #[cfg(feature = "ros2")]
 pub mod record_ros2;
 pub mod reindex;
@@ -25,8 +19,6 @@ pub mod ros1;
 #[cfg(feature = "ros2")]
 pub mod ros2;
 pub mod rosbag2_args;
-#[cfg(feature = "ros2")]
-pub mod service_requests;
 pub mod signals;
 
 use std::path::Path;

@@ -1,12 +1,17 @@
 //! `rbag record`: record a live ROS graph into a bag, as `rosbag record` does.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc};
 
-use anyhow::Result;
+use anyhow::{bail, Result};
+use rbag_live::record::{Log, RecordSpec, Recording, Ros1Source, Source};
+use rbag_storage::{Compression, Format, WriteOptions};
+use rbag_transport::{OutputName, PipelineOptions, RecordOptions, RecordReport, SnapshotOptions, Split};
 
 use super::middleware::{Middleware, MiddlewareArgs};
+use super::{keyboard, signals};
 use crate::units::{parse_duration, parse_size_in};
-use crate::Outcome;
+use crate::{Outcome, UsageError};
 
 const MB: u64 = 1 << 20;
 const KB: u64 = 1 << 10;
@@ -134,8 +139,218 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    match args.middleware.choose("record")? {
-        Middleware::Ros1 => super::record_ros1::run(args),
-        Middleware::Ros2 => super::middleware::ros2_elsewhere("record"),
+    if args.middleware.choose("record")? == Middleware::Ros2 {
+        return super::middleware::ros2_elsewhere("record");
+    }
+    if args.udp {
+        return Err(UsageError("--udp: rbag records over TCPROS only (UDPROS is not supported)".into()).into());
+    }
+    let (remaps, mut topics) = rbag_live::middleware::split_remaps(&args.topics);
+    topics.extend(args.topic_flags.iter().cloned());
+    if topics.is_empty() && !args.all && args.node.is_none() {
+        return Err(UsageError("rbag record: name topics to record, or use -a/--all or --node".into()).into());
+    }
+    let source = Ros1Source {
+        remaps,
+        topics,
+        regex: args.regex,
+        all: args.all,
+        exclude: args.exclude.clone(),
+        node: args.node.clone(),
+        tcp_nodelay: args.tcpnodelay,
+        publish_begin_write: args.publish,
+        snapshot_topic: args.snapshot_topic.clone(),
+        ..Ros1Source::default()
+    };
+    // Bad -e/-x patterns are usage errors: found before joining (or starting) a master.
+    source.selection(str::to_string).map_err(|e| UsageError(e.to_string()))?;
+    let snapshot = SnapshotOptions {
+        max_duration_ns: Some(args.snapshot_duration),
+        max_bytes: args.snapshot_size,
+        each_to_new_bag: true,
+    };
+    let spec = RecordSpec {
+        output: output_options(&args)?,
+        pipeline: PipelineOptions { snapshot: args.snapshot.then_some(snapshot), ..PipelineOptions::default() },
+        queue_bytes: (args.buffsize > 0).then_some(args.buffsize),
+        start_paused: false,
+        source: Source::Ros1(source),
+        clock: None,
+    };
+    let (quiet, snapshot_mode) = (args.quiet, args.snapshot);
+    drive(spec, quiet, snapshot_mode, "record buffer full; counted on /rbag/dropped in the bag", |_, _| Ok(()))
+}
+
+fn output_options(args: &Args) -> Result<RecordOptions> {
+    let output = match (&args.output, &args.output_prefix) {
+        (Some(path), _) => OutputName::Exact(path.clone()),
+        (None, Some(prefix)) => OutputName::Prefix(prefix.clone()),
+        (None, None) => OutputName::Prefix(String::new()),
+    };
+    let format = match args.storage.as_deref() {
+        Some("ros1") => Format::Ros1,
+        Some("mcap") => Format::Mcap,
+        Some(other) => return Err(UsageError(format!("--storage {other}: ROS 1 recording writes ros1 or mcap")).into()),
+        None => match args.output.as_deref().and_then(Path::extension).and_then(|e| e.to_str()) {
+            Some("mcap") => Format::Mcap,
+            _ => Format::Ros1,
+        },
+    };
+    let compression = match (args.bz2, args.lz4) {
+        (true, _) => Compression::Bz2,
+        (_, true) => Compression::Lz4,
+        _ => Compression::None,
+    };
+    if format == Format::Mcap && compression == Compression::Bz2 {
+        return Err(UsageError("--bz2: MCAP has no bz2 chunks (use --lz4)".into()).into());
+    }
+    let bounds = Split { max_bytes: args.split.filter(|&s| s > 0).or(args.size), max_duration_ns: args.duration };
+    let bounded = bounds.max_bytes.is_some() || bounds.max_duration_ns.is_some();
+    let split = args.split.is_some();
+    Ok(RecordOptions {
+        output,
+        format,
+        write: WriteOptions { compression, chunk_size: args.chunksize, ..WriteOptions::default() },
+        split: (split && bounded).then_some(bounds),
+        stop_at: (!split && bounded).then_some(bounds),
+        max_splits: args.max_splits,
+        limit_per_topic: args.limit,
+        repeat_latched: args.repeat_latched,
+        min_space: args.min_space,
+        overwrite: args.force,
+        ..RecordOptions::default()
+    })
+}
+
+/// Runs a recording from the terminal, for `--ros1` and `--ros2` alike: prints its notices
+/// (only errors and warnings when `quiet`), stops on SIGINT/SIGTERM/SIGHUP, snapshots on
+/// SIGUSR1 or `s`, pauses on space (with `keys`), and maps the report to an exit code.
+/// `serve` starts what must live as long as the recording (control services).
+pub(super) fn drive<S>(
+    spec: RecordSpec,
+    quiet: bool,
+    keys: bool,
+    drop_cause: &str,
+    serve: impl FnOnce(&Recording, &Log) -> Result<S>,
+) -> Result<Outcome> {
+    let snapshot_mode = spec.pipeline.snapshot.is_some();
+    let log: Log = Arc::new(move |m: String| {
+        if !quiet || m.starts_with("error") || m.starts_with("warning") {
+            note!("{m}");
+        }
+    });
+    signals::install();
+    let recording = Recording::start(spec, log.clone()).map_err(|e| {
+        let hint = if e.output_exists() { " (use --force to replace it)" } else { "" };
+        anyhow::anyhow!("starting the recording: {e}{hint}")
+    })?;
+    let served = serve(&recording, &log)?;
+    let (keys_tx, key_rx) = mpsc::channel();
+    let _raw = if keys { keyboard::start(keys_tx) } else { None };
+    let outcome = recording.run(|controls| {
+        for k in key_rx.try_iter() {
+            match k {
+                keyboard::Key::Space if !snapshot_mode => {
+                    let paused = controls.toggle_paused();
+                    log(if paused { "Recording paused." } else { "Recording resumed." }.into());
+                }
+                keyboard::Key::Char('s') if snapshot_mode => controls.snapshot(),
+                _ => {}
+            }
+        }
+        if signals::take_usr1() && snapshot_mode {
+            log("Snapshot: writing the cache into the bag.".into());
+            controls.snapshot();
+        }
+        !signals::stop_requested()
+    })?;
+    drop(served);
+    if let Some(why) = &outcome.ended_by {
+        log(why.clone());
+    }
+    summarise(&outcome.report, outcome.output.as_deref(), quiet, drop_cause)
+}
+
+fn summarise(report: &RecordReport, out: Option<&Path>, quiet: bool, drop_cause: &str) -> Result<Outcome> {
+    if !quiet {
+        let snaps = if report.snapshots > 0 { format!(" ({} snapshot(s))", report.snapshots) } else { String::new() };
+        let out = out.map(|o| format!("; wrote {}", o.display())).unwrap_or_default();
+        note!("Recording stopped{out}{snaps}.");
+        for (topic, n) in &report.messages {
+            note!("  {topic}: {n} message(s)");
+        }
+    }
+    if let Some(s) = &report.stopped {
+        if rbag_live::record::stopped_by_failure(report) {
+            bail!("recording stopped: {s}");
+        }
+        if !quiet {
+            note!("Recording stopped: {s}.");
+        }
+    }
+    for (topic, n) in &report.drops {
+        note!("warning: {topic}: {n} message(s) dropped ({drop_cause})");
+    }
+    Ok(if report.total_drops() > 0 { Outcome::Dropped } else { Outcome::Ok })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        let argv = ["rbag", "record", "--ros1"].iter().chain(args).copied();
+        match crate::Cli::try_parse_from(argv).expect("valid command line").command {
+            crate::Command::Record(a) => a,
+            _ => unreachable!("parsed as record"),
+        }
+    }
+
+    #[test]
+    fn split_takes_the_cpp_recorders_size_and_the_python_wrappers_flags() {
+        let o = output_options(&parse(&["-a", "--split=5"])).unwrap();
+        assert_eq!(o.split.and_then(|s| s.max_bytes), Some(5 << 20));
+        assert!(o.stop_at.is_none());
+        let o = output_options(&parse(&["-a", "--split", "--size", "2", "--duration", "1m"])).unwrap();
+        let s = o.split.unwrap();
+        assert_eq!((s.max_bytes, s.max_duration_ns), (Some(2 << 20), Some(60_000_000_000)));
+        let o = output_options(&parse(&["-a", "--size", "1GiB"])).unwrap();
+        assert!(o.split.is_none(), "without --split, --size stops the recording");
+        assert_eq!(o.stop_at.and_then(|s| s.max_bytes), Some(1 << 30));
+    }
+
+    #[test]
+    fn rosbag_units_names_and_compression() {
+        let a = parse(&[
+            "--topic",
+            "/a",
+            "--topic",
+            "/b",
+            "c",
+            "-O",
+            "run",
+            "--chunksize",
+            "4",
+            "-j",
+            "-b",
+            "0",
+            "-L",
+            "1G",
+        ]);
+        assert_eq!(
+            (a.topics.as_slice(), a.topic_flags.as_slice()),
+            (&["c".to_string()][..], &["/a".to_string(), "/b".to_string()][..])
+        );
+        let o = output_options(&a).unwrap();
+        assert_eq!(o.output, OutputName::Exact("run".into()));
+        assert_eq!((o.write.chunk_size, o.write.compression, o.min_space), (4096, Compression::Bz2, 1_000_000_000));
+        assert_eq!(a.buffsize, 0);
+        let o = output_options(&parse(&["-a", "-o", "x.mcap", "--lz4"])).unwrap();
+        assert_eq!((o.format, o.write.compression), (Format::Mcap, Compression::Lz4));
+        assert!(output_options(&parse(&["-a", "-s", "mcap", "-j"])).is_err(), "MCAP has no bz2");
+        let o = output_options(&parse(&["-a", "--output-prefix", "pre"])).unwrap();
+        assert_eq!(o.output, OutputName::Prefix("pre".into()));
     }
 }

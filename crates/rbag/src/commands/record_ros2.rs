@@ -1,25 +1,25 @@
 //! `rbag record --ros2`: record a live ROS 2 graph over DDS, with `ros2 bag record`'s flags.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+use rbag_live::record::{RecordSpec, Ros2Source, Source};
 use rbag_ros2::qos::Overrides;
-use rbag_ros2::record::{DefinitionHook, Log, Ros2RecordSpec, Ros2Recording};
+use rbag_ros2::record::Ros2RecordSpec;
 use rbag_ros2::select::Ros2Selection;
-use rbag_storage::rosbag2::{Rosbag2Writer, TYPE_HASH_KEY};
-use rbag_storage::{Connection, Format, StorageWriter, WriteOptions};
-use rbag_transport::snapshot::SnapshotBuffer;
-use rbag_transport::{ConnKey, Popped, Queued, RecordQueue};
+use rbag_storage::{Format, WriteOptions};
+use rbag_transport::{Layout, OutputName, PipelineOptions, RecordOptions, SnapshotOptions, Split};
 
 use super::middleware::MiddlewareArgs;
 use super::rosbag2_args::Rosbag2Args;
-use super::{control_services, keyboard, ros2, signals};
 use crate::units::parse_size;
 use crate::{Outcome, UsageError};
+
+/// The recorder's controls, which `control_services` acts on (kept at this path for it).
+pub use rbag_transport::Controls;
 
 /// Record topics and services of a live ROS 2 graph into a rosbag2 bag, as `ros2 bag record`.
 ///
@@ -175,34 +175,6 @@ fn selection(args: &Args) -> Result<Ros2Selection> {
     Ok(sel)
 }
 
-/// rosbag2's default name: `rosbag2_YYYY_MM_DD-HH_MM_SS` in local time (rosbag's stamp,
-/// punctuated as rosbag2 does).
-fn default_output() -> PathBuf {
-    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let stamp = rbag_transport::record::local_stamp(wall);
-    let p: Vec<&str> = stamp.split('-').collect();
-    match p.as_slice() {
-        [y, mo, d, h, mi, s] => PathBuf::from(format!("rosbag2_{y}_{mo}_{d}-{h}_{mi}_{s}")),
-        _ => PathBuf::from(format!("rosbag2_{stamp}")),
-    }
-}
-
-fn output_dir(args: &Args) -> Result<PathBuf> {
-    let out = args.output.clone().unwrap_or_else(default_output);
-    // A recording is written in place (a killed recorder's files must stay visible for
-    // `rbag reindex`), so what --force replaces goes first: only a bag rbag could have written.
-    let checked =
-        rbag_storage::output::check(&out, &rbag_storage::OutputPolicy { inputs: Vec::new(), replace: args.force })
-            .map_err(|e| match e {
-                rbag_storage::Error::OutputExists { .. } => {
-                    anyhow::anyhow!("output folder {} already exists; pass --force to replace it", out.display())
-                }
-                e => e.into(),
-            })?;
-    rbag_storage::output::discard(checked).with_context(|| format!("cannot replace {}", out.display()))?;
-    Ok(out)
-}
-
 fn custom_data(args: &Args) -> Result<BTreeMap<String, String>> {
     args.custom_data
         .iter()
@@ -212,124 +184,6 @@ fn custom_data(args: &Args) -> Result<BTreeMap<String, String>> {
                 .ok_or_else(|| UsageError(format!("--custom-data {kv:?}: expected KEY=VALUE")).into())
         })
         .collect()
-}
-
-/// Definitions for recorded types: `--msg-path`, then the bundled store. An unknown type is
-/// recorded without a definition.
-fn definition_hook(msg_paths: &[String]) -> Result<DefinitionHook> {
-    let (_, mut reg) = super::load_msg_dirs(msg_paths, "--msg-path")?;
-    reg.fill_from(&super::store_ros2(rbag_msg::store::Distro::Jazzy));
-    Ok(Box::new(move |conn: &mut Connection| {
-        let schema = match rbag_msg::Schema::compile(&reg, &conn.message_type) {
-            Ok(s) => s,
-            Err(_) => {
-                return Some(format!(
-                    "type {} is unknown to rbag; recorded without a definition (give one with --msg-path when reading)",
-                    conn.message_type
-                ))
-            }
-        };
-        conn.definition = rbag_msg::dialect::concatenated(&schema, &reg, &|_| None);
-        conn.definition_encoding = "ros2msg".into();
-        if !conn.metadata.contains_key(TYPE_HASH_KEY) {
-            if let Ok(h) = reg.rihs01(&conn.message_type) {
-                conn.metadata.insert(TYPE_HASH_KEY.into(), h);
-            }
-        }
-        None
-    }))
-}
-
-struct Written {
-    messages: BTreeMap<String, u64>,
-    drops: BTreeMap<String, u64>,
-    snapshots: u64,
-}
-
-/// How often the writer hands what it wrote to the OS (closes the MCAP chunk, commits the
-/// SQLite batch).
-const CHECKPOINT: Duration = Duration::from_secs(1);
-
-/// What the main loop tells the writer: `--start-paused` and the keyboard's pause, and
-/// snapshot triggers (`--snapshot-mode`: SIGUSR1 or `s`).
-#[derive(Default)]
-pub(super) struct Controls {
-    pub(super) paused: AtomicBool,
-    pub(super) snapshots: AtomicU64,
-    /// `~/split_bagfile` requests not yet carried out.
-    pub(super) splits: AtomicU64,
-}
-
-/// Moves queued samples into the bag until the queue closes. In snapshot mode they go to a
-/// ring of `snapshot_bytes` instead, written into the bag on each trigger.
-fn write_loop(
-    mut writer: Box<dyn StorageWriter>,
-    queue: &RecordQueue,
-    controls: &Controls,
-    snapshot_bytes: Option<u64>,
-) -> Result<Written> {
-    let mut ids: BTreeMap<ConnKey, (u32, String)> = BTreeMap::new();
-    let mut messages: BTreeMap<String, u64> = BTreeMap::new();
-    let mut ring = snapshot_bytes.map(|b| SnapshotBuffer::new(None, Some(b)));
-    let mut snapshots = 0;
-    let mut write = |writer: &mut Box<dyn StorageWriter>,
-                     ids: &BTreeMap<ConnKey, (u32, String)>,
-                     key: ConnKey,
-                     t: u64,
-                     data: &[u8]|
-     -> Result<()> {
-        if let Some((id, topic)) = ids.get(&key) {
-            writer.write(*id, t, t, data).with_context(|| format!("writing a message on {topic}"))?;
-            *messages.entry(topic.clone()).or_default() += 1;
-        }
-        Ok(())
-    };
-    // Everything received more than CHECKPOINT ago is in the OS's hands, even after a quiet
-    // spell: a crash then costs at most that much.
-    let mut last_checkpoint = Instant::now();
-    let mut dirty = false;
-    loop {
-        let popped = queue.pop(Duration::from_millis(100));
-        if dirty && last_checkpoint.elapsed() >= CHECKPOINT {
-            writer.checkpoint().context("handing the recording to the OS")?;
-            (last_checkpoint, dirty) = (Instant::now(), false);
-        }
-        if controls.splits.swap(0, Ordering::SeqCst) > 0 {
-            writer.split_now().context("splitting the bag")?;
-        }
-        if let Some(r) = ring.as_mut() {
-            let due = controls.snapshots.swap(0, Ordering::SeqCst);
-            if due > 0 {
-                snapshots += due;
-                for (key, t, data) in r.take() {
-                    write(&mut writer, &ids, key, t, &data)?;
-                    dirty = true;
-                }
-            }
-        }
-        match popped {
-            Popped::Item(Queued::Connection { key, connection }) => {
-                let id =
-                    writer.add_connection(&connection).with_context(|| format!("adding topic {}", connection.topic))?;
-                ids.insert(key, (id, connection.topic));
-            }
-            Popped::Item(Queued::Message { key, receive_time_ns, data }) => match ring.as_mut() {
-                Some(r) => {
-                    r.push(key, receive_time_ns, data);
-                }
-                None if controls.paused.load(Ordering::SeqCst) => {}
-                None => {
-                    write(&mut writer, &ids, key, receive_time_ns, &data)?;
-                    dirty = true;
-                }
-            },
-            Popped::Timeout => {}
-            Popped::Closed => break,
-        }
-    }
-    writer.finish().context("closing the bag")?;
-    let drops = queue.drops().into_iter().filter_map(|(k, n)| ids.get(&k).map(|(_, t)| (t.clone(), n))).collect();
-    Ok(Written { messages, drops, snapshots })
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -354,38 +208,26 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let mut rosbag2 = args.rosbag2.options(format)?;
     rosbag2.custom_data = custom_data(&args)?;
-    rosbag2.repeat_transient_local = args.repeat_transient_local;
-    let hook = definition_hook(&args.msg_paths)?;
-    let out = output_dir(&args)?;
-    let quiet = args.quiet;
-    let log: Log = Arc::new(move |m: String| {
-        if !quiet || m.starts_with("error") || m.starts_with("warning") {
-            note!("{m}");
-        }
-    });
-    signals::install();
-    let participant = Arc::new(ros2::participant()?);
-    // The writer checkpoints every second (CHECKPOINT), so a killed recorder loses about that.
-    let write = WriteOptions { rosbag2, ..WriteOptions::default() };
-    let writer = Rosbag2Writer::create(&out, format, &write).with_context(|| format!("creating {}", out.display()))?;
-    // In snapshot mode the cache is the ring, in the writer; the queue in front of it only
-    // smooths bursts.
-    let queue_bytes = if args.snapshot_mode { None } else { (args.max_cache_size > 0).then_some(args.max_cache_size) };
-    let queue = Arc::new(RecordQueue::new(queue_bytes));
-    let controls = Arc::new(Controls::default());
-    controls.paused.store(args.start_paused, Ordering::SeqCst);
-    let snapshot_bytes = args.snapshot_mode.then_some(args.max_cache_size);
-    let writer_thread = {
-        let queue = queue.clone();
-        let controls = controls.clone();
-        std::thread::Builder::new().name("bag-writer".into()).spawn(move || {
-            let r = write_loop(Box::new(writer), &queue, &controls, snapshot_bytes);
-            if r.is_err() {
-                queue.close();
-            }
-            r
-        })?
+    rosbag2.check_split(format)?;
+    let (_, mut definitions) = super::load_msg_dirs(&args.msg_paths, "--msg-path")?;
+    definitions.fill_from(&super::store_ros2(rbag_msg::store::Distro::Jazzy));
+    let dir = args.output.clone().unwrap_or_else(|| rbag_live::record::default_dir_name(rbag_transport::now_ns()));
+    let output = RecordOptions {
+        output: OutputName::Exact(dir),
+        layout: Layout::Rosbag2Dir,
+        format,
+        split: Some(Split { max_bytes: rosbag2.max_file_size, max_duration_ns: rosbag2.max_file_duration_ns }),
+        max_splits: rosbag2.max_files,
+        repeat_latched: args.repeat_transient_local,
+        drop_report: false,
+        min_space: 0,
+        overwrite: args.force,
+        write: WriteOptions { rosbag2, ..WriteOptions::default() },
+        ..RecordOptions::default()
     };
+    // In snapshot mode the cache is the ring; the queue in front of it only smooths bursts.
+    let snapshot = SnapshotOptions { max_bytes: Some(args.max_cache_size), ..SnapshotOptions::default() };
+    let queue_bytes = (!args.snapshot_mode && args.max_cache_size > 0).then_some(args.max_cache_size);
     let spec = Ros2RecordSpec {
         selection: sel,
         overrides,
@@ -396,60 +238,22 @@ pub fn run(args: Args) -> Result<Outcome> {
         exclude_topic_types: args.exclude_topic_types.iter().cloned().collect(),
         max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
     };
-    let mut recording = Ros2Recording::new(participant.clone(), spec, queue.clone(), hook, log.clone())?;
-    let services = control_services::recorder(&participant, &args.node_name, &controls, args.snapshot_mode, &log)?;
-    log(format!("Recording to '{}' (domain {}).", out.display(), participant.domain()));
-    if args.start_paused {
-        log("Recording is paused: press space to start.".into());
-    }
-    let (keys_tx, keys) = mpsc::channel();
-    let _raw = if args.disable_keyboard_controls { None } else { keyboard::start(keys_tx) };
-    let poll = Duration::from_millis(args.polling_interval.max(1));
-    let mut next = Instant::now();
-    while !signals::stop_requested() && !queue.is_closed() {
-        if Instant::now() >= next {
-            recording.poll();
-            next = Instant::now() + poll;
+    let polling = Duration::from_millis(args.polling_interval.max(1));
+    let spec = RecordSpec {
+        output,
+        pipeline: PipelineOptions { snapshot: args.snapshot_mode.then_some(snapshot), ..PipelineOptions::default() },
+        queue_bytes,
+        start_paused: args.start_paused,
+        source: Source::Ros2(Box::new(Ros2Source { spec, definitions, polling })),
+        clock: None,
+    };
+    let (node, snapshot_mode) = (args.node_name.clone(), args.snapshot_mode);
+    let start_paused = args.start_paused;
+    super::record::drive(spec, args.quiet, !args.disable_keyboard_controls, "--max-cache-size full", |rec, log| {
+        if start_paused {
+            log("Recording is paused: press space to start.".into());
         }
-        let snapshot_key = keys.try_iter().fold(false, |snap, k| match k {
-            keyboard::Key::Space => {
-                let paused = !controls.paused.fetch_xor(true, Ordering::SeqCst);
-                log(if paused { "Recording paused.".into() } else { "Recording resumed.".into() });
-                snap
-            }
-            keyboard::Key::Char('s') => true,
-            _ => snap,
-        });
-        if (signals::take_usr1() || snapshot_key) && args.snapshot_mode {
-            controls.snapshots.fetch_add(1, Ordering::SeqCst);
-            log("Snapshot: writing the cache into the bag.".into());
-        }
-        std::thread::sleep(Duration::from_millis(10).min(poll));
-    }
-    drop(services);
-    drop(recording);
-    queue.close();
-    let written = writer_thread.join().map_err(|_| anyhow::anyhow!("the bag writer thread panicked"))??;
-    drop(participant);
-    summarise(&out, &written, quiet)
-}
-
-fn summarise(out: &Path, w: &Written, quiet: bool) -> Result<Outcome> {
-    if !quiet {
-        note!(
-            "Recording stopped; wrote {}{}.",
-            out.display(),
-            if w.snapshots > 0 { format!(" ({} snapshot(s))", w.snapshots) } else { String::new() }
-        );
-        for (topic, n) in &w.messages {
-            note!("  {topic}: {n} message(s)");
-        }
-    }
-    if w.drops.is_empty() {
-        return Ok(Outcome::Ok);
-    }
-    for (topic, n) in &w.drops {
-        note!("warning: {topic}: {n} message(s) dropped (--max-cache-size full)");
-    }
-    Ok(Outcome::Dropped)
+        let Some(participant) = rec.participant() else { return Ok(Vec::new()) };
+        Ok(rbag_live::services::recorder(&participant, &node, rec.controls(), snapshot_mode, log)?)
+    })
 }
