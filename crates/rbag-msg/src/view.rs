@@ -83,17 +83,9 @@ impl Span {
 /// One decoded value: 16 bytes, no heap data.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Node {
-    Bool(bool),
-    I8(i8),
-    U8(u8),
-    I16(i16),
-    U16(u16),
-    I32(i32),
-    U32(u32),
-    I64(i64),
-    U64(u64),
-    F32(f32),
-    F64(f64),
+    /// A primitive: its value's little-endian bits, zero-extended (no per-type dispatch while
+    /// decoding; the view gives it its type).
+    Scalar(Prim, u64),
     Str(Span),
     Prims(Prim, Span),
     /// An array of strings or messages: elements in nodes `first..first + len`.
@@ -109,44 +101,38 @@ pub(crate) enum Node {
 }
 
 impl Node {
-    /// A scalar from its little-endian bytes (`b.len() == p.size()`; a shorter slice reads as zeros).
-    #[inline]
+    /// A scalar from its little-endian bytes (at most 8; a shorter slice reads as zero-extended).
+    #[inline(always)]
     pub(crate) fn scalar(p: Prim, b: &[u8]) -> Node {
-        #[inline]
-        fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
-            b.get(..N).and_then(|s| s.try_into().ok()).unwrap_or([0; N])
-        }
-        match p {
-            Prim::Bool => Node::Bool(arr::<1>(b)[0] != 0),
-            Prim::I8 => Node::I8(i8::from_le_bytes(arr(b))),
-            Prim::U8 => Node::U8(arr::<1>(b)[0]),
-            Prim::I16 => Node::I16(i16::from_le_bytes(arr(b))),
-            Prim::U16 => Node::U16(u16::from_le_bytes(arr(b))),
-            Prim::I32 => Node::I32(i32::from_le_bytes(arr(b))),
-            Prim::U32 => Node::U32(u32::from_le_bytes(arr(b))),
-            Prim::I64 => Node::I64(i64::from_le_bytes(arr(b))),
-            Prim::U64 => Node::U64(u64::from_le_bytes(arr(b))),
-            Prim::F32 => Node::F32(f32::from_le_bytes(arr(b))),
-            Prim::F64 => Node::F64(f64::from_le_bytes(arr(b))),
-        }
+        let mut a = [0u8; 8];
+        let n = b.len().min(8);
+        a[..n].copy_from_slice(&b[..n]);
+        Node::Scalar(p, u64::from_le_bytes(a))
     }
+}
 
-    /// The scalar as a [`Value`], if it is one.
-    fn scalar_value(self) -> Option<Value<'static>> {
-        Some(match self {
-            Node::Bool(v) => Value::Bool(v),
-            Node::I8(v) => Value::I8(v),
-            Node::U8(v) => Value::U8(v),
-            Node::I16(v) => Value::I16(v),
-            Node::U16(v) => Value::U16(v),
-            Node::I32(v) => Value::I32(v),
-            Node::U32(v) => Value::U32(v),
-            Node::I64(v) => Value::I64(v),
-            Node::U64(v) => Value::U64(v),
-            Node::F32(v) => Value::F32(v),
-            Node::F64(v) => Value::F64(v),
-            _ => return None,
-        })
+/// A primitive's value from its little-endian bits.
+fn scalar_ref(p: Prim, bits: u64) -> ValueRef<'static> {
+    match p {
+        Prim::Bool => ValueRef::Bool(bits != 0),
+        Prim::I8 => ValueRef::I8(bits as u8 as i8),
+        Prim::U8 => ValueRef::U8(bits as u8),
+        Prim::I16 => ValueRef::I16(bits as u16 as i16),
+        Prim::U16 => ValueRef::U16(bits as u16),
+        Prim::I32 => ValueRef::I32(bits as u32 as i32),
+        Prim::U32 => ValueRef::U32(bits as u32),
+        Prim::I64 => ValueRef::I64(bits as i64),
+        Prim::U64 => ValueRef::U64(bits),
+        Prim::F32 => ValueRef::F32(f32::from_bits(bits as u32)),
+        Prim::F64 => ValueRef::F64(f64::from_bits(bits)),
+    }
+}
+
+/// A primitive's value from its little-endian bytes.
+fn scalar_at(p: Prim, b: &[u8]) -> ValueRef<'static> {
+    match Node::scalar(p, b) {
+        Node::Scalar(p, bits) => scalar_ref(p, bits),
+        _ => ValueRef::Bool(false), // `Node::scalar` makes only scalars
     }
 }
 
@@ -158,20 +144,17 @@ pub(crate) fn build_value<'x>(
     bytes: &dyn Fn(Span) -> Cow<'x, [u8]>,
 ) -> Value<'x> {
     let Some(&node) = nodes.get(i) else { return Value::Message(Vec::new()) };
-    if let Some(v) = node.scalar_value() {
-        return v;
-    }
     let children = |first: u32, n: usize| -> Vec<Value<'x>> {
         (first as usize..first as usize + n).map(|j| build_value(schema, nodes, j, bytes)).collect()
     };
     match node {
+        Node::Scalar(p, bits) => scalar_ref(p, bits).scalar().unwrap_or(Value::Bool(false)),
         Node::Str(s) => Value::String(bytes(s)),
         Node::Prims(prim, s) => Value::Prims(PrimArray { prim, le: bytes(s) }),
         Node::Array { first, len } => Value::Array(children(first, len as usize)),
         Node::Msg { ty, first } => {
             Value::Message(children(first, schema.msgs.get(ty as usize).map_or(0, |m| m.fields.len())))
         }
-        _ => Value::Message(Vec::new()),
     }
 }
 
@@ -253,17 +236,7 @@ impl<'d> Ctx<'d> {
 
     fn value(self, i: usize) -> ValueRef<'d> {
         match self.nodes[i] {
-            Node::Bool(v) => ValueRef::Bool(v),
-            Node::I8(v) => ValueRef::I8(v),
-            Node::U8(v) => ValueRef::U8(v),
-            Node::I16(v) => ValueRef::I16(v),
-            Node::U16(v) => ValueRef::U16(v),
-            Node::I32(v) => ValueRef::I32(v),
-            Node::U32(v) => ValueRef::U32(v),
-            Node::I64(v) => ValueRef::I64(v),
-            Node::U64(v) => ValueRef::U64(v),
-            Node::F32(v) => ValueRef::F32(v),
-            Node::F64(v) => ValueRef::F64(v),
+            Node::Scalar(p, bits) => scalar_ref(p, bits),
             Node::Str(s) => ValueRef::String(self.bytes(s)),
             Node::Prims(prim, s) => ValueRef::Prims(Prims { prim, le: self.bytes(s) }),
             Node::Array { first, len } => ValueRef::Array(ArrayRef { ctx: self, first, len }),
@@ -461,13 +434,13 @@ impl<'d> Prims<'d> {
     /// Element `i` as a scalar.
     pub fn get(&self, i: usize) -> Option<ValueRef<'d>> {
         let n = self.prim.size();
-        self.le.get(i * n..i * n + n).map(|b| ValueRef::from_node(Node::scalar(self.prim, b)))
+        self.le.get(i * n..i * n + n).map(|b| scalar_at(self.prim, b))
     }
 
     /// The elements as scalars.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = ValueRef<'d>> + 'd {
         let prim = self.prim;
-        self.le.chunks_exact(prim.size()).map(move |b| ValueRef::from_node(Node::scalar(prim, b)))
+        self.le.chunks_exact(prim.size()).map(move |b| scalar_at(prim, b))
     }
 
     /// The elements as `f64`s (every primitive but `bool` converts).
@@ -507,24 +480,6 @@ pub enum ValueRef<'d> {
 }
 
 impl<'d> ValueRef<'d> {
-    fn from_node(n: Node) -> ValueRef<'d> {
-        match n {
-            Node::Bool(v) => ValueRef::Bool(v),
-            Node::I8(v) => ValueRef::I8(v),
-            Node::U8(v) => ValueRef::U8(v),
-            Node::I16(v) => ValueRef::I16(v),
-            Node::U16(v) => ValueRef::U16(v),
-            Node::I32(v) => ValueRef::I32(v),
-            Node::U32(v) => ValueRef::U32(v),
-            Node::I64(v) => ValueRef::I64(v),
-            Node::U64(v) => ValueRef::U64(v),
-            Node::F32(v) => ValueRef::F32(v),
-            Node::F64(v) => ValueRef::F64(v),
-            // Only called with what `Node::scalar` makes.
-            _ => ValueRef::Bool(false),
-        }
-    }
-
     /// The number as `f64`, if it is one (`bool` is not).
     pub fn as_f64(&self) -> Option<f64> {
         self.scalar().and_then(|v| v.as_f64())
