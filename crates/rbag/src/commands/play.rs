@@ -1,12 +1,24 @@
-//! `rbag play`: publish bags into a live ROS graph in time order, as `rosbag play` does.
+//! `rbag play`: publish bags into a live ROS graph in time order, as `rosbag play` does. The
+//! playing is `rbag_live::play`'s; this file turns flags into a spec, keys and signals into
+//! controls, and the report into output and an exit code. `play_ros2.rs` does the same for
+//! `ros2 bag play`'s flags, with the helpers here.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Result;
+use rbag_live::graph;
+use rbag_live::play::ros1::Ros1Options;
+use rbag_live::play::{self as live, Events, LiveReport, PlayEvent, PlayHandle, PlaySpec, UserTypes};
+use rbag_ros1::tcpros::Limits;
+use rbag_storage::Filter;
+use rbag_transport::play::{Control, PlayOptions, RateStep};
 
-use super::middleware::{Middleware, MiddlewareArgs};
+use super::keyboard::{self, Key};
+use super::middleware::{self, Middleware, MiddlewareArgs};
+use super::signals;
 use crate::units::parse_duration;
-use crate::Outcome;
+use crate::{Outcome, UsageError};
 
 /// Publish the messages of one or more bags into a live ROS graph, in time order.
 ///
@@ -101,7 +113,219 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<Outcome> {
     match args.middleware.choose("play")? {
-        Middleware::Ros1 => super::play_ros1::run(args),
-        Middleware::Ros2 => super::middleware::ros2_elsewhere("play"),
+        Middleware::Ros1 => run_ros1(args),
+        Middleware::Ros2 => middleware::ros2_elsewhere("play"),
+    }
+}
+
+fn options(args: &Args) -> PlayOptions {
+    PlayOptions {
+        rate: args.rate,
+        start_offset_ns: args.start.unwrap_or(0),
+        duration_ns: args.duration,
+        loop_: args.loop_,
+        keep_alive: args.keep_alive,
+        immediate: args.immediate,
+        skip_empty_ns: args.skip_empty,
+        start_paused: args.pause,
+        clock_hz: args.clock.then_some(args.hz),
+        rate_step: RateStep::Rosbag,
+        ..PlayOptions::default()
+    }
+}
+
+fn run_ros1(args: Args) -> Result<Outcome> {
+    let (remap_args, bags) = middleware::split_remaps(&args.inputs);
+    let mut paths: Vec<PathBuf> = bags.iter().map(PathBuf::from).collect();
+    paths.extend(args.more_inputs.iter().cloned());
+    if paths.is_empty() {
+        // `--topics /a b.bag` reads b.bag as a topic (as rosbag's --topics does): say so.
+        let hint = if args.topics.is_empty() && args.pause_topics.is_empty() {
+            ""
+        } else {
+            " (--topics and --pause-topics take every argument after them: name the bags first)"
+        };
+        return Err(UsageError(format!("rbag play: name at least one bag{hint}")).into());
+    }
+    let spec = PlaySpec {
+        bags: paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?,
+        filter: Filter { topics: args.topics.clone(), ..Filter::default() },
+        options: options(&args),
+        pause_topics: args.pause_topics.clone(),
+        remaps: Default::default(),
+        types: user_types(&args.types)?,
+        delay_ns: args.delay,
+        events: printer(false, args.quiet),
+        clock: None,
+    };
+    // Bad options are refused before rbag joins the graph (or starts a master).
+    spec.options.validate().map_err(|e| UsageError(format!("rbag play: {e}")))?;
+    let ros1_options = Ros1Options {
+        prefix: args.prefix.clone(),
+        queue_size: args.queue,
+        wait_for_subscribers: args.wait_for_subscribers,
+        rate_control: args.rate_control_topic.clone().map(|t| (t, args.rate_control_max_delay)),
+    };
+    signals::install();
+    let graph = graph::join_ros1(&graph::anonymous("rbag_play"), &remap_args, Limits::default(), |uri| {
+        if !args.quiet {
+            note!("rbag: no ROS master at {uri}; started an embedded master there (it stops when rbag exits)");
+        }
+    })?;
+    let (handle, controls) = live::controls();
+    let _raw = drive(&handle, true, |k| match k {
+        Key::Space => Some(Control::TogglePause),
+        Key::Char('s') => Some(Control::Step),
+        Key::Char('t') => Some(Control::TogglePauseTopics),
+        Key::Up | Key::Char('+') => Some(Control::FasterRate),
+        Key::Down | Key::Char('-') => Some(Control::SlowerRate),
+        _ => None,
+    })?;
+    let result = live::ros1::play(&graph.node, spec, &ros1_options, controls);
+    graph.leave();
+    finish("rbag play", result, args.stats, args.quiet, Some(args.queue))
+}
+
+/// The `--msg-path` definitions, for conversions.
+pub(super) fn user_types(types: &super::TypeArgs) -> Result<UserTypes> {
+    let (ros1, ros2) = super::load_msg_dirs(&types.msg_paths, "--msg-path")?;
+    Ok(UserTypes { ros1, ros2 })
+}
+
+/// Prints a run's events: status lines as `rosbag play` (`[RUNNING]`) or `ros2 bag play`
+/// (`[Running]`) words them, unless quiet.
+pub(super) fn printer(ros2: bool, quiet: bool) -> Events {
+    Events::new(move |e| match e {
+        PlayEvent::Warning(w) => note!("warning: {w}"),
+        PlayEvent::Info(m) => note!("{m}"),
+        PlayEvent::WaitingForSubscriber(t) if !quiet => note!("Waiting for a subscriber on {t}..."),
+        PlayEvent::State(s) if !quiet => {
+            let what = match (ros2, s.paused) {
+                (false, true) => "PAUSED ",
+                (false, false) => "RUNNING",
+                (true, true) => "Paused ",
+                (true, false) => "Running",
+            };
+            note!("[{what}] bag time {:.6}  rate {:.3}", s.bag_time_ns as f64 / 1e9, s.rate);
+        }
+        _ => {}
+    })
+}
+
+/// Drives `handle` from the terminal's keys (when `keys` and stdin is one; the returned guard
+/// restores the terminal) and from SIGINT/SIGTERM/SIGHUP, which stop the run.
+pub(super) fn drive(
+    handle: &PlayHandle,
+    keys: bool,
+    map: fn(Key) -> Option<Control>,
+) -> Result<Option<keyboard::RawMode>> {
+    let h = handle.clone();
+    std::thread::Builder::new().name("stop-watch".into()).spawn(move || {
+        while !signals::stop_requested() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        h.stop();
+    })?;
+    if !keys {
+        return Ok(None);
+    }
+    let (keys_tx, key_rx) = std::sync::mpsc::channel();
+    let raw = keyboard::start(keys_tx);
+    let h = handle.clone();
+    std::thread::Builder::new().name("keys".into()).spawn(move || {
+        for c in key_rx.into_iter().filter_map(map) {
+            if !h.send(c) {
+                break;
+            }
+        }
+    })?;
+    Ok(raw)
+}
+
+/// The end of a run: the `--stats` JSON line (with `dropped` when the middleware counts
+/// drops), the summary unless quiet, and the exit code (3 when subscriber queues dropped
+/// messages; `queue` is the `--queue` size to name then).
+pub(super) fn finish(
+    verb: &str,
+    result: Result<LiveReport, live::Error>,
+    stats: bool,
+    quiet: bool,
+    queue: Option<usize>,
+) -> Result<Outcome> {
+    let report = match result {
+        Err(live::Error::Options(e)) => return Err(UsageError(format!("{verb}: {e}")).into()),
+        r => r?,
+    };
+    // Stopped before playing (waiting for subscribers), or a burst of nothing.
+    let Some(play) = &report.play else { return Ok(Outcome::Ok) };
+    if stats {
+        let l = &play.lateness;
+        let dropped = report.dropped.map(|d| format!("\"dropped\":{d},")).unwrap_or_default();
+        note!(
+            "{{\"published\":{},{dropped}\"started_wall_ns\":{},\"lateness_count\":{},\"lateness_p50_ns\":{},\"lateness_p99_ns\":{},\"lateness_max_ns\":{}}}",
+            play.published, report.started_wall_ns, l.count, l.p50_ns, l.p99_ns, l.max_ns
+        );
+    }
+    if !quiet {
+        let loops = if play.loops > 0 { format!(", {} loop(s)", play.loops) } else { String::new() };
+        note!("Done: {} message(s) published{loops}.", play.published);
+    }
+    match (report.dropped, queue) {
+        (Some(d), Some(q)) if d > 0 => {
+            note!("warning: {d} message(s) dropped from full subscriber queues (--queue {q})");
+            Ok(Outcome::Dropped)
+        }
+        _ => Ok(Outcome::Ok),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        let argv = ["rbag", "play", "--ros1"].iter().chain(args).copied();
+        match crate::Cli::try_parse_from(argv).expect("valid command line").command {
+            crate::Command::Play(a) => a,
+            _ => unreachable!("parsed as play"),
+        }
+    }
+
+    #[test]
+    fn rosbag_play_flags_map_to_player_options() {
+        let a = parse(&[
+            "x.bag",
+            "--bags",
+            "y.bag",
+            "-r",
+            "2",
+            "-s",
+            "1.5",
+            "-u",
+            "3",
+            "--skip-empty",
+            "2",
+            "-l",
+            "-k",
+            "--pause",
+            "--clock",
+            "--clock-hz",
+            "50",
+            "--try-future-version",
+        ]);
+        assert_eq!(a.more_inputs, vec![PathBuf::from("y.bag")]);
+        let o = options(&a);
+        assert_eq!(
+            (o.rate, o.start_offset_ns, o.duration_ns, o.skip_empty_ns),
+            (2.0, 1_500_000_000, Some(3_000_000_000), Some(2_000_000_000))
+        );
+        assert!(o.loop_ && o.keep_alive && o.start_paused && !o.immediate);
+        assert_eq!(o.clock_hz, Some(50.0));
+        assert_eq!(o.rate_step, RateStep::Rosbag);
+        let o = options(&parse(&["x.bag", "--immediate", "--hz", "10"]));
+        assert!(o.immediate);
+        assert_eq!(o.clock_hz, None, "--hz alone does not publish /clock");
     }
 }
