@@ -110,7 +110,7 @@ pub struct RecordOutcome {
 }
 
 /// What a middleware does while the recording runs, called from [`Recording::run`].
-trait Feed {
+trait Feed: Send {
     /// Periodic work: discovery. Called every loop turn; it keeps its own pace.
     fn poll(&mut self, log: &Log);
     /// A topic has its `-l` messages; returns true when every topic is done (stop).

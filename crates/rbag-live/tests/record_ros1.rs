@@ -1,0 +1,251 @@
+//! Recording a ROS 1 graph through the library (no binary): the recording starts its own
+//! embedded master on a free port, a publisher node of rbag-ros1 publishes, and the bag is read
+//! back. Checkpoints and split times run on a virtual clock; splits and snapshots are triggered
+//! through the recording's controls.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rbag_live::record::{Log, RecordOutcome, RecordSpec, Recording, Ros1Source, Source};
+use rbag_ros1::names::NodeConfig;
+use rbag_ros1::node::Node;
+use rbag_ros1::tcpros::{Limits, Publication, TopicPublisher};
+use rbag_storage::{Filter, Format};
+use rbag_transport::clock::{Clock, VirtualClock};
+use rbag_transport::pipeline::Now;
+use rbag_transport::{OutputName, PipelineOptions, RecordOptions, SnapshotOptions, Split};
+
+const T0: u64 = 1_700_000_000_000_000_000;
+const SEC: u64 = 1_000_000_000;
+const LONG: Duration = Duration::from_secs(30);
+
+/// A std_msgs/String as ROS 1 serialises it.
+fn string_msg(text: &str) -> Bytes {
+    let mut v = (text.len() as u32).to_le_bytes().to_vec();
+    v.extend_from_slice(text.as_bytes());
+    v.into()
+}
+
+/// (topic, log time, text) of every message of a bag, in log-time order (what a reader gets
+/// from an unfinished file too: what was handed to the OS).
+fn read(path: &Path) -> Vec<(String, u64, String)> {
+    let Ok(reader) = rbag_storage::open(path) else { return Vec::new() };
+    let Ok(messages) = reader.messages(&Filter::default()) else { return Vec::new() };
+    messages
+        .flatten()
+        .map(|m| {
+            let topic = reader.connection(m.connection).map(|c| c.topic.clone()).unwrap_or_default();
+            (topic, m.log_time, String::from_utf8_lossy(&m.data[4..]).into_owned())
+        })
+        .collect()
+}
+
+fn texts(msgs: &[(String, u64, String)], topic: &str) -> Vec<String> {
+    msgs.iter().filter(|m| m.0 == topic).map(|m| m.2.clone()).collect()
+}
+
+fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
+    let end = Instant::now() + LONG;
+    while !ok() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A virtual clock starting at T0 and the pipeline's view of it.
+fn virtual_clock() -> (Arc<VirtualClock>, Now) {
+    let clock = Arc::new(VirtualClock::new(T0));
+    let now = clock.clone();
+    (clock, Arc::new(move || now.now()))
+}
+
+/// A running recording: its thread, its stop switch and what it logged.
+struct Running {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<RecordOutcome>,
+    lines: Arc<Mutex<Vec<String>>>,
+    controls: Arc<rbag_transport::Controls>,
+}
+
+impl Running {
+    fn start(spec: RecordSpec) -> Running {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let l = lines.clone();
+        let log: Log = Arc::new(move |m| l.lock().unwrap().push(m));
+        let recording = Recording::start(spec, log).expect("the recording starts");
+        let controls = recording.controls();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || recording.run(|_| !s.load(Ordering::SeqCst)).expect("records"));
+        Running { stop, thread, lines, controls }
+    }
+
+    fn logged(&self, needle: &str) -> bool {
+        self.lines.lock().unwrap().iter().any(|l| l.contains(needle))
+    }
+
+    fn finish(self) -> RecordOutcome {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join().expect("the recording thread")
+    }
+}
+
+/// Points the recording at a master that does not run yet: it starts an embedded one.
+fn master_uri() -> String {
+    let uri = format!("http://127.0.0.1:{}/", rbag_testkit::ros1::free_port());
+    std::env::set_var("ROS_MASTER_URI", &uri);
+    std::env::set_var("ROS_HOSTNAME", "127.0.0.1");
+    uri
+}
+
+fn publisher_node(master_uri: &str) -> Node {
+    let config = NodeConfig {
+        name: "/talker".into(),
+        namespace: "/".into(),
+        master_uri: master_uri.into(),
+        host: "127.0.0.1".into(),
+        remaps: Default::default(),
+    };
+    Node::start(config, Limits::default()).expect("the publisher node starts")
+}
+
+fn advertise(node: &Node, topic: &str, latching: bool) -> Arc<TopicPublisher> {
+    node.advertise(Publication {
+        topic: topic.into(),
+        msg_type: "std_msgs/String".into(),
+        md5sum: "992ce8a1687cec8c8bd883ec73ca41d1".into(),
+        message_definition: "string data\n".into(),
+        latching,
+        caller_id: node.name().to_string(),
+        queue_size: 100,
+    })
+    .expect("advertise")
+}
+
+fn source(topics: &[&str]) -> Ros1Source {
+    Ros1Source {
+        node_name: "/rbag_record_test".into(),
+        topics: topics.iter().map(|t| t.to_string()).collect(),
+        ..Ros1Source::default()
+    }
+}
+
+/// Split on demand, the latched message repeated at the head of the new split (stamped with
+/// the split's virtual time), and checkpoints: with MCAP output (the ros1 profile) a file's
+/// messages are only readable once a chunk is closed, which a checkpoint does when the virtual
+/// clock has moved a second past the last one.
+#[test]
+fn ros1_split_repeats_latched_and_checkpoints_on_the_virtual_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = master_uri();
+    let (clock, now) = virtual_clock();
+    let output = RecordOptions {
+        output: OutputName::Exact(dir.path().join("run.mcap")),
+        format: Format::Mcap,
+        split: Some(Split::default()),
+        repeat_latched: true,
+        min_space: 0,
+        ..RecordOptions::default()
+    };
+    let spec = RecordSpec {
+        output,
+        pipeline: PipelineOptions { idle_wait: Duration::from_millis(10), ..PipelineOptions::default() },
+        queue_bytes: None,
+        start_paused: false,
+        source: Source::Ros1(source(&["/chatter", "/map"])),
+        clock: Some(now),
+    };
+    let rec = Running::start(spec);
+    assert!(rec.logged("started an embedded master"), "no master ran at {uri}: one is started");
+    let talker = publisher_node(&uri);
+    let map = advertise(&talker, "/map", true);
+    let chatter = advertise(&talker, "/chatter", false);
+    map.publish(string_msg("map-1"));
+    assert!(map.wait_for_subscribers(1, LONG) && chatter.wait_for_subscribers(1, LONG), "the recorder subscribes");
+    for i in 0..5 {
+        chatter.publish(string_msg(&format!("hello {i}")));
+    }
+    let first = dir.path().join("run_0.mcap");
+    // Nothing moves the virtual clock yet: no checkpoint, the open chunk is not in the file.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(read(&first).is_empty(), "before a checkpoint the messages are still in the open chunk");
+    clock.advance(SEC);
+    wait_until("the checkpoint of run_0", || read(&first).len() == 6);
+    let msgs = read(&first);
+    assert_eq!(texts(&msgs, "/map"), ["map-1"]);
+    assert_eq!(texts(&msgs, "/chatter"), (0..5).map(|i| format!("hello {i}")).collect::<Vec<_>>());
+
+    rec.controls.split();
+    let second = dir.path().join("run_1.mcap");
+    wait_until("the split into run_1", || second.exists());
+    for i in 5..8 {
+        chatter.publish(string_msg(&format!("hello {i}")));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    clock.advance(SEC);
+    wait_until("the checkpoint of run_1", || read(&second).len() == 4);
+
+    let outcome = rec.finish();
+    talker.shutdown();
+    let report = outcome.report;
+    let names: Vec<PathBuf> = report.files.iter().map(|f| f.strip_prefix(dir.path()).unwrap().to_path_buf()).collect();
+    assert_eq!(names, [PathBuf::from("run_0.mcap"), PathBuf::from("run_1.mcap")]);
+    // Repeated latched copies are not counted as recorded messages.
+    assert_eq!(report.messages.get("/chatter"), Some(&8));
+    assert_eq!(report.messages.get("/map"), Some(&1));
+    let msgs = read(&second);
+    let map_copy: Vec<_> = msgs.iter().filter(|m| m.0 == "/map").collect();
+    assert_eq!(map_copy.len(), 1, "the latched message heads the new split");
+    assert_eq!((map_copy[0].1, map_copy[0].2.as_str()), (T0 + SEC, "map-1"), "stamped with the split's time");
+    assert_eq!(texts(&msgs, "/chatter"), (5..8).map(|i| format!("hello {i}")).collect::<Vec<_>>());
+    assert_eq!(read(&first).len(), 6, "the first split is closed with what it had");
+}
+
+/// Snapshot mode: messages only go to a ring bounded in bytes; a trigger writes the newest
+/// ones into a bag of their own, and what the ring forgot is not in it.
+#[test]
+fn ros1_snapshot_writes_the_newest_messages_on_a_trigger() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = master_uri();
+    let (_clock, now) = virtual_clock();
+    let output = RecordOptions {
+        output: OutputName::Exact(dir.path().join("snap.bag")),
+        min_space: 0,
+        ..RecordOptions::default()
+    };
+    // "hello N" is 11 bytes with its length: the ring keeps the newest five.
+    let snapshot = SnapshotOptions { max_duration_ns: None, max_bytes: Some(55), each_to_new_bag: true };
+    let spec = RecordSpec {
+        output,
+        pipeline: PipelineOptions {
+            snapshot: Some(snapshot),
+            idle_wait: Duration::from_millis(10),
+            ..PipelineOptions::default()
+        },
+        queue_bytes: None,
+        start_paused: false,
+        source: Source::Ros1(source(&["/chatter"])),
+        clock: Some(now),
+    };
+    let rec = Running::start(spec);
+    let talker = publisher_node(&uri);
+    let chatter = advertise(&talker, "/chatter", false);
+    assert!(chatter.wait_for_subscribers(1, LONG), "the recorder subscribes");
+    for i in 0..10 {
+        chatter.publish(string_msg(&format!("hello {i}")));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let bag = dir.path().join("snap.bag");
+    assert!(!bag.exists(), "nothing is written before the trigger");
+    rec.controls.snapshot();
+    wait_until("the snapshot", || rec.logged("snapshot written to"));
+    let outcome = rec.finish();
+    talker.shutdown();
+    assert_eq!(texts(&read(&bag), "/chatter"), (5..10).map(|i| format!("hello {i}")).collect::<Vec<_>>());
+    assert_eq!(outcome.report.snapshots, 1);
+    assert_eq!(outcome.report.files, [bag]);
+    assert_eq!(outcome.report.messages.get("/chatter"), Some(&5));
+}

@@ -1,0 +1,219 @@
+//! Recording a ROS 2 graph through the library (no binary): the recording joins its own DDS
+//! domain (ROS_DOMAIN_ID), DDS writers of rbag-ros2 publish, and the rosbag2 directory is read
+//! back. Checkpoints and split times run on a virtual clock; splits and snapshots are
+//! triggered through the recording's controls.
+#![cfg(feature = "ros2")]
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rbag_live::record::{Log, RecordOutcome, RecordSpec, Recording, Ros2Source, Source};
+use rbag_ros2::dds::{Participant, RawWriter};
+use rbag_ros2::qos::Overrides;
+use rbag_ros2::record::Ros2RecordSpec;
+use rbag_ros2::select::Ros2Selection;
+use rbag_storage::rosbag2::qos::{policy, QosProfile};
+use rbag_storage::{Filter, Format};
+use rbag_testkit::ros2::{cdr, Domain};
+use rbag_transport::clock::{Clock, VirtualClock};
+use rbag_transport::{Layout, OutputName, PipelineOptions, RecordOptions, SnapshotOptions, Split};
+
+const T0: u64 = 1_700_000_000_000_000_000;
+const SEC: u64 = 1_000_000_000;
+const LONG: Duration = Duration::from_secs(30);
+const STRING: &str = "std_msgs::msg::dds_::String_";
+
+/// The text of a CDR std_msgs/String (header, length with the NUL, bytes, NUL).
+fn text(data: &[u8]) -> String {
+    let len = u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
+    String::from_utf8_lossy(&data[8..8 + len.saturating_sub(1)]).into_owned()
+}
+
+/// (topic, log time, text) of every message of a bag or storage file in log-time order; what
+/// an unfinished storage file gives is what was handed to the OS.
+fn read(path: &Path) -> Vec<(String, u64, String)> {
+    let Ok(reader) = rbag_storage::open(path) else { return Vec::new() };
+    let Ok(messages) = reader.messages(&Filter::default()) else { return Vec::new() };
+    messages
+        .flatten()
+        .map(|m| {
+            let topic = reader.connection(m.connection).map(|c| c.topic.clone()).unwrap_or_default();
+            (topic, m.log_time, text(&m.data))
+        })
+        .collect()
+}
+
+fn texts(msgs: &[(String, u64, String)], topic: &str) -> Vec<String> {
+    msgs.iter().filter(|m| m.0 == topic).map(|m| m.2.clone()).collect()
+}
+
+fn hellos(range: std::ops::Range<u32>) -> Vec<String> {
+    range.map(|i| format!("hello {i}")).collect()
+}
+
+fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
+    let end = Instant::now() + LONG;
+    while !ok() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+struct Running {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<RecordOutcome>,
+    lines: Arc<Mutex<Vec<String>>>,
+    controls: Arc<rbag_transport::Controls>,
+}
+
+impl Running {
+    fn start(spec: RecordSpec) -> Running {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let l = lines.clone();
+        let log: Log = Arc::new(move |m| l.lock().unwrap().push(m));
+        let recording = Recording::start(spec, log).expect("the recording starts");
+        let controls = recording.controls();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || recording.run(|_| !s.load(Ordering::SeqCst)).expect("records"));
+        Running { stop, thread, lines, controls }
+    }
+
+    fn logged(&self, needle: &str) -> bool {
+        self.lines.lock().unwrap().iter().any(|l| l.contains(needle))
+    }
+
+    fn finish(self) -> RecordOutcome {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join().expect("the recording thread")
+    }
+}
+
+fn qos(durability: i64, depth: u64) -> QosProfile {
+    QosProfile { history: policy::KEEP_LAST, depth, reliability: policy::RELIABLE, durability, ..QosProfile::default() }
+}
+
+fn spec(dir: &Path, output: RecordOptions, pipeline: PipelineOptions, clock: &Arc<VirtualClock>) -> RecordSpec {
+    let selection = Ros2Selection { all_topics: true, ..Ros2Selection::default() };
+    let ros2 = Ros2RecordSpec {
+        selection,
+        overrides: Overrides::default(),
+        no_discovery: false,
+        include_unpublished: false,
+        ignore_leaf_topics: false,
+        topic_types: Default::default(),
+        exclude_topic_types: Default::default(),
+        max_sample_bytes: usize::MAX,
+    };
+    let definitions = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
+    let now = clock.clone();
+    let _ = dir;
+    RecordSpec {
+        output,
+        pipeline,
+        queue_bytes: None,
+        start_paused: false,
+        source: Source::Ros2(Box::new(Ros2Source { spec: ros2, definitions, polling: Duration::from_millis(50) })),
+        clock: Some(Arc::new(move || now.now())),
+    }
+}
+
+fn dir_output(dir: &Path) -> RecordOptions {
+    RecordOptions {
+        output: OutputName::Exact(dir.join("bag")),
+        layout: Layout::Rosbag2Dir,
+        format: Format::Mcap,
+        drop_report: false,
+        min_space: 0,
+        ..RecordOptions::default()
+    }
+}
+
+/// A rosbag2 directory split on demand: the transient-local topic's last messages (its QoS
+/// depth, 2) head the new storage file, stamped with the split's virtual time; checkpoints
+/// (when the virtual clock moves a second) hand each file's messages to the OS while recording;
+/// metadata.yaml lists both files at the end.
+#[test]
+fn ros2_split_repeats_transient_local_and_checkpoints_on_the_virtual_clock() {
+    let domain = Domain::new();
+    std::env::set_var("ROS_DOMAIN_ID", domain.id().to_string());
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = Arc::new(VirtualClock::new(T0));
+    let output = RecordOptions { split: Some(Split::default()), repeat_latched: true, ..dir_output(tmp.path()) };
+    let pipeline = PipelineOptions { idle_wait: Duration::from_millis(10), ..PipelineOptions::default() };
+    let rec = Running::start(spec(tmp.path(), output, pipeline, &clock));
+
+    let peer = Participant::new(domain.id()).expect("participant");
+    let map = RawWriter::new(&peer, "rt/map", STRING, &qos(policy::TRANSIENT_LOCAL, 2), None).expect("writer");
+    let chatter = RawWriter::new(&peer, "rt/chatter", STRING, &qos(policy::VOLATILE, 100), None).expect("writer");
+    wait_until("the recorder's readers", || map.matched() >= 1 && chatter.matched() >= 1);
+    for i in 0..3 {
+        map.write(&cdr::string_msg(&format!("map-{i}")), 0).unwrap();
+    }
+    for i in 0..5 {
+        chatter.write(&cdr::string_msg(&format!("hello {i}")), 0).unwrap();
+    }
+    let first = tmp.path().join("bag/bag_0.mcap");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(read(&first).is_empty(), "before a checkpoint the messages are still in the open chunk");
+    clock.advance(SEC);
+    wait_until("the checkpoint of bag_0", || read(&first).len() == 8);
+    assert_eq!(texts(&read(&first), "/map"), ["map-0", "map-1", "map-2"]);
+
+    rec.controls.split();
+    let second = tmp.path().join("bag/bag_1.mcap");
+    wait_until("the split into bag_1", || second.exists() && rec.logged("goes on in a new file"));
+    for i in 5..8 {
+        chatter.write(&cdr::string_msg(&format!("hello {i}")), 0).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    clock.advance(SEC);
+    wait_until("the checkpoint of bag_1", || read(&second).len() == 5);
+
+    let outcome = rec.finish();
+    assert_eq!(outcome.output.as_deref(), Some(tmp.path().join("bag").as_path()));
+    let report = outcome.report;
+    assert_eq!(report.messages.get("/chatter"), Some(&8));
+    assert_eq!(report.messages.get("/map"), Some(&3), "repeated copies are not counted as recorded");
+    let msgs = read(&second);
+    let repeats: Vec<_> = msgs.iter().filter(|m| m.0 == "/map").map(|m| (m.1, m.2.as_str())).collect();
+    assert_eq!(repeats, [(T0 + SEC, "map-1"), (T0 + SEC, "map-2")], "the QoS depth's newest, at the split time");
+    assert_eq!(texts(&msgs, "/chatter"), hellos(5..8));
+    let meta = std::fs::read_to_string(tmp.path().join("bag/metadata.yaml")).unwrap();
+    assert!(meta.contains("bag_0.mcap") && meta.contains("bag_1.mcap"), "{meta}");
+    assert_eq!(read(&tmp.path().join("bag")).len(), 8 + 5, "the whole bag reads back");
+}
+
+/// `--snapshot-mode`: the ring (bytes) is written into the recording's own bag on a trigger;
+/// what arrives after the last trigger is not stored.
+#[test]
+fn ros2_snapshot_writes_the_cache_into_the_bag_on_a_trigger() {
+    let domain = Domain::new();
+    std::env::set_var("ROS_DOMAIN_ID", domain.id().to_string());
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = Arc::new(VirtualClock::new(T0));
+    // A CDR "hello N" is 16 bytes: the ring keeps the newest five.
+    let snapshot = SnapshotOptions { max_duration_ns: None, max_bytes: Some(80), each_to_new_bag: false };
+    let pipeline =
+        PipelineOptions { snapshot: Some(snapshot), idle_wait: Duration::from_millis(10), ..PipelineOptions::default() };
+    let rec = Running::start(spec(tmp.path(), dir_output(tmp.path()), pipeline, &clock));
+    let peer = Participant::new(domain.id()).expect("participant");
+    let chatter = RawWriter::new(&peer, "rt/chatter", STRING, &qos(policy::VOLATILE, 100), None).expect("writer");
+    wait_until("the recorder's reader", || chatter.matched() >= 1);
+    for i in 0..10 {
+        chatter.write(&cdr::string_msg(&format!("hello {i}")), 0).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    rec.controls.snapshot();
+    wait_until("the snapshot", || rec.logged("from the cache into the bag"));
+    for i in 10..13 {
+        chatter.write(&cdr::string_msg(&format!("hello {i}")), 0).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let outcome = rec.finish();
+    assert_eq!(outcome.report.snapshots, 1);
+    assert_eq!(texts(&read(&tmp.path().join("bag")), "/chatter"), hellos(5..10));
+    assert_eq!(outcome.report.messages.get("/chatter"), Some(&5));
+}
