@@ -10,6 +10,8 @@
 //! clients are not served.) The header is 16 bytes, so the fields after it keep the alignment
 //! they would have at the start of the stream.
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "dds")]
 pub use server::{Handler, ServiceServer};
 
@@ -68,14 +70,17 @@ pub mod reply {
         vec![0]
     }
 
+    /// A response whose one field is a `bool`.
     pub fn bool(b: bool) -> Vec<u8> {
         vec![u8::from(b)]
     }
 
+    /// A response whose one field is a `float64`.
     pub fn f64(v: f64) -> Vec<u8> {
         v.to_le_bytes().to_vec()
     }
 
+    /// A response whose one field is a `uint64`.
     pub fn u64(v: u64) -> Vec<u8> {
         v.to_le_bytes().to_vec()
     }

@@ -15,20 +15,45 @@ use super::Limits;
 pub enum WireError {
     /// A length prefix over its limit: the peer is lying, or is not speaking TCPROS.
     #[error("{what} length {len} is over the limit of {limit} bytes")]
-    TooLong { what: &'static str, len: u64, limit: u64 },
+    TooLong {
+        /// What was being read (the length prefix, the header, a message).
+        what: &'static str,
+        /// The length the peer announced.
+        len: u64,
+        /// The limit it is over.
+        limit: u64,
+    },
     /// The peer closed the connection inside a length prefix, a header or a message.
     #[error("connection closed inside the {what}: {missing} of {expected} bytes missing")]
-    Truncated { what: &'static str, expected: u64, missing: u64 },
+    Truncated {
+        /// What was being read (the length prefix, the header, a message).
+        what: &'static str,
+        /// Bytes the item needed.
+        expected: u64,
+        /// Bytes that never came.
+        missing: u64,
+    },
     /// The header's fields do not split into `key=value` text.
     #[error("malformed connection header: {reason}")]
-    Malformed { reason: String },
+    Malformed {
+        /// What is wrong with it.
+        reason: String,
+    },
     /// No byte arrived within the socket's read timeout. The stream's position inside the
     /// frame is lost, so the connection cannot be read further.
     #[error("nothing arrived within the read timeout while reading the {what}")]
-    TimedOut { what: &'static str },
+    TimedOut {
+        /// What was being read (the length prefix, the header, a message).
+        what: &'static str,
+    },
     /// The socket failed.
     #[error("{what}: {source}")]
-    Io { what: &'static str, source: io::Error },
+    Io {
+        /// What was being read (the length prefix, the header, a message).
+        what: &'static str,
+        /// The socket's error.
+        source: io::Error,
+    },
 }
 
 /// A connection header: `key=value` fields in the order they were sent or added.

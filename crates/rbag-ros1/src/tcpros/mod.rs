@@ -10,6 +10,8 @@
 //! for it, and buffers grow only as bytes actually arrive: a peer that lies about a length costs
 //! what it sent, not what it claimed.
 
+#![warn(missing_docs)]
+
 pub mod header;
 pub mod publisher;
 pub mod service;
@@ -41,23 +43,62 @@ impl Default for Limits {
 pub enum TcprosError {
     /// The connection's bytes broke the protocol or ended early, or the socket failed.
     #[error("TCPROS topic {topic}, peer {peer}: {source}")]
-    Wire { topic: String, peer: String, source: WireError },
+    Wire {
+        /// The topic.
+        topic: String,
+        /// The peer (`host:port` or caller id).
+        peer: String,
+        /// What broke.
+        source: WireError,
+    },
     /// The publisher replied with an `error=` field instead of a header.
     #[error("TCPROS topic {topic}: publisher {peer} refused the subscription: {msg}")]
-    Refused { topic: String, peer: String, msg: String },
+    Refused {
+        /// The topic.
+        topic: String,
+        /// The peer (`host:port` or caller id).
+        peer: String,
+        /// The publisher's `error=` text.
+        msg: String,
+    },
     /// The publisher's reply header does not fit what was asked for.
     #[error("TCPROS topic {topic}: publisher {peer} replied with an unusable header: {reason}")]
-    BadReply { topic: String, peer: String, reason: String },
+    BadReply {
+        /// The topic.
+        topic: String,
+        /// The peer (`host:port` or caller id).
+        peer: String,
+        /// What does not fit.
+        reason: String,
+    },
     /// The TCP connection could not be made.
     #[error("TCPROS topic {topic}: connecting to {peer}: {source}")]
-    Connect { topic: String, peer: String, source: std::io::Error },
+    Connect {
+        /// The topic.
+        topic: String,
+        /// The peer (`host:port` or caller id).
+        peer: String,
+        /// The socket's error.
+        source: std::io::Error,
+    },
     /// The server's listener could not be bound.
     #[error("TCPROS server: binding a listener on {host}: {source}")]
-    Bind { host: String, source: std::io::Error },
+    Bind {
+        /// The host or address to listen on.
+        host: String,
+        /// The socket's error.
+        source: std::io::Error,
+    },
     /// `advertise` of a topic this server already publishes.
     #[error("TCPROS server: topic {topic} is already advertised")]
-    AlreadyAdvertised { topic: String },
+    AlreadyAdvertised {
+        /// The topic.
+        topic: String,
+    },
     /// `advertise` after `shutdown`.
     #[error("TCPROS server: cannot advertise {topic}: the server is shut down")]
-    ShutDown { topic: String },
+    ShutDown {
+        /// The topic.
+        topic: String,
+    },
 }

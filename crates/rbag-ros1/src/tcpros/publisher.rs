@@ -25,10 +25,13 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A topic as this node publishes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Publication {
+    /// Resolved topic name.
     pub topic: String,
+    /// `pkg/Type`.
     pub msg_type: String,
     /// The type's MD5 (`*` accepts any subscriber, as roscpp does).
     pub md5sum: String,
+    /// The full definition text sent in the header (what `rosbag record` stores).
     pub message_definition: String,
     /// Send the last published message to each new subscriber right after the handshake.
     pub latching: bool,
@@ -353,7 +356,9 @@ impl SubConn {
 /// What a node reports about one subscriber connection (`getBusInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscriberInfo {
+    /// The subscriber node's name.
     pub caller_id: String,
+    /// Its address (`host:port`).
     pub peer: String,
     /// Messages dropped because this subscriber's queue was full.
     pub dropped: u64,

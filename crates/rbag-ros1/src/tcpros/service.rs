@@ -22,8 +22,11 @@ pub struct ServiceDef {
     pub name: String,
     /// `pkg/Srv` (`std_srvs/SetBool`).
     pub srv_type: String,
+    /// The service type's MD5 sum, checked against each client's.
     pub md5sum: String,
+    /// The serving node's name, sent in the reply header.
     pub caller_id: String,
+    /// Turns each request into a response (or an error text sent to the client).
     pub handler: ServiceHandler,
 }
 

@@ -14,7 +14,9 @@ use super::{Limits, TcprosError};
 /// What a subscriber asks a publisher for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscribeRequest {
+    /// Resolved topic name.
     pub topic: String,
+    /// The subscribing node's name.
     pub caller_id: String,
     /// The message type, or `*` to take whatever the publisher has (as `rosbag record` does).
     pub msg_type: String,

@@ -19,20 +19,26 @@ use crate::names::type_hash_from_user_data;
 /// A writer or a reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EndpointKind {
+    /// A publication (DCPSPublication).
     Writer,
+    /// A subscription (DCPSSubscription).
     Reader,
 }
 
 /// An endpoint somewhere in the domain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
+    /// Writer or reader.
     pub kind: EndpointKind,
+    /// The endpoint's GUID.
     pub guid: Guid,
+    /// Its participant's GUID.
     pub participant: Guid,
     /// The DDS topic name (`rt/chatter`).
     pub topic: String,
     /// The DDS type name (`std_msgs::msg::dds_::String_`).
     pub type_name: String,
+    /// The QoS it offers (writer) or requests (reader).
     pub qos: QosProfile,
     /// rmw's `typehash=RIHS01_…;` from the endpoint's user data (Iron and later).
     pub type_hash: Option<String>,
@@ -43,6 +49,7 @@ pub struct Endpoint {
 /// A change in the graph.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointEvent {
+    /// A new endpoint was discovered.
     Appeared(Endpoint),
     /// The endpoint left (deleted, or its participant vanished).
     Gone(Endpoint),
@@ -59,6 +66,7 @@ pub struct Endpoints {
 unsafe impl Send for Endpoints {}
 
 impl Endpoints {
+    /// Starts following discovery on `participant`'s domain.
     pub fn new(participant: &Participant) -> Result<Endpoints, DdsError> {
         let mut readers = [(0, EndpointKind::Writer), (0, EndpointKind::Reader)];
         for (slot, topic) in

@@ -12,6 +12,8 @@
 //!   calls the owner's callback, which must hand them off and return;
 //! - entities are deleted before the state their listeners point to is freed.
 
+#![warn(missing_docs)]
+
 mod discovery;
 mod qos;
 mod reader;
@@ -30,7 +32,9 @@ pub use writer::RawWriter;
 #[derive(Debug, thiserror::Error)]
 #[error("DDS: {what}: {reason}")]
 pub struct DdsError {
+    /// The call and what it acted on (`publishing on rt/chatter`).
     pub what: String,
+    /// Cyclone's (or rbag's) reason.
     pub reason: String,
     /// Cyclone's return code (0 when the error is rbag's own).
     pub code: i32,
@@ -114,10 +118,12 @@ impl Participant {
         Ok(Participant { handle, guid: g.into(), domain })
     }
 
+    /// The participant's GUID.
     pub fn guid(&self) -> Guid {
         self.guid
     }
 
+    /// The DDS domain it joined.
     pub fn domain(&self) -> u32 {
         self.domain
     }

@@ -26,7 +26,9 @@ pub const MAX_BLOCKING_NS: i64 = 1_000_000_000;
 /// Which side an endpoint is: DDS defaults differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// A data reader.
     Reader,
+    /// A data writer.
     Writer,
 }
 

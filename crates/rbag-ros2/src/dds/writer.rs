@@ -107,6 +107,7 @@ impl RawWriter {
         .map(drop)
     }
 
+    /// The DDS topic it writes.
     pub fn topic(&self) -> &str {
         &self.topic
     }
