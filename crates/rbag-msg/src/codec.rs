@@ -345,11 +345,23 @@ impl<'s, 'a> Reader<'s, 'a> {
 
     /// Decodes a message of type `idx` into node `slot`, its fields into slots reserved at the end.
     fn msg(&mut self, idx: usize, slot: usize, depth: usize) -> Res<()> {
+        let schema = self.schema;
+        if let Some(prims) = schema.leaf(idx) {
+            // All single primitives: they take bytes, so no budget is needed, and no dispatch.
+            let first = self.reserve(prims.len())?;
+            self.nodes[slot] = Node::Msg { ty: idx as u32, first: first as u32 };
+            for (k, &p) in prims.iter().enumerate() {
+                match self.prim(p) {
+                    Ok(n) => self.nodes[first + k] = n,
+                    Err(e) => return Err(e.within(&schema.msgs[idx].fields[k].name)),
+                }
+            }
+            return Ok(());
+        }
         if depth > MAX_DEPTH {
             return Err(self.err(self.pos, "nesting too deep".into()));
         }
         self.spend()?;
-        let schema = self.schema;
         let layout: &MsgLayout = &schema.msgs[idx];
         let first = self.reserve(layout.fields.len())?;
         // Both fit a u32: `reserve` checked the end, and a schema has far fewer types.

@@ -122,6 +122,9 @@ pub struct Schema {
     /// The fewest bytes each message type takes on the wire (the same in ROS 1 and CDR, which
     /// both allow `""` in 4 bytes), to bound claimed counts.
     min_sizes: Vec<usize>,
+    /// For each type whose fields are all single primitives (`Time`, `Vector3`, `Quaternion`),
+    /// their primitives: the decoder reads such a type in one tight loop.
+    leaves: Vec<Option<Box<[Prim]>>>,
 }
 
 /// Nesting deeper than this is refused (it also bounds the codecs' recursion).
@@ -135,9 +138,17 @@ impl Schema {
     pub fn compile(reg: &Registry, root: &str) -> Result<Schema> {
         let mut b = Builder { reg, msgs: Vec::new(), index: HashMap::new() };
         b.add(&crate::registry::normalize(root, reg.dialect()), None, 0)?;
-        let mut schema = Schema { dialect: reg.dialect(), msgs: b.msgs, root: 0, min_sizes: Vec::new() };
+        let mut schema =
+            Schema { dialect: reg.dialect(), msgs: b.msgs, root: 0, min_sizes: Vec::new(), leaves: Vec::new() };
         schema.min_sizes = min_sizes(&schema);
+        schema.leaves = schema.msgs.iter().map(leaf_prims).collect();
         Ok(schema)
+    }
+
+    /// The primitives of type `idx` if all its fields are single primitives (at least one).
+    #[inline]
+    pub(crate) fn leaf(&self, idx: usize) -> Option<&[Prim]> {
+        self.leaves.get(idx)?.as_deref()
     }
 
     /// The fewest bytes a message of type `idx` can take on the wire.
@@ -175,6 +186,16 @@ impl Schema {
     pub fn name(&self) -> &str {
         &self.root().name
     }
+}
+
+/// A type's primitives, if all its fields are single primitives and it has some (a type with
+/// none takes no bytes, and the decoder counts those against its budget).
+fn leaf_prims(m: &MsgLayout) -> Option<Box<[Prim]>> {
+    let prims = m.fields.iter().map(|f| match (f.array, f.kind) {
+        (Array::Single, Kind::Prim(p)) => Some(p),
+        _ => None,
+    });
+    prims.collect::<Option<Box<[Prim]>>>().filter(|p| !p.is_empty())
 }
 
 /// Every type's minimum wire size, each type computed once (memoised: a type used twice per
