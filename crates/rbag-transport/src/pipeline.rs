@@ -224,23 +224,7 @@ impl Pipeline {
         }
         let popped = self.queue.pop(wait);
         let now = (self.now)();
-        if self.dirty && self.opts.checkpoint_every_ns.is_some_and(|every| now.saturating_sub(self.last_checkpoint) >= every)
-        {
-            if let Some(rec) = self.recorder() {
-                rec.checkpoint()?;
-            }
-            (self.last_checkpoint, self.dirty) = (now, false);
-            on_event(Event::Checkpoint);
-        }
-        if self.controls.splits.swap(0, Ordering::SeqCst) > 0 {
-            if let Some(rec) = self.recorder() {
-                rec.split_now(now)?;
-            }
-        }
-        let due = self.controls.snapshots.swap(0, Ordering::SeqCst);
-        if due > 0 {
-            self.snapshot(now, due, on_event)?;
-        }
+        // The entry first: what arrived before a trigger is part of what the trigger acts on.
         let open = match popped {
             Popped::Closed => false,
             Popped::Timeout => {
@@ -277,6 +261,23 @@ impl Pipeline {
                 true
             }
         };
+        if self.dirty && self.opts.checkpoint_every_ns.is_some_and(|every| now.saturating_sub(self.last_checkpoint) >= every)
+        {
+            if let Some(rec) = self.recorder() {
+                rec.checkpoint()?;
+            }
+            (self.last_checkpoint, self.dirty) = (now, false);
+            on_event(Event::Checkpoint);
+        }
+        if self.controls.splits.swap(0, Ordering::SeqCst) > 0 {
+            if let Some(rec) = self.recorder() {
+                rec.split_now(now)?;
+            }
+        }
+        let due = self.controls.snapshots.swap(0, Ordering::SeqCst);
+        if due > 0 {
+            self.snapshot(now, due, on_event)?;
+        }
         if let Some(rec) = self.recorder() {
             for n in rec.take_notices() {
                 on_event(Event::Notice(n));
