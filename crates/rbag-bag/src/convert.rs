@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use rbag_storage::{Connection, Filter, Format, MessageIter, OutputPolicy, TimeMerge, WriteOptions};
+use std::sync::Arc;
+
+use rbag_storage::{Backend, Connection, Filter, MessageIter, OutputPolicy, StorageOptions, TimeMerge, WriteOptions};
 
 use crate::decode::{Decoders, TypeSources};
 use crate::transcode::{self, ConnectionPlan, Targets};
@@ -16,6 +18,8 @@ use crate::{Bag, Error, Result};
 pub struct ConvertOptions {
     pub filter: Filter,
     pub write: WriteOptions,
+    /// The output backend's own settings (`key=value`, checked against its options).
+    pub storage: StorageOptions,
     /// The serialization of MCAP output (`ros1` for the ros1 profile); `None` is `cdr`, as
     /// rosbag2 writes. ROS 1 bags hold `ros1` and SQLite3 `cdr` whatever this says.
     pub encoding: Option<String>,
@@ -27,14 +31,14 @@ pub struct ConvertOptions {
     pub overwrite: bool,
 }
 
-/// The encoding a connection's messages get in `format`: ROS 1 bags hold ros1, rosbag2 (SQLite3
-/// and MCAP) cdr, unless `wanted` asks for MCAP's ros1 profile.
-fn output_encoding(format: Format, wanted: Option<&str>) -> String {
-    match (format, wanted) {
-        (Format::Ros1, _) => "ros1".into(),
-        (Format::Sqlite3, _) => "cdr".into(),
-        (_, Some(w)) => w.to_string(),
-        _ => "cdr".into(),
+/// The encoding a connection's messages get in `storage`: the one asked for where the storage
+/// holds it, else the storage's default (its first: ROS 1 bags ros1, SQLite3 and MCAP cdr, as
+/// rosbag2 writes); a storage that holds any encoding keeps the input's.
+fn output_encoding(storage: &dyn Backend, wanted: Option<&str>, input: &str) -> String {
+    let held = storage.capabilities().encodings;
+    match wanted {
+        Some(w) if held.is_empty() || held.contains(&w) => w.to_string(),
+        _ => held.first().copied().unwrap_or(input).to_string(),
     }
 }
 
@@ -65,14 +69,15 @@ pub struct Progress {
     pub messages_total: u64,
 }
 
-/// Converts `inputs` (already opened) into a new bag at `output` in `format`.
+/// Converts `inputs` (already opened) into a new bag at `output` in `storage` (see
+/// [`storage_for`](crate::storage_for)).
 ///
 /// Messages from all inputs are merged by log time; ties keep input order, then each input's
 /// own order. Identical connections from different inputs are written once.
 pub fn convert(
     inputs: &[Bag],
     output: &Path,
-    format: Format,
+    storage: &Arc<dyn Backend>,
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ConvertReport> {
@@ -102,16 +107,17 @@ pub fn convert(
             if stand_ins[i].contains(&c.id) {
                 // No type to decode with: copied raw where the output takes a message with no
                 // type (rosbag2); a ROS 1 bag needs one.
-                let plan = match format {
-                    Format::Ros1 => ConnectionPlan::Skip(
+                let plan = if storage.capabilities().encodings == ["ros1"] {
+                    ConnectionPlan::Skip(
                         "its connection is undeclared in the input, and a ROS 1 bag needs a message type".into(),
-                    ),
-                    _ => ConnectionPlan::Copy,
+                    )
+                } else {
+                    ConnectionPlan::Copy
                 };
                 plans.insert((i, c.id), plan);
                 continue;
             }
-            let out_encoding = output_encoding(format, options.encoding.as_deref());
+            let out_encoding = output_encoding(storage.as_ref(), options.encoding.as_deref(), &c.encoding);
             let first = if out_encoding != c.encoding || options.targets.migrates() {
                 crate::decode::first_message(r.reader(), c)?
             } else {
@@ -122,7 +128,7 @@ pub fn convert(
             plans.insert((i, c.id), plan);
         }
     }
-    let mut writer = rbag_storage::create_with(output, format, &options.write, &policy)?;
+    let mut writer = rbag_storage::create_named(output, storage, &options.write, &options.storage, &policy)?;
     let mut ids: HashMap<(usize, u32), u32> = HashMap::new();
     let mut written: Vec<(Connection, u32)> = Vec::new();
     let mut skipped: BTreeMap<String, Skipped> = BTreeMap::new();

@@ -62,6 +62,7 @@ pub use writer::Writer;
 
 // What programs need from the storage layer, named here so the front door is one crate.
 pub use rbag_storage::Error as StorageError;
+pub use rbag_storage::{backend, backends, Backend, Capabilities, OptionSpec, StorageOptions};
 pub use rbag_storage::{
     budget, Compression, CompressionMode, Connection, Filter, Format, McapPreset, Message, MessageIter, OutputPolicy,
     ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions, UNDECLARED_TOPIC_PREFIX,
@@ -85,4 +86,20 @@ pub fn reindex(
 /// `X.orig.bag` (never overwriting an earlier backup).
 pub fn reindex_target(input: &std::path::Path) -> (std::path::PathBuf, Option<std::path::PathBuf>) {
     rbag_storage::ros1::default_output(input)
+}
+
+/// The storage a new bag at `output` is written in: the backend named `name` when given, else
+/// the first that claims `output`'s extension (`.bag` ROS 1, `.db3` SQLite3, `.mcap` MCAP, or a
+/// registered backend's), else MCAP (a rosbag2 directory).
+pub fn storage_for(output: &std::path::Path, name: Option<&str>) -> Result<std::sync::Arc<dyn Backend>> {
+    let known = || rbag_storage::backends().iter().map(|b| b.name().to_string()).collect::<Vec<_>>().join(", ");
+    match name {
+        Some(n) => rbag_storage::backend(n)
+            .ok_or_else(|| Error::Storage(StorageError::UnknownStorage { name: n.into(), known: known() })),
+        None => Ok(output
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(rbag_storage::backend_for_extension)
+            .unwrap_or_else(|| Format::Mcap.backend())),
+    }
 }

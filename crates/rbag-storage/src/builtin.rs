@@ -111,7 +111,8 @@ impl Backend for Builtin {
                 compressions: &[Compression::Zstd, Compression::Lz4],
                 splits: true,
                 directory: true,
-                encodings: &[],
+                // rosbag2 writes cdr; MCAP's ros1 profile on request.
+                encodings: &["cdr", "ros1"],
             },
         }
     }

@@ -36,7 +36,8 @@ pub struct Capabilities {
     pub splits: bool,
     /// A bag is (or may be) a directory rather than one file.
     pub directory: bool,
-    /// Message encodings the storage can hold (`ros1`, `cdr`); empty means any.
+    /// Message encodings the storage can hold (`ros1`, `cdr`), the one written by default
+    /// first; empty means any, and a copy keeps each message's own encoding.
     pub encodings: &'static [&'static str],
 }
 

@@ -106,13 +106,7 @@ fn info_and_echo_read_a_jsonl_bag_like_its_source() {
 
 /// `rbag convert BAG -o x.jsonl -s jsonl` writes the registered backend's bag.
 ///
-/// Fails today: `commands/convert.rs` (`output_format`) maps `-s` and the extension to the
-/// three built-in `Format`s only, and `rbag_bag::convert` takes a `Format`. See the report of
-/// issue 14 item 3 for the change (look the name up with `rbag_storage::backend`, or the
-/// extension with `rbag_storage::backend_for_extension`, and write with
-/// `rbag_storage::create_named`).
 #[test]
-#[ignore = "convert.rs resolves -s/extension to built-in Formats only (issue 14, item 3 report)"]
 fn convert_writes_jsonl_by_name_and_by_extension() {
     let Some(src) = corpus("convert_writes_jsonl_by_name_and_by_extension", "ros1/multi_lz4.bag") else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@ use rbag_bag::{Compression, ConvertOptions, Filter, Format, Progress, StorageErr
 use regex::Regex;
 
 use crate::units::{parse_size, parse_time};
-use crate::{output, Outcome};
+use crate::{output, Outcome, UsageError};
 
 /// Convert bags between storages: merge several inputs in time order, select topics, cut by
 /// time, split, rechunk and recompress.
@@ -36,8 +36,9 @@ pub struct Args {
     /// The bag to write.
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
-    /// Output storage (default: from OUT's extension).
-    #[arg(short, long, value_name = "ros1|sqlite3|mcap")]
+    /// Output storage: ros1, sqlite3, mcap or any other `rbag list storage` names (default:
+    /// from OUT's extension).
+    #[arg(short, long, value_name = "NAME")]
     storage: Option<String>,
     /// Chunk compression: ROS 1 lz4/bz2, MCAP lz4/zstd.
     #[arg(long, value_name = "none|lz4|bz2|zstd", default_value = "none")]
@@ -94,19 +95,14 @@ fn targets(args: &Args) -> Result<Targets> {
         .context("--migrate")
 }
 
-/// The storage for OUT: `-s` wins, else the extension decides.
-pub fn output_format(out: &Path, storage: Option<&str>) -> Result<Format> {
-    Ok(match storage {
-        Some("ros1") => Format::Ros1,
-        Some("sqlite3") => Format::Sqlite3,
-        Some("mcap") => Format::Mcap,
-        Some(other) => bail!("unknown storage {other:?}: use ros1, sqlite3 or mcap"),
-        None => match out.extension().and_then(|e| e.to_str()) {
-            Some("bag") => Format::Ros1,
-            Some("db3") => Format::Sqlite3,
-            _ => Format::Mcap,
-        },
-    })
+/// Whether any rosbag2 output flag was given.
+fn rosbag2_flags(args: &Args) -> bool {
+    let r = &args.rosbag2;
+    r.splits_or_compresses()
+        || r.storage_preset_profile.is_some()
+        || r.ros_distro.is_some()
+        || r.metadata_version.is_some()
+        || r.max_bag_files.is_some()
 }
 
 /// A failed convert leaves nothing at OUT; say so, with the flag that helps where one does.
@@ -120,14 +116,23 @@ fn output_error(e: rbag_bag::Error, out: &Path) -> anyhow::Error {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let format = output_format(&args.output, args.storage.as_deref())?;
+    let storage = rbag_bag::storage_for(&args.output, args.storage.as_deref())
+        .map_err(|e| anyhow::Error::new(UsageError(e.to_string())))?;
+    let format = Format::from_name(storage.name());
     if let Some(s) = args.chunk_interval {
         if !(s.is_finite() && s > 0.0) {
             bail!("--chunk-interval must be a positive number of seconds");
         }
     }
-    let rosbag2 = args.rosbag2.options(format)?;
-    if format == Format::Ros1 && args.rosbag2.splits_or_compresses() {
+    let rosbag2 = match format {
+        Some(f) => args.rosbag2.options(f)?,
+        None if !rosbag2_flags(&args) => Default::default(),
+        None => bail!(
+            "the rosbag2 output flags (splitting, --compression-mode, presets, distro) do not apply to {} output",
+            storage.name()
+        ),
+    };
+    if format == Some(Format::Ros1) && args.rosbag2.splits_or_compresses() {
         bail!("splitting and --compression-mode apply to rosbag2 output (-s sqlite3 or mcap)");
     }
     let mut inputs = Vec::new();
@@ -158,6 +163,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         encoding: args.encoding.clone(),
         types,
         targets,
+        storage: Default::default(),
         overwrite: args.force,
     };
     let bar = output::progress_bar(0, "converting");
@@ -165,7 +171,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         bar.set_length(p.messages_total);
         bar.set_position(p.messages_done);
     };
-    let report = rbag_bag::convert(&inputs, &args.output, format, &options, &mut on_progress)
+    let report = rbag_bag::convert(&inputs, &args.output, &storage, &options, &mut on_progress)
         .map_err(|e| output_error(e, &args.output))?;
     bar.finish_and_clear();
     let rewritten = if report.messages_rewritten > 0 {
