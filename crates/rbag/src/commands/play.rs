@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
-use rbag_live::graph;
 use rbag_live::play::ros1::Ros1Options;
 use rbag_live::play::{self as live, Events, LiveReport, PlayEvent, PlayHandle, PlaySpec, UserTypes};
 use rbag_ros1::tcpros::Limits;
@@ -16,7 +15,7 @@ use rbag_transport::play::{Control, PlayOptions, RateStep};
 
 use super::keyboard::{self, Key};
 use super::middleware::{self, Middleware, MiddlewareArgs};
-use super::signals;
+use super::{ros1, signals};
 use crate::units::parse_duration;
 use crate::{Outcome, UsageError};
 
@@ -167,11 +166,7 @@ fn run_ros1(args: Args) -> Result<Outcome> {
         rate_control: args.rate_control_topic.clone().map(|t| (t, args.rate_control_max_delay)),
     };
     signals::install();
-    let graph = graph::join_ros1(&graph::anonymous("rbag_play"), &remap_args, Limits::default(), |uri| {
-        if !args.quiet {
-            note!("rbag: no ROS master at {uri}; started an embedded master there (it stops when rbag exits)");
-        }
-    })?;
+    let graph = ros1::join(&ros1::anonymous("rbag_play"), &remap_args, Limits::default(), args.quiet)?;
     let (handle, controls) = live::controls();
     let _raw = drive(&handle, true, |k| match k {
         Key::Space => Some(Control::TogglePause),
