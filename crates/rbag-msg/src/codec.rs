@@ -209,16 +209,13 @@ impl<'s, 'a> Reader<'s, 'a> {
         Ok(s)
     }
 
-    /// A primitive's little-endian bytes.
+    /// A primitive's little-endian bytes (zero-padded to 8).
+    #[inline]
     pub(crate) fn prim_le(&mut self, p: Prim) -> Res<[u8; 8]> {
-        self.align(p.size())?;
-        let b = self.take(p.size())?;
-        let mut a = [0u8; 8];
-        a[..b.len()].copy_from_slice(b);
-        if self.be {
-            a[..b.len()].reverse();
+        match self.prim(p)? {
+            Node::Scalar(_, bits) => Ok(bits.to_le_bytes()),
+            _ => Ok([0; 8]), // `prim` makes only scalars
         }
-        Ok(a)
     }
 
     /// One primitive as a node (the common case, kept short and inlined: a node returned
@@ -245,9 +242,12 @@ impl<'s, 'a> Reader<'s, 'a> {
         Ok(Node::scalar(p, b))
     }
 
+    #[inline]
     pub(crate) fn u32(&mut self) -> Res<u32> {
-        let a = self.prim_le(Prim::U32)?;
-        Ok(u32::from_le_bytes([a[0], a[1], a[2], a[3]]))
+        match self.prim(Prim::U32)? {
+            Node::Scalar(_, bits) => Ok(bits as u32),
+            _ => Ok(0), // `prim` makes only scalars
+        }
     }
 
     /// A sequence or string count, checked against the bytes left (`min_each` bytes per element).
