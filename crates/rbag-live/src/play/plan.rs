@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use rbag_bag::decode::{first_message, Decoders, TypeSources};
 use rbag_bag::transcode::{self, ConnectionPlan, Rewrite, Targets};
-use rbag_msg::store::{self, Distro};
+use rbag_bag::types::{self, Distro};
 use rbag_msg::Registry;
 use rbag_storage::{Connection, Message};
 use rbag_transport::play::{BagSource, PlayError};
@@ -61,25 +61,11 @@ impl UserTypes {
     /// The fallback types for a bag with `properties`: these first, then the bundled store for
     /// the bag's distro (humble when it does not say), then types only later distros have.
     pub fn sources(&self, properties: &BTreeMap<String, String>) -> TypeSources {
-        let distro = properties
-            .get("ros_distro")
-            .and_then(|d| d.parse::<Distro>().ok())
-            .filter(|d| *d != Distro::Noetic)
-            .unwrap_or(Distro::Humble);
         let (mut ros1, mut ros2) = (self.ros1.clone(), self.ros2.clone());
-        ros1.fill_from(store::registry(Distro::Noetic));
-        ros2.fill_from(&store_ros2(distro));
+        ros1.fill_from(&types::bundled_ros1());
+        ros2.fill_from(&types::bundled_ros2(types::distro_of(properties)));
         TypeSources::new(ros1, ros2)
     }
-}
-
-/// The bundled ROS 2 types of `distro`, then those only later distros have.
-fn store_ros2(distro: Distro) -> Registry {
-    let mut reg = store::registry(distro).clone();
-    for later in [Distro::Humble, Distro::Iron, Distro::Jazzy, Distro::Kilted] {
-        reg.fill_from(store::registry(later));
-    }
-    reg
 }
 
 /// Plans every connection of `source` for `target` encoding (`ros1` or `cdr`). `native`
@@ -92,8 +78,7 @@ pub(crate) fn plan_all(
     native: impl Fn(&mut Connection),
     events: &Events,
 ) -> Result<(Converter, Vec<Planned>), Error> {
-    let standard = TypeSources::new(store::registry(Distro::Noetic).clone(), store_ros2(Distro::Humble));
-    let targets = Targets { standard, ..Targets::default() };
+    let targets = Targets { standard: types::bundled(Distro::Humble), ..Targets::default() };
     let mut decoders = Vec::new();
     for r in source.readers() {
         decoders.push(Decoders::new(types.sources(&r.info()?.properties)));
