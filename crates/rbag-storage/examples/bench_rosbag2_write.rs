@@ -19,6 +19,10 @@ use std::time::Instant;
 
 use rbag_storage::{Format, WriteOptions};
 
+/// rbag-testkit's ROS 2 sample connection (QoS text as Jazzy stores it), shared with the tests.
+#[path = "../tests/common/mod.rs"]
+mod sample;
+
 /// The definition and type hash rosbags generates for the type (`Stores.LATEST`).
 const TYPE: &str = "std_msgs/msg/UInt8MultiArray";
 const DEFINITION: &str = "std_msgs/MultiArrayLayout layout\nuint8[] data\n\
@@ -57,7 +61,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("{payloads}: {} bytes is not a multiple of {size}", map.len()).into());
     }
 
-    let mut conn = rbag_testkit::sample::cdr::connection("/bench/data", TYPE, DEFINITION);
+    let mut conn = sample::connection("/bench/data", TYPE, DEFINITION);
     conn.metadata.insert("type_description_hash".into(), TYPE_HASH.into());
 
     let start = Instant::now();

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+mod common;
+
 use rbag_storage::ros1::record::{op, parse_record, write_record, Limits, Records};
 use rbag_storage::ros1::{reindex, Ros1Reader, MAGIC};
 use rbag_storage::{Filter, StorageReader};
@@ -685,7 +687,7 @@ fn every_truncation_of_an_mcap_file_is_handled() {
         ..Default::default()
     };
     let mut w = rbag_storage::create(&path, rbag_storage::Format::Mcap, &opts).unwrap();
-    rbag_testkit::sample::cdr::write(w.as_mut(), 10_000_000_000, 300_000_000).unwrap();
+    common::write(w.as_mut(), 10_000_000_000, 300_000_000).unwrap();
     w.finish().unwrap();
     let whole = std::fs::read(&path).unwrap();
     let total = replay_mcap(&whole).unwrap();
@@ -705,7 +707,7 @@ fn corrupted_mcap_bytes_never_panic() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("whole.mcap");
     let mut w = rbag_storage::create(&path, rbag_storage::Format::Mcap, &Default::default()).unwrap();
-    rbag_testkit::sample::cdr::write(w.as_mut(), 10_000_000_000, 50_000_000).unwrap();
+    common::write(w.as_mut(), 10_000_000_000, 50_000_000).unwrap();
     w.finish().unwrap();
     let whole = std::fs::read(&path).unwrap();
     for at in 0..whole.len() {

@@ -5,6 +5,8 @@
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use rbag_storage::{Filter, Format, StorageReader, WriteOptions};
 
 const START: u64 = 1_700_000_000_000_000_000;
@@ -37,9 +39,9 @@ fn write_bag(dir: &Path, format: Format) -> PathBuf {
     });
     let mut w = rbag_storage::create(&path, format, &WriteOptions::default()).unwrap();
     let conn = if format == Format::Ros1 {
-        rbag_testkit::sample::connection(&rbag_testkit::sample::TOPICS[0])
+        common::ros1_chatter()
     } else {
-        rbag_testkit::sample::cdr::connection("/chatter", "std_msgs/msg/String", "string data\n")
+        common::connection("/chatter", "std_msgs/msg/String", "string data\n")
     };
     let id = w.add_connection(&conn).unwrap();
     for i in 0..COUNT {
