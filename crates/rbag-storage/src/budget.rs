@@ -33,7 +33,7 @@ static FROM_ENV: OnceLock<u64> = OnceLock::new();
 /// The limit in bytes.
 pub fn limit() -> u64 {
     match SET.load(Ordering::Relaxed) {
-        0 => *FROM_ENV.get_or_init(|| env_limit().ok().flatten().unwrap_or(DEFAULT_LIMIT)),
+        0 => *FROM_ENV.get_or_init(|| limit_from_env().ok().flatten().unwrap_or(DEFAULT_LIMIT)),
         n => n,
     }
 }
@@ -47,16 +47,35 @@ pub fn set_limit(bytes: u64) {
 /// The limit `RBAG_MEMORY_BUDGET` asks for: `None` when it is unset, an error naming the
 /// variable when it is not a size. Programs call it at start to report a bad value; the
 /// budget itself then falls back to the default.
-pub fn env_limit() -> Result<Option<u64>, String> {
+pub fn limit_from_env() -> Result<Option<u64>, EnvError> {
     match std::env::var(ENV) {
-        Ok(v) => match parse_size(&v) {
-            Ok(0) => Err(format!("{ENV}={v:?}: the budget must be at least 1 byte")),
+        Ok(v) => match parse_bytes(&v) {
+            Ok(0) => Err(EnvError { value: v, source: None }),
             Ok(n) => Ok(Some(n)),
-            Err(e) => Err(format!("{ENV}={v:?}: {e}")),
+            Err(e) => Err(EnvError { value: v, source: Some(e) }),
         },
         Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(v)) => Err(format!("{ENV}={v:?}: not a size")),
+        Err(std::env::VarError::NotUnicode(v)) => Err(EnvError {
+            value: v.to_string_lossy().into_owned(),
+            source: Some(SizeError::NotASize { text: String::new() }),
+        }),
     }
+}
+
+/// [`limit_from_env`] with the error as text: kept while the CLI's `main.rs` wraps it in its
+/// `UsageError(String)`; new callers use [`limit_from_env`].
+pub fn env_limit() -> Result<Option<u64>, String> {
+    limit_from_env().map_err(|e| e.to_string())
+}
+
+/// A bad `RBAG_MEMORY_BUDGET`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{ENV}={value:?}: {}", match source { Some(e) => e.to_string(), None => "the budget must be at least 1 byte".into() })]
+pub struct EnvError {
+    /// The variable's value.
+    pub value: String,
+    /// Why it is not a size; `None` for a size of 0.
+    pub source: Option<SizeError>,
 }
 
 /// Bytes reserved now, over all readers.
@@ -95,6 +114,7 @@ pub struct Reservation {
 }
 
 impl Reservation {
+    /// The bytes held.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
@@ -151,14 +171,40 @@ pub fn buffer(bytes: u64, offset: u64, what: &'static str) -> crate::Result<(Vec
     Ok((vec_with_capacity(bytes, offset, what)?, r))
 }
 
+/// A size that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SizeError {
+    /// No number where the size starts.
+    #[error("{text:?} is not a size (e.g. 512MiB, 2GB, 4096)")]
+    NotASize {
+        /// The text given.
+        text: String,
+    },
+    /// A unit this parser does not know.
+    #[error("unknown unit {unit:?} in {text:?} (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")]
+    UnknownUnit {
+        /// The text given.
+        text: String,
+        /// The unit part of it.
+        unit: String,
+    },
+    /// More bytes than a `u64` holds.
+    #[error("{text:?} is not a usable size")]
+    OutOfRange {
+        /// The text given.
+        text: String,
+    },
+}
+
 /// A size with an optional unit, as rbag's command line takes sizes: `512MiB`, `2GB`, `4096`.
 /// `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024; `K`/`KB`, `M`/`MB`, `G`/`GB`, `T`/`TB`
 /// powers of 1000.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_bytes(text: &str) -> Result<u64, SizeError> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| format!("{text:?} is not a size (e.g. 512MiB, 2GB, 4096)"))?;
+    let value: f64 = num.parse().map_err(|_| SizeError::NotASize { text: text.into() })?;
     let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "kib" => 1024.0,
@@ -169,13 +215,19 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "m" | "mb" => 1e6,
         "g" | "gb" => 1e9,
         "t" | "tb" => 1e12,
-        other => return Err(format!("unknown unit {other:?} in {text:?} (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")),
+        other => return Err(SizeError::UnknownUnit { text: text.into(), unit: other.into() }),
     };
     let bytes = value * mult;
     if !bytes.is_finite() || bytes > u64::MAX as f64 {
-        return Err(format!("{text:?} is not a usable size"));
+        return Err(SizeError::OutOfRange { text: text.into() });
     }
     Ok(bytes as u64)
+}
+
+/// [`parse_bytes`] with the error as text: kept while the CLI's `units.rs` builds on it
+/// (`parse_size_in` returns `Result<u64, String>`); new callers use [`parse_bytes`].
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    parse_bytes(text).map_err(|e| e.to_string())
 }
 
 /// `bytes` in MiB for messages: `512 MiB`, `1.5 MiB`.
@@ -202,6 +254,11 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert!(parse_size("12 parsecs").is_err());
         assert_eq!(parse_size("0").unwrap(), 0);
+        assert_eq!(
+            parse_bytes("12 parsecs"),
+            Err(SizeError::UnknownUnit { text: "12 parsecs".into(), unit: "parsecs".into() })
+        );
+        assert_eq!(parse_bytes("lots"), Err(SizeError::NotASize { text: "lots".into() }));
         assert_eq!(mib(512 << 20), "512 MiB");
         assert_eq!(mib(3 << 19), "1.5 MiB");
     }
