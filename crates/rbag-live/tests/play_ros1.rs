@@ -235,3 +235,60 @@ fn stop_from_the_handle_ends_a_paused_run_and_the_pause_service_is_served() {
     player.shutdown();
     master.shutdown();
 }
+
+#[test]
+fn a_rate_control_topic_holds_playback_until_its_stamp_allows() {
+    let test = "a_rate_control_topic_holds_playback_until_its_stamp_allows";
+    let Some(reader) = open(test, "multi_lz4.bag") else { return };
+    let want = bag_messages(reader.as_ref(), &["/chatter"]).remove("/chatter").expect("the bag has /chatter");
+    let master = Master::start("127.0.0.1:0".parse().unwrap()).expect("master");
+    let player = node(&master, "/rbag_live_play_rc");
+    let sub = node(&master, "/rbag_live_sub_rc");
+    let heard = subscribe(&sub, &["/chatter"]);
+    // A downstream node says how far it got with a Header stamp (latched, so the player hears it
+    // whenever it connects).
+    let downstream = node(&master, "/rbag_live_downstream");
+    let stamps = downstream
+        .advertise(rbag_ros1::tcpros::Publication {
+            topic: "/progress".into(),
+            msg_type: "rbag_test/Progress".into(),
+            md5sum: "*".into(),
+            message_definition: "Header header\n".into(),
+            latching: true,
+            caller_id: "/rbag_live_downstream".into(),
+            queue_size: 10,
+        })
+        .expect("advertise");
+
+    let mut spec = PlaySpec::new(vec![reader]);
+    spec.filter.topics = vec!["/chatter".into()];
+    let ros1 = Ros1Options { rate_control: Some(("/progress".into(), 0)), ..ros1_options() };
+    let (handle, run) = controls();
+    let playing = std::thread::spawn(move || ros1::play(&player, spec, &ros1, run));
+    let start = Instant::now();
+    while !heard.lock().unwrap().headers.contains_key("/chatter") && start.elapsed() < LONG {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(count(&heard), 0, "nothing plays before the first stamp");
+
+    // Stamp = the fifth message's time, max delay 0: exactly the first five may go.
+    let t = want[4].0;
+    let mut msg = 0u32.to_le_bytes().to_vec();
+    msg.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
+    msg.extend_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
+    msg.extend_from_slice(&0u32.to_le_bytes());
+    stamps.publish(msg.into());
+    assert_eq!(wait_count(&heard, 5), 5);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(count(&heard), 5, "held at the stamp");
+    handle.stop();
+    let report = playing.join().expect("no panic").expect("playback");
+    assert_eq!(report.play.expect("played").published, 5);
+    let bytes: Vec<Vec<u8>> = want[..5].iter().map(|(_, d)| d.clone()).collect();
+    assert!(heard.lock().unwrap().messages["/chatter"] == bytes);
+    for n in [downstream, sub] {
+        n.shutdown();
+    }
+    master.shutdown();
+}
