@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use rbag_bag::transcode::Rewrite;
 use rbag_ros1::node::Node;
-use rbag_ros1::tcpros::{Publication, ServiceDef, TopicPublisher};
+use rbag_ros1::tcpros::{Publication, ServiceDef, ServiceFailure, TopicPublisher};
 use rbag_storage::Message;
 use rbag_transport::clock::{Clock, SystemClock};
 use rbag_transport::play::{BagSource, Control, PlayError, PlaySink, PlayState, Player};
@@ -262,7 +262,7 @@ fn run(
 /// `success` says whether that changed anything, `message` what happened, as rosbag answers.
 fn pause_service(node: &str, paused: Arc<AtomicBool>, handle: PlayHandle) -> ServiceDef {
     let handle = Mutex::new(handle);
-    let handler = move |request: &[u8]| -> Result<Vec<u8>, String> {
+    let handler = move |request: &[u8]| -> Result<Vec<u8>, ServiceFailure> {
         let want = *request.first().ok_or("an empty SetBool request")? != 0;
         let changed = paused.swap(want, Ordering::SeqCst) != want;
         if changed {

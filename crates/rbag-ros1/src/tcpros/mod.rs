@@ -19,7 +19,7 @@ pub mod subscriber;
 
 pub use header::{read_frame, read_header, write_frame, write_header, Header, WireError};
 pub use publisher::{Publication, SubscriberInfo, TcprosServer, TopicPublisher};
-pub use service::{ServiceDef, ServiceHandler};
+pub use service::{ServiceDef, ServiceFailure, ServiceHandler};
 pub use subscriber::{connect, Link, LinkCloser, SubscribeRequest};
 
 /// Upper bounds on lengths read from a peer, against lying length fields.

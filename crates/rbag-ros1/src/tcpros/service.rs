@@ -11,9 +11,27 @@ use std::sync::Arc;
 use super::header::{read_frame, write_frame, write_header, Header};
 use super::Limits;
 
-/// Answers one serialized request with the serialized response, or an error text for the
-/// client.
-pub type ServiceHandler = Arc<dyn Fn(&[u8]) -> Result<Vec<u8>, String> + Send + Sync>;
+/// Answers one serialized request with the serialized response, or a failure the client is
+/// told about.
+pub type ServiceHandler = Arc<dyn Fn(&[u8]) -> Result<Vec<u8>, ServiceFailure> + Send + Sync>;
+
+/// Why a service could not answer a request: the text goes to the client (rospy raises it as a
+/// `ServiceException`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ServiceFailure(pub String);
+
+impl From<&str> for ServiceFailure {
+    fn from(text: &str) -> Self {
+        ServiceFailure(text.to_string())
+    }
+}
+
+impl From<String> for ServiceFailure {
+    fn from(text: String) -> Self {
+        ServiceFailure(text)
+    }
+}
 
 /// A service a node serves.
 #[derive(Clone)]
@@ -56,7 +74,7 @@ pub(super) fn serve(mut stream: TcpStream, def: &ServiceDef, h: &Header, limits:
     while let Ok(Some(request)) = read_frame(&mut stream, limits) {
         let (ok, body) = match (def.handler)(&request) {
             Ok(response) => (1u8, response),
-            Err(text) => (0u8, text.into_bytes()),
+            Err(ServiceFailure(text)) => (0u8, text.into_bytes()),
         };
         if stream.write_all(&[ok]).is_err() || write_frame(&mut stream, &body).is_err() || !persistent {
             return;
