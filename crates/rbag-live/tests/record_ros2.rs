@@ -196,8 +196,11 @@ fn ros2_snapshot_writes_the_cache_into_the_bag_on_a_trigger() {
     let clock = Arc::new(VirtualClock::new(T0));
     // A CDR "hello N" is 16 bytes: the ring keeps the newest five.
     let snapshot = SnapshotOptions { max_duration_ns: None, max_bytes: Some(80), each_to_new_bag: false };
-    let pipeline =
-        PipelineOptions { snapshot: Some(snapshot), idle_wait: Duration::from_millis(10), ..PipelineOptions::default() };
+    let pipeline = PipelineOptions {
+        snapshot: Some(snapshot),
+        idle_wait: Duration::from_millis(10),
+        ..PipelineOptions::default()
+    };
     let rec = Running::start(spec(tmp.path(), dir_output(tmp.path()), pipeline, &clock));
     let peer = Participant::new(domain.id()).expect("participant");
     let chatter = RawWriter::new(&peer, "rt/chatter", STRING, &qos(policy::VOLATILE, 100), None).expect("writer");

@@ -9,11 +9,16 @@
 //! Everything is blocking std threads: ROS 1 graphs have tens of connections, and roscpp and
 //! rospy themselves use a thread per connection (see `docs/ros1-live-spike.md`).
 
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
 pub mod master;
 pub mod master_client;
 pub mod names;
 pub mod node;
 pub mod record;
 mod slave;
+// TCPROS is documented by its owner; until then its gaps do not fail the lint gate.
+#[allow(missing_docs)]
 pub mod tcpros;
 pub mod xmlrpc;

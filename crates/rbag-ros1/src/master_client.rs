@@ -9,21 +9,56 @@ use crate::xmlrpc::{self, Client, Value};
 /// A master call that failed or was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum MasterError {
+    /// Nothing answers at the master's URI.
     #[error("no ROS master answers at {uri}: {source}")]
-    Unreachable { uri: String, source: xmlrpc::Error },
+    Unreachable {
+        /// The master's URI.
+        uri: String,
+        /// How the connection failed.
+        source: xmlrpc::Error,
+    },
+    /// A call failed on the way (HTTP, XML-RPC).
     #[error("ROS master at {uri}: {method}: {source}")]
-    Rpc { uri: String, method: String, source: xmlrpc::Error },
+    Rpc {
+        /// The master's URI.
+        uri: String,
+        /// The master API method.
+        method: String,
+        /// What failed.
+        source: xmlrpc::Error,
+    },
+    /// The master answered with an error code.
     #[error("ROS master at {uri} refused {method} (code {code}): {message}")]
-    Refused { uri: String, method: String, code: i32, message: String },
+    Refused {
+        /// The master's URI.
+        uri: String,
+        /// The master API method.
+        method: String,
+        /// The status code (not 1).
+        code: i32,
+        /// The master's status message.
+        message: String,
+    },
+    /// The reply does not have the shape the method's answer has.
     #[error("ROS master at {uri}: {method}: unexpected reply {reply}")]
-    BadReply { uri: String, method: String, reply: String },
+    BadReply {
+        /// The master's URI.
+        uri: String,
+        /// The master API method.
+        method: String,
+        /// The reply, as text.
+        reply: String,
+    },
 }
 
 /// Topics, with the nodes on each side, and services, as `getSystemState` gives them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SystemState {
+    /// (topic, publishing nodes).
     pub publishers: Vec<(String, Vec<String>)>,
+    /// (topic, subscribing nodes).
     pub subscribers: Vec<(String, Vec<String>)>,
+    /// (service, serving nodes).
     pub services: Vec<(String, Vec<String>)>,
 }
 
@@ -67,10 +102,12 @@ impl MasterClient {
         Ok(MasterClient { uri: uri.to_string(), caller_id: caller_id.to_string(), client: Mutex::new(client) })
     }
 
+    /// The master's URI.
     pub fn uri(&self) -> &str {
         &self.uri
     }
 
+    /// The node name calls are made as.
     pub fn caller_id(&self) -> &str {
         &self.caller_id
     }
@@ -144,14 +181,17 @@ impl MasterClient {
         self.call("registerService", vec![service.into(), service_api.into(), caller_api.into()]).map(drop)
     }
 
+    /// `unregisterService`.
     pub fn unregister_service(&self, service: &str, service_api: &str) -> Result<(), MasterError> {
         self.call("unregisterService", vec![service.into(), service_api.into()]).map(drop)
     }
 
+    /// `unregisterPublisher`.
     pub fn unregister_publisher(&self, topic: &str, caller_api: &str) -> Result<(), MasterError> {
         self.call("unregisterPublisher", vec![topic.into(), caller_api.into()]).map(drop)
     }
 
+    /// `unregisterSubscriber`.
     pub fn unregister_subscriber(&self, topic: &str, caller_api: &str) -> Result<(), MasterError> {
         self.call("unregisterSubscriber", vec![topic.into(), caller_api.into()]).map(drop)
     }
@@ -166,6 +206,7 @@ impl MasterClient {
         self.typed("getTopicTypes", vec![], pairs)
     }
 
+    /// `getSystemState`: every topic's publishers and subscribers, and the services.
     pub fn system_state(&self) -> Result<SystemState, MasterError> {
         self.typed("getSystemState", vec![], |v| match v.as_array()? {
             [p, s, r] => Some(SystemState {
@@ -191,10 +232,12 @@ impl MasterClient {
         }
     }
 
+    /// `setParam`.
     pub fn set_param(&self, key: &str, value: Value) -> Result<(), MasterError> {
         self.call("setParam", vec![key.into(), value]).map(drop)
     }
 
+    /// `hasParam`.
     pub fn has_param(&self, key: &str) -> Result<bool, MasterError> {
         self.typed("hasParam", vec![key.into()], Value::as_bool)
     }

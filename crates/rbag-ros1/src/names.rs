@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, thiserror::Error)]
 #[error("invalid ROS name {name:?}: {reason}")]
 pub struct NameError {
+    /// The name as given.
     pub name: String,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 
@@ -105,7 +107,9 @@ pub fn resolve(name: &str, namespace: &str, node: &str) -> String {
 pub struct NodeConfig {
     /// Fully resolved node name, e.g. `/rbag_record_1234`.
     pub name: String,
+    /// The namespace relative names resolve in (`ROS_NAMESPACE`, `__ns:=`).
     pub namespace: String,
+    /// `ROS_MASTER_URI`.
     pub master_uri: String,
     /// The host put in this node's URIs (`ROS_IP`, else `ROS_HOSTNAME`, else the host name).
     pub host: String,

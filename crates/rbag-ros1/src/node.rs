@@ -10,12 +10,13 @@ use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 
 use crate::master_client::{MasterClient, MasterError};
 use crate::names::NodeConfig;
+use crate::slave::{BusInfo, SlaveApi};
 use crate::tcpros::{
     self, Header, LinkCloser, Publication, SubscribeRequest, TcprosError, TcprosServer, TopicPublisher,
 };
@@ -26,11 +27,36 @@ use crate::xmlrpc::{self, Value};
 pub enum SubEvent {
     /// A link to a publisher is up; `header` is the publisher's reply (type, md5sum,
     /// message_definition, callerid, latching).
-    Connected { link: u64, topic: String, publisher: String, header: Header },
+    Connected {
+        /// The link's id, unique in the node.
+        link: u64,
+        /// The topic.
+        topic: String,
+        /// The publisher's slave API URI.
+        publisher: String,
+        /// The publisher's connection header.
+        header: Header,
+    },
     /// One message, as raw bytes, with its receive time (ns since the epoch).
-    Message { link: u64, received_ns: u64, data: Bytes },
+    Message {
+        /// The link it came on.
+        link: u64,
+        /// When it was received (ns since the epoch).
+        received_ns: u64,
+        /// The serialised message.
+        data: Bytes,
+    },
     /// The link ended. `error` says why when it was not a clean close.
-    Closed { link: u64, topic: String, publisher: String, error: Option<String> },
+    Closed {
+        /// The link.
+        link: u64,
+        /// The topic.
+        topic: String,
+        /// The publisher's slave API URI.
+        publisher: String,
+        /// Why, when it was not a clean close.
+        error: Option<String>,
+    },
 }
 
 /// Called for every event of a subscription.
@@ -39,20 +65,20 @@ pub type SubHandler = Arc<dyn Fn(SubEvent) + Send + Sync>;
 /// Why a node operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
+    /// A master call failed.
     #[error(transparent)]
     Master(#[from] MasterError),
+    /// The TCPROS server or a link failed.
     #[error(transparent)]
     Tcpros(#[from] TcprosError),
+    /// The slave API server could not start.
     #[error("cannot serve the node API on {host}: {source}")]
-    Bind { host: String, source: std::io::Error },
-}
-
-/// One row of `getBusInfo`.
-pub(crate) struct BusInfo {
-    pub id: u64,
-    pub peer: String,
-    pub outbound: bool,
-    pub topic: String,
+    Bind {
+        /// The host it was to listen on.
+        host: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
 }
 
 struct LinkState {
@@ -101,10 +127,9 @@ impl xmlrpc::Handler for SlaveHandler {
     }
 }
 
-/// Nanoseconds since the epoch.
-pub fn now_ns() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
-}
+/// Nanoseconds since the epoch: rbag's one wall clock, re-exported where link threads stamp
+/// messages.
+pub use rbag_transport::now_ns;
 
 impl Node {
     /// Starts the node's servers. Nothing is registered with the master yet, and the master
@@ -140,10 +165,12 @@ impl Node {
         Ok(Node { inner })
     }
 
+    /// The node's name, namespace, master and remappings.
     pub fn config(&self) -> &NodeConfig {
         &self.inner.config
     }
 
+    /// The node's resolved name.
     pub fn name(&self) -> &str {
         &self.inner.config.name
     }
@@ -153,6 +180,7 @@ impl Node {
         &self.inner.slave_uri
     }
 
+    /// The client the node calls the master with.
     pub fn master(&self) -> &MasterClient {
         &self.inner.master
     }
@@ -278,30 +306,30 @@ impl Node {
     }
 }
 
-impl Inner {
-    pub(crate) fn master_uri(&self) -> &str {
+impl SlaveApi for Inner {
+    fn master_uri(&self) -> &str {
         self.master.uri()
     }
 
-    pub(crate) fn publications(&self) -> Vec<(String, String)> {
+    fn publications(&self) -> Vec<(String, String)> {
         let pubs = self.pubs.lock().unwrap_or_else(|p| p.into_inner());
         pubs.iter().map(|(t, (ty, _))| (t.clone(), ty.clone())).collect()
     }
 
-    pub(crate) fn subscriptions(&self) -> Vec<(String, String)> {
+    fn subscriptions(&self) -> Vec<(String, String)> {
         let subs = self.subs.lock().unwrap_or_else(|p| p.into_inner());
         subs.iter().map(|(t, s)| (t.clone(), s.msg_type.clone())).collect()
     }
 
-    pub(crate) fn publishes(&self, topic: &str) -> bool {
+    fn publishes(&self, topic: &str) -> bool {
         self.pubs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(topic)
     }
 
-    pub(crate) fn tcpros_address(&self) -> (String, u16) {
+    fn tcpros_address(&self) -> (String, u16) {
         (self.config.host.clone(), self.tcpros.port())
     }
 
-    pub(crate) fn bus_info(&self) -> Vec<BusInfo> {
+    fn bus_info(&self) -> Vec<BusInfo> {
         let subs = self.subs.lock().unwrap_or_else(|p| p.into_inner());
         let mut rows = Vec::new();
         for (topic, s) in subs.iter() {
@@ -312,14 +340,14 @@ impl Inner {
         rows
     }
 
-    pub(crate) fn request_shutdown(&self, why: &str) {
+    fn request_shutdown(&self, why: &str) {
         let (lock, cv) = &self.shutdown;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.to_string());
         cv.notify_all();
     }
 
     /// The master's list of publishers for `topic`: new ones get a link, gone ones lose theirs.
-    pub(crate) fn publisher_update(self: &Arc<Inner>, topic: &str, uris: Vec<String>) {
+    fn publisher_update(self: &Arc<Inner>, topic: &str, uris: Vec<String>) {
         let mut start = Vec::new();
         {
             let mut subs = self.subs.lock().unwrap_or_else(|p| p.into_inner());
@@ -350,7 +378,9 @@ impl Inner {
                 .spawn(move || run_link(this, topic, uri, id));
         }
     }
+}
 
+impl Inner {
     /// Whether the link `id` on `topic` should still be (re)connected.
     fn link_wanted(&self, topic: &str, uri: &str, id: u64) -> bool {
         if self.closing.load(Ordering::SeqCst) {

@@ -30,6 +30,7 @@ pub struct RecordSpec {
     pub selection: TopicSelection,
     /// `--node`: also every topic this node subscribes to.
     pub node: Option<String>,
+    /// Ask publishers for TCP_NODELAY.
     pub tcp_nodelay: bool,
 }
 
@@ -66,6 +67,8 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// A recording on `node` that registers each connection with `queue` (completed by
+    /// `hook`) and pushes its messages there; `log` gets subscriptions and warnings.
     pub fn new(node: Node, spec: RecordSpec, queue: Arc<RecordQueue>, hook: ConnectionHook, log: Log) -> Recording {
         Recording {
             node,

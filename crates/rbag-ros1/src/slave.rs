@@ -4,8 +4,36 @@
 
 use std::sync::Arc;
 
-use crate::node::Inner;
 use crate::xmlrpc::Value;
+
+/// One row of `getBusInfo`.
+pub(crate) struct BusInfo {
+    pub id: u64,
+    pub peer: String,
+    pub outbound: bool,
+    pub topic: String,
+}
+
+/// What the slave API asks of a node. The node's shared state implements it, so this module
+/// needs nothing from `node` (which serves this API).
+pub(crate) trait SlaveApi {
+    /// The master this node registers with.
+    fn master_uri(&self) -> &str;
+    /// (topic, type) of each publication.
+    fn publications(&self) -> Vec<(String, String)>;
+    /// (topic, type) of each subscription.
+    fn subscriptions(&self) -> Vec<(String, String)>;
+    /// Whether the node publishes `topic`.
+    fn publishes(&self, topic: &str) -> bool;
+    /// Host and port of the node's TCPROS server.
+    fn tcpros_address(&self) -> (String, u16);
+    /// The node's links.
+    fn bus_info(&self) -> Vec<BusInfo>;
+    /// Records a `shutdown` call.
+    fn request_shutdown(&self, why: &str);
+    /// The master's list of publishers for `topic`.
+    fn publisher_update(self: &Arc<Self>, topic: &str, uris: Vec<String>);
+}
 
 fn reply(code: i32, msg: impl Into<String>, v: Value) -> Value {
     Value::Array(vec![Value::Int(code), Value::Str(msg.into()), v])
@@ -16,7 +44,7 @@ fn topic_types(list: Vec<(String, String)>) -> Value {
 }
 
 /// Answers one slave API call for `node`. The first parameter of every method is the caller id.
-pub(crate) fn dispatch(node: &Arc<Inner>, method: &str, params: Vec<Value>) -> Result<Value, (i32, String)> {
+pub(crate) fn dispatch<N: SlaveApi>(node: &Arc<N>, method: &str, params: Vec<Value>) -> Result<Value, (i32, String)> {
     let arity = |n: usize| params.len() == n;
     let bad_arity = || Ok(reply(-1, "Error: bad call arity", Value::Int(0)));
     Ok(match method {

@@ -4,11 +4,17 @@
 //! those conventions ([`names`], [`qos`]) apart from the DDS stack that carries the bytes, so
 //! they are tested without a network.
 
+#![warn(missing_docs)]
+
+// The DDS layer and the service carrier are documented by their owner; until then their gaps
+// do not fail the lint gate.
 #[cfg(feature = "dds")]
+#[allow(missing_docs)]
 pub mod dds;
 pub mod names;
 pub mod qos;
 #[cfg(feature = "dds")]
 pub mod record;
 pub mod select;
+#[allow(missing_docs)]
 pub mod service;

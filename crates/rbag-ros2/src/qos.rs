@@ -82,12 +82,33 @@ pub fn compatible(offer: &QosProfile, request: &QosProfile) -> bool {
     reliability_ok && durability_ok
 }
 
-/// A `--qos-profile-overrides-path` file failed to load.
+/// A QoS overrides file failed to load.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct OverridesError {
+    /// The file.
     pub path: String,
+    /// What is wrong (unreadable, or the [`OverridesParseError`]).
     pub message: String,
+}
+
+/// Why QoS overrides text does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OverridesParseError {
+    /// The YAML is not a map of topics to policy maps.
+    #[error("not a QoS overrides map (topic: {{policy: value}}): {0}")]
+    NotAMap(String),
+    /// A policy value is not one of the policy's names.
+    #[error("topic {topic}: unknown {kind} policy {value:?}")]
+    UnknownPolicy {
+        /// The topic.
+        topic: String,
+        /// The policy (`History`, `Reliability`, ...).
+        kind: String,
+        /// The value given.
+        value: String,
+    },
 }
 
 /// Per-topic profiles from a `--qos-profile-overrides-path` file.
@@ -122,26 +143,28 @@ impl Overrides {
     pub fn load(path: &Path) -> Result<Overrides, OverridesError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| OverridesError { path: path.display().to_string(), message: e.to_string() })?;
-        Self::parse(&text).map_err(|message| OverridesError { path: path.display().to_string(), message })
+        Self::parse(&text).map_err(|e| OverridesError { path: path.display().to_string(), message: e.to_string() })
     }
 
     /// [`Overrides::load`] on text.
-    pub fn parse(text: &str) -> Result<Overrides, String> {
+    pub fn parse(text: &str) -> Result<Overrides, OverridesParseError> {
         if text.trim().is_empty() {
             return Ok(Overrides::default());
         }
-        let raw: BTreeMap<String, RawOverride> = serde_saphyr::from_str(text)
-            .map_err(|e| format!("not a QoS overrides map (topic: {{policy: value}}): {e}"))?;
+        let raw: BTreeMap<String, RawOverride> =
+            serde_saphyr::from_str(text).map_err(|e| OverridesParseError::NotAMap(e.to_string()))?;
         let mut out = BTreeMap::new();
         for (topic, r) in raw {
             let mut p = default_profile();
-            let e = |v: Option<Enum>, kind: PolicyKind, current: i64| -> Result<i64, String> {
+            let e = |v: Option<Enum>, kind: PolicyKind, current: i64| -> Result<i64, OverridesParseError> {
                 match v {
                     None => Ok(current),
                     Some(Enum::Int(i)) => Ok(i),
-                    Some(Enum::Name(n)) => {
-                        kind.value(&n).ok_or_else(|| format!("topic {topic}: unknown {kind:?} policy {n:?}"))
-                    }
+                    Some(Enum::Name(n)) => kind.value(&n).ok_or_else(|| OverridesParseError::UnknownPolicy {
+                        topic: topic.clone(),
+                        kind: format!("{kind:?}"),
+                        value: n.clone(),
+                    }),
                 }
             };
             p.history = e(r.history, PolicyKind::History, p.history)?;
@@ -159,10 +182,12 @@ impl Overrides {
         Ok(Overrides(out))
     }
 
+    /// The profile given for `topic`, if any.
     pub fn get(&self, topic: &str) -> Option<&QosProfile> {
         self.0.get(topic)
     }
 
+    /// Whether no topic has an override.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -240,7 +265,7 @@ mod tests {
         let k = o.get("/clock").unwrap();
         assert_eq!((k.reliability, k.depth), (policy::RELIABLE, 3));
         assert!(Overrides::parse("").unwrap().is_empty());
-        assert!(Overrides::parse("/t:\n  reliability: sometimes\n").unwrap_err().contains("sometimes"));
+        assert!(Overrides::parse("/t:\n  reliability: sometimes\n").unwrap_err().to_string().contains("sometimes"));
         assert!(Overrides::parse("/t:\n  relability: reliable\n").is_err());
         assert!(Overrides::parse("- a\n").is_err());
     }

@@ -12,7 +12,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use rbag_storage::rosbag2::qos::{self as qos_text, QosProfile};
@@ -35,7 +34,9 @@ pub type Log = Arc<dyn Fn(String) + Send + Sync>;
 
 /// What to record and how to subscribe.
 pub struct Ros2RecordSpec {
+    /// Which topics and services.
     pub selection: Ros2Selection,
+    /// Per-topic subscription QoS instead of the adapted one.
     pub overrides: Overrides,
     /// `--no-discovery`: subscribe to the named topics at start and never look again.
     pub no_discovery: bool,
@@ -78,11 +79,12 @@ pub struct Ros2Recording {
 /// How long `--no-discovery` still takes in topics after start: one round of discovery.
 pub const STARTUP_DISCOVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-pub(crate) fn now_ns() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-}
+pub(crate) use rbag_transport::now_ns;
 
 impl Ros2Recording {
+    /// A recording on `participant` that registers each topic's connection with `queue`
+    /// (its definition filled by `hook`) and pushes its samples there; `log` gets
+    /// subscriptions and warnings.
     pub fn new(
         participant: Arc<Participant>,
         spec: Ros2RecordSpec,

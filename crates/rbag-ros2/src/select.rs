@@ -19,14 +19,23 @@ use crate::names::{is_hidden, is_service_event, SERVICE_EVENT_SUFFIX};
 /// `ros2 bag record`'s selection flags.
 #[derive(Debug, Clone, Default)]
 pub struct Ros2Selection {
+    /// Every topic (`--all-topics`, `-a`).
     pub all_topics: bool,
+    /// Every service's event topic (`--all-services`, `-a`).
     pub all_services: bool,
+    /// Topics named (absolute).
     pub topics: BTreeSet<String>,
+    /// Services named (absolute); their `/_service_event` topics are recorded.
     pub services: BTreeSet<String>,
+    /// Topics and services whose whole name matches (`-e`).
     pub regex: Option<Regex>,
+    /// Topics and services left out (`-x`).
     pub exclude_regex: Option<Regex>,
+    /// Topics left out by name.
     pub exclude_topics: BTreeSet<String>,
+    /// Services left out by name.
     pub exclude_services: BTreeSet<String>,
+    /// Also hidden topics (a name token starting with `_`).
     pub include_hidden: bool,
 }
 

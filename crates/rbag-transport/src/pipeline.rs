@@ -107,7 +107,11 @@ pub struct PipelineOptions {
 
 impl Default for PipelineOptions {
     fn default() -> Self {
-        PipelineOptions { checkpoint_every_ns: Some(1_000_000_000), snapshot: None, idle_wait: Duration::from_millis(100) }
+        PipelineOptions {
+            checkpoint_every_ns: Some(1_000_000_000),
+            snapshot: None,
+            idle_wait: Duration::from_millis(100),
+        }
     }
 }
 
@@ -261,7 +265,8 @@ impl Pipeline {
                 true
             }
         };
-        if self.dirty && self.opts.checkpoint_every_ns.is_some_and(|every| now.saturating_sub(self.last_checkpoint) >= every)
+        if self.dirty
+            && self.opts.checkpoint_every_ns.is_some_and(|every| now.saturating_sub(self.last_checkpoint) >= every)
         {
             if let Some(rec) = self.recorder() {
                 rec.checkpoint()?;

@@ -23,14 +23,27 @@ use crate::key::ConnKey;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Queued {
     /// A new connection; its messages follow.
-    Connection { key: ConnKey, connection: Connection },
+    Connection {
+        /// The key its messages are pushed with.
+        key: ConnKey,
+        /// The connection (topic, type, definition, header fields).
+        connection: Connection,
+    },
     /// One raw message, exactly as it came off the wire.
-    Message { key: ConnKey, receive_time_ns: u64, data: Bytes },
+    Message {
+        /// The connection it came on.
+        key: ConnKey,
+        /// When it was received (nanoseconds since the epoch): its log time.
+        receive_time_ns: u64,
+        /// The serialised message.
+        data: Bytes,
+    },
 }
 
 /// What [`RecordQueue::pop`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popped {
+    /// The oldest entry.
     Item(Queued),
     /// Nothing arrived within the timeout; the writer can do periodic work (duration splits).
     Timeout,
@@ -43,7 +56,10 @@ pub enum Popped {
 pub enum Push {
     /// Queued; `dropped_oldest` older messages (possibly this one, when it alone passes the
     /// bound) were dropped to make room. The caller warns, rate-limited, when it is not 0.
-    Queued { dropped_oldest: u64 },
+    Queued {
+        /// Messages dropped to make room.
+        dropped_oldest: u64,
+    },
     /// The queue is closed; the message was discarded and not counted as a drop.
     Closed,
 }
@@ -157,6 +173,8 @@ impl RecordQueue {
         self.ready.notify_all();
     }
 
+    /// Whether [`RecordQueue::close`] was called (by the front end, or by a writer that
+    /// failed).
     pub fn is_closed(&self) -> bool {
         self.lock().closed
     }
@@ -182,6 +200,7 @@ impl RecordQueue {
         self.lock().items.len()
     }
 
+    /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.lock().items.is_empty()
     }

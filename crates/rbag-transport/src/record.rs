@@ -59,8 +59,8 @@ pub use error::RecordError;
 pub use naming::{extension, local_stamp};
 pub use options::{Layout, OutputName, RecordOptions, Split};
 
-pub use crate::key::ConnKey;
 use crate::disk::{free_space, human, DiskGuard, Space, SpaceProbe};
+pub use crate::key::ConnKey;
 use crate::queue::Queued;
 use file::{BagFile, DirBag, Output, Slot};
 use naming::Naming;
@@ -508,7 +508,10 @@ impl Recorder {
                 (true, Some(f)) => f.size(),
                 _ => 0,
             };
-            let policy = Rosbag2Options { max_file_size: self.policy.max_file_size.filter(|_| with_size), ..self.policy.clone() };
+            let policy = Rosbag2Options {
+                max_file_size: self.policy.max_file_size.filter(|_| with_size),
+                ..self.policy.clone()
+            };
             match self.opts.layout {
                 // rosbag: periods aligned to the start of the recording, empty files split too.
                 Layout::Files => {

@@ -19,7 +19,9 @@ use regex::Regex;
 #[derive(Debug, thiserror::Error)]
 #[error("invalid topic regular expression {pattern:?}: {source}")]
 pub struct SelectError {
+    /// The pattern as given.
     pub pattern: String,
+    /// What the regex compiler said.
     #[source]
     pub source: regex::Error,
 }

@@ -65,10 +65,12 @@ impl SnapshotBuffer {
         evicted
     }
 
+    /// Messages held.
     pub fn len(&self) -> usize {
         self.ring.len()
     }
 
+    /// Whether no message is held.
     pub fn is_empty(&self) -> bool {
         self.ring.is_empty()
     }

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+/// Counts events and says when a warning about them is due.
 #[derive(Debug, Default)]
 pub struct Throttle {
     last: Option<Instant>,
@@ -12,6 +13,7 @@ pub struct Throttle {
 }
 
 impl Throttle {
+    /// The least time between two warnings.
     pub const EVERY: Duration = Duration::from_secs(5);
 
     /// Counts `n` events; returns how many to report when a warning is due.

@@ -67,7 +67,12 @@ impl Ros2Feed {
         log(format!("Joined DDS domain {}.", participant.domain()));
         let hook = definition_hook(source.definitions);
         let recording = Ros2Recording::new(participant.clone(), source.spec, queue, hook, log.clone())?;
-        Ok(Ros2Feed { participant, recording, polling: source.polling.max(Duration::from_millis(1)), next: Instant::now() })
+        Ok(Ros2Feed {
+            participant,
+            recording,
+            polling: source.polling.max(Duration::from_millis(1)),
+            next: Instant::now(),
+        })
     }
 
     pub(super) fn participant(&self) -> Arc<Participant> {

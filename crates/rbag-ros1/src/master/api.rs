@@ -17,6 +17,7 @@ pub const MASTER_CALLER_ID: &str = "/master";
 pub struct Notification {
     /// The node's XML-RPC API.
     pub api: String,
+    /// The call to make on it.
     pub callback: Callback,
 }
 
@@ -24,11 +25,24 @@ pub struct Notification {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Callback {
     /// `publisherUpdate("/master", topic, [publisher APIs])`.
-    PublisherUpdate { topic: String, publishers: Vec<String> },
+    PublisherUpdate {
+        /// The topic.
+        topic: String,
+        /// Every publisher's API, now.
+        publishers: Vec<String>,
+    },
     /// `paramUpdate("/master", key/, value)`; `{}` when the parameter is gone.
-    ParamUpdate { key: String, value: Value },
+    ParamUpdate {
+        /// The parameter (with a trailing `/`).
+        key: String,
+        /// Its new value.
+        value: Value,
+    },
     /// `shutdown("/master", reason)`: another node took this node's name.
-    Shutdown { reason: String },
+    Shutdown {
+        /// Why.
+        reason: String,
+    },
 }
 
 impl Notification {

@@ -26,10 +26,22 @@ use notify::Notifier;
 /// Why the master could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum MasterError {
+    /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: SocketAddr, source: std::io::Error },
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The XML-RPC server could not start.
     #[error("cannot start the master's server on {addr}: {source}")]
-    Start { addr: SocketAddr, source: std::io::Error },
+    Start {
+        /// The address.
+        addr: SocketAddr,
+        /// What the system said.
+        source: std::io::Error,
+    },
 }
 
 fn lock(state: &Mutex<MasterState>) -> MutexGuard<'_, MasterState> {

@@ -68,6 +68,7 @@ impl Default for Limits {
 
 /// Serves XML-RPC methods. `Err((code, message))` becomes an XML-RPC fault.
 pub trait Handler: Send + Sync + 'static {
+    /// Answers one call.
     fn call(&self, method: &str, params: Vec<Value>) -> Result<Value, (i32, String)>;
 }
 

@@ -13,12 +13,33 @@ pub use value::{parse, write_call, write_fault, write_message, write_response, M
 /// What went wrong talking XML-RPC, naming the peer or the part of the body at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The body is not XML-RPC.
     #[error("XML-RPC body: {0}")]
     Parse(String),
+    /// The connection failed.
     #[error("XML-RPC peer {uri}: {source}")]
-    Io { uri: String, source: std::io::Error },
+    Io {
+        /// The peer.
+        uri: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The HTTP exchange failed (status, framing, limits).
     #[error("XML-RPC peer {uri}: HTTP: {msg}")]
-    Http { uri: String, msg: String },
+    Http {
+        /// The peer.
+        uri: String,
+        /// What went wrong.
+        msg: String,
+    },
+    /// The peer answered with a fault.
     #[error("XML-RPC peer {uri}: fault {code}: {msg}")]
-    Fault { uri: String, code: i32, msg: String },
+    Fault {
+        /// The peer.
+        uri: String,
+        /// `faultCode`.
+        code: i32,
+        /// `faultString`.
+        msg: String,
+    },
 }

@@ -14,15 +14,23 @@ const MAX_DEPTH: usize = 64;
 /// One XML-RPC value. Struct members keep their order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// `<i4>`/`<int>`.
     Int(i32),
+    /// `<boolean>`.
     Bool(bool),
+    /// `<string>` (or untyped text).
     Str(String),
+    /// `<double>`.
     Double(f64),
     /// The base64 text as sent; ROS never decodes it.
     Base64(String),
+    /// `<dateTime.iso8601>`, as sent.
     DateTime(String),
+    /// `<array>`.
     Array(Vec<Value>),
+    /// `<struct>`, members in order.
     Struct(Vec<(String, Value)>),
+    /// `<nil/>`.
     Nil,
 }
 
@@ -116,10 +124,14 @@ impl<T: Into<Value>> From<Vec<T>> for Value {
 /// A parsed XML-RPC body.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
+    /// A `methodCall`.
     Call {
+        /// The method name.
         method: String,
+        /// Its parameters.
         params: Vec<Value>,
     },
+    /// A `methodResponse` with a value.
     Response(Value),
     /// The fault value: a struct with `faultCode` and `faultString`.
     Fault(Value),

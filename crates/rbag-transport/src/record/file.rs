@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use rbag_storage::rosbag2::Rosbag2Writer;
 use rbag_storage::{Compression, Connection, Format, McapPreset, StorageWriter, WriteOptions};
 
-use super::{ConnKey, RecordError};
 use super::naming::active_path;
+use super::{ConnKey, RecordError};
 
 /// Which connection of the file a message goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
