@@ -148,6 +148,8 @@ enum Target {
     Ring { ring: SnapshotBuffer, into: RingInto },
 }
 
+/// One per pipeline, so the size difference of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 enum RingInto {
     NewBag(Box<RecordOptions>),
     Recorder(Recorder),

@@ -33,6 +33,8 @@ const MEASURE_EVERY: u64 = 64 << 10;
 
 /// Where a recording's messages go: a bag file per split, or one rosbag2 directory whose
 /// writer starts a new storage file on each split.
+// One per recording, so the size difference of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Output {
     File(BagFile),
     Dir(DirBag),

@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -17,9 +16,6 @@ use super::middleware::MiddlewareArgs;
 use super::rosbag2_args::Rosbag2Args;
 use crate::units::parse_size;
 use crate::{Outcome, UsageError};
-
-/// The recorder's controls, which `control_services` acts on (kept at this path for it).
-pub use rbag_transport::Controls;
 
 /// Record topics and services of a live ROS 2 graph into a rosbag2 bag, as `ros2 bag record`.
 ///

@@ -2,7 +2,7 @@
 //! printed.
 
 use anyhow::Result;
-pub use rbag_live::graph::{anonymous, complete_connection, Graph};
+pub use rbag_live::graph::{anonymous, Graph};
 use rbag_ros1::tcpros::Limits;
 
 /// Joins the graph as `default_name` (see [`rbag_live::graph::join_ros1`]), saying so when it
