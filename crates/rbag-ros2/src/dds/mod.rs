@@ -107,7 +107,7 @@ unsafe impl Sync for Participant {}
 
 impl Participant {
     /// Joins `domain`. Cyclone reads its configuration from `CYCLONEDDS_URI`, as a ROS 2 node
-    /// on rmw_cyclonedds does; see [`crate::env`] for ROS_LOCALHOST_ONLY.
+    /// on rmw_cyclonedds does; ROS_LOCALHOST_ONLY is the caller's to apply (see [`configure_domain`]).
     pub fn new(domain: u32) -> Result<Participant, DdsError> {
         // SAFETY: null QoS and listener are allowed.
         let handle = unsafe { dds_create_participant(domain, std::ptr::null(), std::ptr::null()) };

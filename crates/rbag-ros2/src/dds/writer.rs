@@ -46,7 +46,7 @@ impl RawWriter {
     }
 
     /// Sends one serialized sample, waiting for slow reliable readers as a ROS 2 publisher
-    /// does, until `give_up` says to stop (checked every [`super::qos::MAX_BLOCKING_NS`]).
+    /// does, until `give_up` says to stop (checked every `MAX_BLOCKING_NS`, 1 s).
     pub fn write_waiting(
         &self,
         data: &[u8],
