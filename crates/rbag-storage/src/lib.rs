@@ -16,6 +16,8 @@
 //! # Ok::<(), rbag_storage::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod budget;
 mod builtin;
 mod error;

@@ -1,5 +1,5 @@
 //! Safe outputs: every verb that writes a bag goes through here, so that no spelling of a path,
-//! link or `--force` can destroy an input or a file rbag did not write.
+//! link or request to replace can destroy an input or a file rbag did not write.
 //!
 //! Three rules, enforced by construction:
 //! - **Identity, not spelling.** An output is compared with every input by device and inode,
@@ -14,7 +14,7 @@
 //!   directory holding exactly `metadata.yaml` and the files it lists. Symlinks, devices,
 //!   FIFOs and directories with anything else in them are refused, naming the stray file.
 //!
-//! In-place rewrites (reindex, recompress) use [`replace_in_place`]-style backups through
+//! In-place rewrites (reindex, recompress) keep the original as a backup named by
 //! [`backup_path`], which never overwrites an earlier backup.
 
 use std::ffi::{OsStr, OsString};
@@ -30,7 +30,7 @@ use crate::{Error, Result, StorageWriter};
 pub struct OutputPolicy {
     /// The inputs the output must never touch: files or bag directories.
     pub inputs: Vec<PathBuf>,
-    /// Replace an existing output that is provably a bag (`--force`).
+    /// Replace an existing output that is provably a bag (what a front end's "force" asks).
     pub replace: bool,
 }
 

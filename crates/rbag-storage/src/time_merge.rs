@@ -23,6 +23,7 @@ pub struct TimeMerge<'a> {
 }
 
 impl<'a> TimeMerge<'a> {
+    /// Merges `iters`, each already in log-time order.
     pub fn new(iters: Vec<MessageIter<'a>>) -> Self {
         let n = iters.len();
         TimeMerge { iters, heap: BinaryHeap::new(), heads: vec![None; n], to_pull: (0..n).collect(), failed: false }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 pub struct Connection {
     /// Id unique within the bag; messages refer to it.
     pub id: u32,
+    /// Topic name.
     pub topic: String,
     /// Message type as the bag names it (`std_msgs/String`, `std_msgs/msg/String`).
     pub message_type: String,
@@ -54,17 +55,20 @@ pub struct ReadOptions {
 /// not copy payloads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
+    /// Id of the [`Connection`] it arrived on.
     pub connection: u32,
     /// Receive time, nanoseconds since the epoch.
     pub log_time: u64,
     /// Send time; formats that store one time (ROS 1) repeat `log_time`.
     pub publish_time: u64,
+    /// The serialized message, never interpreted here.
     pub data: bytes::Bytes,
 }
 
 /// Per-connection numbers from the index.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConnectionStats {
+    /// Messages on the connection.
     pub message_count: u64,
     /// Sum of payload sizes, where the storage knows it without reading payloads.
     pub data_bytes: Option<u64>,
@@ -74,9 +78,13 @@ pub struct ConnectionStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
     #[default]
+    /// Uncompressed.
     None,
+    /// LZ4 (frame format).
     Lz4,
+    /// bzip2 (ROS 1 only).
     Bz2,
+    /// Zstandard.
     Zstd,
 }
 
@@ -112,14 +120,19 @@ pub struct StorageInfo {
     pub format: &'static str,
     /// Format version, e.g. `2.0` for ROS 1 bags.
     pub version: String,
+    /// The storage files the bag is made of.
     pub files: Vec<PathBuf>,
+    /// Total size of those files.
     pub size_bytes: u64,
     /// False when the bag lost its index and was scanned; `reindex` repairs it.
     pub indexed: bool,
+    /// Every message, declared connections or not.
     pub message_count: u64,
     /// First and last log time; `None` for an empty bag.
     pub start_ns: Option<u64>,
+    /// Last log time; `None` for an empty bag.
     pub end_ns: Option<u64>,
+    /// Chunks in the files (0 for storages without chunks).
     pub chunk_count: u64,
     /// Chunks per compression (e.g. `lz4` → 3), with compressed and uncompressed bytes.
     pub compression: BTreeMap<String, CompressionStats>,
@@ -149,8 +162,11 @@ impl StorageInfo {
 /// Chunk counts and sizes for one compression.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompressionStats {
+    /// Chunks with this compression.
     pub chunks: u64,
+    /// Their bytes on disk.
     pub compressed_bytes: u64,
+    /// Their bytes once decompressed.
     pub uncompressed_bytes: u64,
 }
 
@@ -194,8 +210,11 @@ impl Default for WriteOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompressionMode {
     #[default]
+    /// No rosbag2 compression.
     None,
+    /// Each storage file is zstd-compressed once closed (`.db3.zstd`).
     File,
+    /// Each message payload is zstd-compressed.
     Message,
 }
 
@@ -247,7 +266,9 @@ pub struct Rosbag2Options {
     pub max_file_duration_ns: Option<u64>,
     /// Keep at most this many files, deleting the oldest (circular logging).
     pub max_files: Option<usize>,
+    /// SQLite3 pragmas. Older home of the `preset` storage option: prefer `StorageOptions` `preset=resilient` with [`crate::create_named`].
     pub sqlite_preset: SqlitePreset,
+    /// MCAP writer preset. Older home of the `preset` storage option: prefer `StorageOptions` `preset=...` with [`crate::create_named`].
     pub mcap_preset: McapPreset,
     /// metadata.yaml version to write (9 by default; 5 for Humble and Iron readers).
     pub metadata_version: u32,
@@ -280,8 +301,11 @@ impl Default for Rosbag2Options {
 /// What `reindex` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReindexReport {
+    /// The repaired bag (or the metadata.yaml written).
     pub output: PathBuf,
+    /// Messages in the repaired bag.
     pub messages_kept: u64,
+    /// Chunks written.
     pub chunks_written: u64,
     /// Bytes at the end of the input that held no complete record.
     pub bytes_dropped: u64,

@@ -1,6 +1,8 @@
 //! Helpers for rbag's tests: where the shared corpus and the real peers are, and how a test that
 //! cannot run says so. Under `CI` a missing corpus or peer fails the test; elsewhere the test
 //! prints why it skipped and the suite's summary counts it (`scripts/test.sh`).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod decoded;
 pub mod ros1;

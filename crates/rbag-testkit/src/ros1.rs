@@ -15,7 +15,9 @@ pub fn free_port() -> u16 {
 
 /// One test's ROS 1 environment.
 pub struct Ros1Env {
+    /// The port this environment's master listens on (free when the environment was made).
     pub port: u16,
+    /// A directory of its own for `ROS_HOME` and the peers' logs.
     pub home: tempfile_dir::Dir,
     children: Vec<(String, Child)>,
 }
@@ -41,6 +43,7 @@ impl Ros1Env {
         Some(Ros1Env { port: free_port(), home: tempfile_dir::Dir::new(test), children: Vec::new() })
     }
 
+    /// `http://127.0.0.1:<port>/`, for `ROS_MASTER_URI`.
     pub fn master_uri(&self) -> String {
         format!("http://127.0.0.1:{}/", self.port)
     }
@@ -233,6 +236,7 @@ pub mod tempfile_dir {
     pub struct Dir(PathBuf);
 
     impl Dir {
+        /// A new empty directory named after `test`.
         pub fn new(test: &str) -> Dir {
             static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
             let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -243,6 +247,7 @@ pub mod tempfile_dir {
             Dir(p)
         }
 
+        /// Where it is.
         pub fn path(&self) -> &Path {
             &self.0
         }

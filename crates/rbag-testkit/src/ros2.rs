@@ -106,7 +106,9 @@ pub struct Domain {
 }
 
 impl Domain {
+    /// The first domain id tests draw from.
     pub const FIRST: u32 = 1;
+    /// The last domain id tests draw from.
     pub const LAST: u32 = 200;
 
     /// Claims a free domain id and points Cyclone at the loopback config.
@@ -134,6 +136,7 @@ impl Domain {
         }
     }
 
+    /// The domain id, for `ROS_DOMAIN_ID`.
     pub fn id(&self) -> u32 {
         self.id
     }
@@ -191,6 +194,7 @@ impl CyclonePeer {
         CyclonePeer { child, dir, status: None }
     }
 
+    /// The peer's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -331,6 +335,7 @@ pub mod cdr {
     }
 
     impl Buf {
+        /// An empty CDR buffer with its little-endian encapsulation header.
         pub fn new() -> Buf {
             Buf(vec![0, 1, 0, 0])
         }
@@ -339,32 +344,38 @@ pub mod cdr {
                 self.0.push(0);
             }
         }
+        /// Appends a `uint32`, aligned.
         pub fn u32(&mut self, v: u32) -> &mut Buf {
             self.align(4);
             self.0.extend_from_slice(&v.to_le_bytes());
             self
         }
+        /// Appends an `int32`, aligned.
         pub fn i32(&mut self, v: i32) -> &mut Buf {
             self.align(4);
             self.0.extend_from_slice(&v.to_le_bytes());
             self
         }
+        /// Appends a `float64`, aligned.
         pub fn f64(&mut self, v: f64) -> &mut Buf {
             self.align(8);
             self.0.extend_from_slice(&v.to_le_bytes());
             self
         }
+        /// Appends a `string` (length with its NUL, bytes, NUL).
         pub fn string(&mut self, s: &str) -> &mut Buf {
             self.u32(s.len() as u32 + 1);
             self.0.extend_from_slice(s.as_bytes());
             self.0.push(0);
             self
         }
+        /// Appends a `uint8[]` sequence.
         pub fn bytes(&mut self, b: &[u8]) -> &mut Buf {
             self.u32(b.len() as u32);
             self.0.extend_from_slice(b);
             self
         }
+        /// The serialized message.
         pub fn finish(&mut self) -> Vec<u8> {
             std::mem::take(&mut self.0)
         }

@@ -5,12 +5,17 @@ use rbag_storage::{Connection, StorageWriter};
 
 /// One topic of the sample.
 pub struct SampleTopic {
+    /// Topic name.
     pub topic: &'static str,
+    /// ROS 1 message type.
     pub message_type: &'static str,
+    /// The type's MD5 sum.
     pub md5sum: &'static str,
+    /// The type's definition text.
     pub definition: &'static str,
     /// Period between messages, ns.
     pub period_ns: u64,
+    /// Published latched (one message at the start).
     pub latching: bool,
 }
 
@@ -130,6 +135,7 @@ pub mod cdr {
         ("/point", "geometry_msgs/msg/Point", "float64 x\nfloat64 y\nfloat64 z\n", 33_000_000),
     ];
 
+    /// A CDR connection of `topic` with the sample's QoS text.
     pub fn connection(topic: &str, ty: &str, definition: &str) -> Connection {
         let mut c = Connection {
             topic: topic.into(),

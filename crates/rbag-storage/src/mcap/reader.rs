@@ -119,6 +119,7 @@ fn eager_max() -> u64 {
 }
 
 impl McapReader {
+    /// Opens an MCAP file with the default [`ReadOptions`].
     pub fn open(path: &Path) -> Result<Self> {
         Self::open_with(path, &ReadOptions::default())
     }

@@ -67,6 +67,7 @@ impl Ros1Reader {
         Self::open_with_limits(path, Limits::default())
     }
 
+    /// Opens a ROS 1 bag with explicit bounds on what its records may make it allocate.
     pub fn open_with_limits(path: &Path, limits: Limits) -> Result<Self> {
         Self::open_inner(path, limits, ReadOptions::default()).map_err(|e| e.in_file(path))
     }

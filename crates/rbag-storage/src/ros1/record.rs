@@ -11,11 +11,17 @@ pub const MAGIC: &[u8] = b"#ROSBAG V2.0\n";
 
 /// Record op codes.
 pub mod op {
+    /// A message data record.
     pub const MSG_DATA: u8 = 0x02;
+    /// The bag header record.
     pub const BAG_HEADER: u8 = 0x03;
+    /// An index data record (per connection, after each chunk).
     pub const INDEX_DATA: u8 = 0x04;
+    /// A chunk record.
     pub const CHUNK: u8 = 0x05;
+    /// A chunk info record (in the index section).
     pub const CHUNK_INFO: u8 = 0x06;
+    /// A connection record.
     pub const CONNECTION: u8 = 0x07;
 }
 
@@ -115,15 +121,18 @@ impl<'a> Header<'a> {
         Ok(v)
     }
 
+    /// The `op` field.
     pub fn op(&self) -> Result<u8> {
         Ok(self.require("op", 1)?[0])
     }
 
+    /// The little-endian `u32` field `name`.
     pub fn u32(&self, name: &'static str) -> Result<u32> {
         let v = self.require(name, 4)?;
         Ok(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
     }
 
+    /// The little-endian `u64` field `name`.
     pub fn u64(&self, name: &'static str) -> Result<u64> {
         let v = self.require(name, 8)?;
         let mut b = [0u8; 8];
@@ -200,7 +209,9 @@ pub(crate) fn read_u32(buf: &[u8], offset: u64, what: &'static str) -> Result<u3
 /// One record in a buffer.
 #[derive(Debug, Clone)]
 pub struct Record<'a> {
+    /// The record header's fields.
     pub header: Header<'a>,
+    /// The record data.
     pub data: &'a [u8],
     /// File offset of the record's first byte.
     pub offset: u64,
@@ -209,6 +220,7 @@ pub struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
+    /// The `op` field of the header.
     pub fn op(&self) -> Result<u8> {
         self.header.op()
     }
@@ -217,7 +229,9 @@ impl<'a> Record<'a> {
 /// The lengths at the start of a record, read before its body is available.
 #[derive(Debug, Clone, Copy)]
 pub struct Prefix {
+    /// Bytes of the header.
     pub header_len: u32,
+    /// Bytes of the data.
     pub data_len: u32,
 }
 
@@ -338,6 +352,7 @@ pub struct Records<'a> {
 }
 
 impl<'a> Records<'a> {
+    /// Records of `buf`, whose first byte is at file offset `base`.
     pub fn new(buf: &'a [u8], base: u64, limits: Limits) -> Self {
         Records { buf, pos: 0, base, limits }
     }

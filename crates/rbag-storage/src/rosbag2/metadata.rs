@@ -18,13 +18,17 @@ pub const FILE_NAME: &str = "metadata.yaml";
 /// A bag's metadata, whatever version it came from.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BagMetadata {
+    /// metadata.yaml format version (1 to 9).
     pub version: u32,
     /// `sqlite3` or `mcap`.
     pub storage_identifier: String,
+    /// Nanoseconds from the first to the last message.
     pub duration_ns: u64,
     /// rosbag2 writes `i64::MAX` for an empty bag.
     pub starting_time_ns: u64,
+    /// Messages in the whole bag.
     pub message_count: u64,
+    /// Every topic with its message count.
     pub topics: Vec<TopicInfo>,
     /// `zstd` or empty.
     pub compression_format: String,
@@ -32,18 +36,28 @@ pub struct BagMetadata {
     pub compression_mode: String,
     /// Bare file names, as stored on disk (with `.zstd` in file compression mode).
     pub relative_file_paths: Vec<String>,
+    /// Per storage file: start, duration and count (version 5 and later).
     pub files: Vec<FileInfo>,
+    /// `custom_data` (version 6 and later).
     pub custom_data: BTreeMap<String, String>,
+    /// `ros_distro` (version 7 and later).
     pub ros_distro: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
+/// One entry of `topics_with_message_count`.
 pub struct TopicInfo {
+    /// Topic name.
     pub name: String,
+    /// Message type (`std_msgs/msg/String`).
     pub message_type: String,
+    /// Serialization format (`cdr`).
     pub serialization_format: String,
+    /// The offered QoS profiles.
     pub qos: Vec<QosProfile>,
+    /// RIHS01 type hash (version 8 and later), or empty.
     pub type_description_hash: String,
+    /// Messages on the topic.
     pub message_count: u64,
 }
 
@@ -62,11 +76,15 @@ impl TopicInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
+/// One entry of `files`.
 pub struct FileInfo {
     /// File name without the `.zstd` of file compression.
     pub path: String,
+    /// Log time of its first message.
     pub starting_time_ns: u64,
+    /// Nanoseconds from its first to its last message.
     pub duration_ns: u64,
+    /// Messages it holds.
     pub message_count: u64,
 }
 

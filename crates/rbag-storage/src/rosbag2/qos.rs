@@ -10,22 +10,34 @@ use crate::{Error, Result};
 /// One offered QoS profile; enums hold rmw's integer values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QosProfile {
+    /// [`policy`] `KEEP_LAST`/`KEEP_ALL` (0 is system default).
     pub history: i64,
+    /// Queue depth for keep-last.
     pub depth: u64,
+    /// [`policy`] `RELIABLE`/`BEST_EFFORT`.
     pub reliability: i64,
+    /// [`policy`] `TRANSIENT_LOCAL`/`VOLATILE`.
     pub durability: i64,
+    /// Deadline period.
     pub deadline: Duration,
+    /// How long a message stays valid.
     pub lifespan: Duration,
+    /// [`policy`] `AUTOMATIC`/`MANUAL_BY_TOPIC`.
     pub liveliness: i64,
+    /// Liveliness lease duration.
     pub liveliness_lease_duration: Duration,
+    /// Whether the topic name skips ROS namespace conventions.
     pub avoid_ros_namespace_conventions: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+/// A QoS duration as rosbag2 writes it.
 pub struct Duration {
     #[serde(default)]
+    /// Whole seconds.
     pub sec: i64,
     #[serde(default)]
+    /// Nanoseconds past `sec`.
     pub nsec: u64,
 }
 
@@ -77,22 +89,34 @@ const LIVELINESS: &[&str] =
 pub mod policy {
     /// Every enum's 0: the middleware's default.
     pub const SYSTEM_DEFAULT: i64 = 0;
+    /// History: keep the last `depth` messages.
     pub const KEEP_LAST: i64 = 1;
+    /// History: keep all messages.
     pub const KEEP_ALL: i64 = 2;
+    /// Reliability: retransmit until received.
     pub const RELIABLE: i64 = 1;
+    /// Reliability: send once.
     pub const BEST_EFFORT: i64 = 2;
+    /// Durability: late joiners get the last messages (latched).
     pub const TRANSIENT_LOCAL: i64 = 1;
+    /// Durability: only messages sent after joining.
     pub const VOLATILE: i64 = 2;
+    /// Liveliness: asserted by the middleware.
     pub const AUTOMATIC: i64 = 1;
+    /// Liveliness: asserted by the publisher per topic.
     pub const MANUAL_BY_TOPIC: i64 = 3;
 }
 
 /// The four enum-valued policies, to read their short names (`ros2 topic pub --help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PolicyKind {
+    /// The history policy.
     History,
+    /// The reliability policy.
     Reliability,
+    /// The durability policy.
     Durability,
+    /// The liveliness policy.
     Liveliness,
 }
 

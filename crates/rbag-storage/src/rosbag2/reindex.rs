@@ -56,7 +56,8 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
 }
 
 /// Writes `<dir>/metadata.yaml` from what the storage files hold, after repairing files a
-/// killed recorder left without their index ([`repair_file`]).
+/// killed recorder left without their index (an MCAP file without its summary is rewritten,
+/// an SQLite file's write-ahead log folded in).
 pub fn reindex(dir: &Path) -> Result<ReindexReport> {
     let names = storage_files(dir)?;
     if names.iter().any(|n| n.ends_with(".zstd")) {

@@ -16,6 +16,7 @@ use crate::{CompressionMode, Connection, Error, Format, Result, StorageWriter, W
 /// A message kept for repeating: log time, publish time, bytes.
 type Kept = (u64, u64, Vec<u8>);
 
+/// A rosbag2 bag being written: a directory of storage files with metadata.yaml, or one `.db3`/`.mcap` file.
 pub struct Rosbag2Writer {
     /// The bag directory; `None` when writing one storage file.
     dir: Option<PathBuf>,
@@ -69,7 +70,7 @@ impl Rosbag2Writer {
         }
         if format == Format::Mcap && r2.compression_mode == CompressionMode::Message {
             // rosbag2's own MCAP plugin refuses message mode; MCAP has chunk compression.
-            return Err(Error::Invalid("MCAP bags compress chunks (--compression zstd), not single messages".into()));
+            return Err(Error::Invalid("MCAP bags compress whole chunks (zstd or lz4), not single messages: message compression mode applies to SQLite3 only".into()));
         }
         r2.check_split(format)?;
         if !single {
@@ -214,7 +215,7 @@ impl Rosbag2Writer {
     }
 
     /// Bytes of the storage file being written (an estimate while buffers are unflushed): what
-    /// [`Rosbag2Options::split_due`] compares with `max_file_size` when a recorder drives the
+    /// [`crate::Rosbag2Options::split_due`] compares with `max_file_size` when a recorder drives the
     /// splits through [`StorageWriter::split_now`].
     pub fn current_file_bytes(&self) -> u64 {
         self.current.as_ref().map_or(0, |f| f.bytes_written())
