@@ -104,8 +104,8 @@ fn info_and_echo_read_a_jsonl_bag_like_its_source() {
     assert_same_bag(&src, &out);
 }
 
-/// `rbag convert BAG -o x.jsonl -s jsonl` writes the registered backend's bag.
-///
+/// `rbag convert BAG -o x.jsonl -s jsonl` writes the registered backend's bag, and so does the
+/// `.jsonl` extension alone (the registry maps it to the backend).
 #[test]
 fn convert_writes_jsonl_by_name_and_by_extension() {
     let Some(src) = corpus("convert_writes_jsonl_by_name_and_by_extension", "ros1/multi_lz4.bag") else { return };
