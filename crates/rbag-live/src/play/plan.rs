@@ -4,14 +4,13 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use rbag_bag::decode::{first_message, Decoders, TypeSources};
+use rbag_bag::decode::{first_message, Decoders};
 use rbag_bag::transcode::{self, ConnectionPlan, Rewrite, Targets};
 use rbag_bag::types::{self, Distro};
-use rbag_msg::Registry;
 use rbag_storage::{Connection, Message};
 use rbag_transport::play::{BagSource, PlayError};
 
-use super::{Error, Events, PlayEvent};
+use super::spec::{Error, Events, PlayEvent, UserTypes};
 
 /// One bag connection to publish: the connection as the middleware sees it, and the rewrite
 /// its bytes need (`None`: they are in the target encoding already).
@@ -38,33 +37,6 @@ impl Converter {
         let bag = self.bag_of.get(&msg.connection).copied().unwrap_or(0);
         rw.apply(&mut self.decoders[bag], msg.log_time, &msg.data, &mut self.buf).map_err(PlayError::sink)?;
         Ok(Bytes::copy_from_slice(&self.buf))
-    }
-}
-
-/// Message definitions a front end adds to what the bags carry (`--msg-path` directories),
-/// per dialect. The bundled store fills in behind them.
-#[derive(Debug, Clone)]
-pub struct UserTypes {
-    /// ROS 1 definitions.
-    pub ros1: Registry,
-    /// ROS 2 definitions.
-    pub ros2: Registry,
-}
-
-impl Default for UserTypes {
-    fn default() -> Self {
-        UserTypes { ros1: Registry::new(rbag_msg::Dialect::Ros1), ros2: Registry::new(rbag_msg::Dialect::Ros2) }
-    }
-}
-
-impl UserTypes {
-    /// The fallback types for a bag with `properties`: these first, then the bundled store for
-    /// the bag's distro (humble when it does not say), then types only later distros have.
-    pub fn sources(&self, properties: &BTreeMap<String, String>) -> TypeSources {
-        let (mut ros1, mut ros2) = (self.ros1.clone(), self.ros2.clone());
-        ros1.fill_from(&types::bundled_ros1());
-        ros2.fill_from(&types::bundled_ros2(types::distro_of(properties)));
-        TypeSources::new(ros1, ros2)
     }
 }
 
@@ -130,4 +102,17 @@ fn plan_one(
             Ok(None)
         }
     }
+}
+
+/// Nanoseconds since the epoch, now.
+pub(crate) fn now_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The connection ids of `spec.pause_topics` among `source`'s.
+pub(crate) fn pause_connections(
+    source: &rbag_transport::play::BagSource,
+    topics: &[String],
+) -> std::collections::BTreeSet<u32> {
+    source.connections().iter().filter(|c| topics.contains(&c.topic)).map(|c| c.id).collect()
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use rbag_ros1::node::{Node, SubEvent};
 
-use super::{Error, Events, PlayEvent};
+use super::spec::{Error, Events, PlayEvent};
 
 /// The latest stamp heard, shared with the subscription's link threads.
 pub(crate) struct RateControl {

@@ -15,9 +15,11 @@ use rbag_storage::Message;
 use rbag_transport::clock::{Clock, SystemClock};
 use rbag_transport::play::{BagSource, Control, PlayError, PlaySink, PlayState, Player};
 
+use super::control::{PlayControls, PlayHandle};
+use super::plan::{now_ns, pause_connections};
 use super::plan::{plan_all, Converter, Planned};
 use super::rate_control::RateControl;
-use super::{now_ns, pause_connections, Error, Events, LiveReport, PlayControls, PlayEvent, PlayHandle, PlaySpec};
+use super::spec::{Error, Events, LiveReport, PlayEvent, PlaySpec};
 use crate::graph::complete_connection;
 
 /// What only ROS 1 playback has.

@@ -19,11 +19,13 @@ use rbag_storage::{Connection, Message};
 use rbag_transport::clock::{Clock, SystemClock};
 use rbag_transport::play::{BagSource, PlayError, PlayReport, PlaySink, PlaySource, PlayState, Player};
 
+use super::control::{PlayControls, PlayHandle};
+use super::plan::{now_ns, pause_connections};
 use super::plan::{plan_all, Converter, Planned};
 use super::service_requests::RequestSender;
 pub use super::service_requests::{REQUEST_RECEIVED, REQUEST_SENT};
-use super::{now_ns, Error, Events, LiveReport, PlayControls, PlayEvent, PlayHandle, PlaySpec};
-use crate::services::{self, PlayerView};
+use super::services::{self, PlayerView};
+use super::spec::{Error, Events, LiveReport, PlayEvent, PlaySpec, UserTypes};
 
 /// What only ROS 2 playback has.
 #[derive(Debug, Clone, Default)]
@@ -106,7 +108,7 @@ impl PlaySink for Ros2Sink {
 /// events of `kind`.
 fn split_service_requests(
     kind: u8,
-    types: &super::UserTypes,
+    types: &UserTypes,
     source: &BagSource,
     participant: &Participant,
     planned: Vec<Planned>,
@@ -257,7 +259,7 @@ pub fn play(
     let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events, clock } = spec;
     let mut source = BagSource::with_filter(bags, filter)?;
     let (converter, planned) = plan_all(&source, &types, "cdr", |_| {}, &events)?;
-    options.pause_connections = super::pause_connections(&source, &pause_topics);
+    options.pause_connections = pause_connections(&source, &pause_topics);
     if ros2.burst.is_some() {
         options.immediate = true;
         options.from_start_point = false;

@@ -12,7 +12,7 @@ use rbag_ros2::qos::default_profile;
 use rbag_storage::Connection;
 use rbag_transport::play::PlayError;
 
-use super::Error;
+use super::spec::Error;
 
 /// `service_msgs/msg/ServiceEventInfo`'s event type of a request a client sent.
 pub const REQUEST_SENT: u8 = 0;
