@@ -16,7 +16,9 @@ use crate::{Bag, Error, Result};
 /// How to convert.
 #[derive(Default)]
 pub struct ConvertOptions {
+    /// Which messages are copied (topics, time window).
     pub filter: Filter,
+    /// Chunking, compression and rosbag2 settings of the output.
     pub write: WriteOptions,
     /// The output backend's own settings (`key=value`, checked against its options).
     pub storage: StorageOptions,
@@ -45,25 +47,33 @@ fn output_encoding(storage: &dyn Backend, wanted: Option<&str>, input: &str) -> 
 /// A topic left out of the output, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
+    /// The topic.
     pub topic: String,
+    /// Why it could not be written.
     pub reason: String,
+    /// Messages left out.
     pub messages: u64,
 }
 
 /// What a conversion did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConvertReport {
+    /// The bag written.
     pub output: PathBuf,
+    /// Messages written.
     pub messages_written: u64,
+    /// Connections written (identical ones from several inputs count once).
     pub connections_written: u64,
     /// Messages decoded and re-encoded (another encoding, or a migrated definition).
     pub messages_rewritten: u64,
+    /// Topics left out, and why.
     pub skipped: Vec<Skipped>,
 }
 
 /// Progress of a running conversion, for a progress bar.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
+    /// Messages written so far.
     pub messages_done: u64,
     /// Messages the filter may select, from the inputs' indexes (an upper bound).
     pub messages_total: u64,
@@ -124,7 +134,7 @@ pub fn convert(
                 None
             };
             let plan = transcode::plan(c, &out_encoding, first.as_deref(), &mut decoders[i], &options.targets)
-                .map_err(|source| Error::Decode { path: r.path().into(), source })?;
+                .map_err(|source| Error::decode_in(r.path(), source))?;
             plans.insert((i, c.id), plan);
         }
     }
@@ -170,7 +180,7 @@ pub fn convert(
         match plans.get(&(i, msg.connection)) {
             Some(ConnectionPlan::Rewrite(rw)) => {
                 rw.apply(&mut decoders[i], msg.log_time, &msg.data, &mut buf)
-                    .map_err(|source| Error::Decode { path: inputs[i].path().into(), source })?;
+                    .map_err(|source| Error::decode_in(inputs[i].path(), source))?;
                 let id = ids[&(i, msg.connection)];
                 writer.write(id, msg.log_time, msg.publish_time, &buf)?;
                 rewritten += 1;

@@ -5,8 +5,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rbag_msg::{Dialect, Encoding, Registry, Schema};
+use rbag_msg::Decoder;
 use rbag_storage::Connection;
+
+// The decoded-message shapes and renderers, named here so programs need only this crate.
+pub use rbag_msg::render;
+pub use rbag_msg::{
+    ArrayRef, CsvError, Dialect, Encoding, MessageRef, PathError, Prims, Registry, Schema, Value, ValueRef,
+};
 
 /// A message that cannot be decoded, naming the topic.
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +98,7 @@ impl TypeSources {
         Self { ros1, ros2 }
     }
 
+    /// The sources of one dialect.
     pub fn get(&self, dialect: Dialect) -> &Registry {
         match dialect {
             Dialect::Ros1 => &self.ros1,
@@ -189,14 +196,17 @@ struct Entry {
 /// warning.
 #[derive(Default)]
 pub struct Decoders {
+    /// Buffers reused by [`Decoders::view`].
+    decoder: Decoder,
     sources: TypeSources,
     cache: HashMap<u32, Result<Entry, Arc<DecodeError>>>,
     warnings: Vec<String>,
 }
 
 impl Decoders {
+    /// Decoders that fall back on `sources` for types a bag lacks.
     pub fn new(sources: TypeSources) -> Self {
-        Self { sources, cache: HashMap::new(), warnings: Vec::new() }
+        Self { decoder: Decoder::new(), sources, cache: HashMap::new(), warnings: Vec::new() }
     }
 
     /// Warnings about definitions replaced so far, emptied by the call.
@@ -226,6 +236,31 @@ impl Decoders {
     /// The definitions a connection's schema was compiled from.
     pub fn registry(&mut self, c: &Connection) -> Result<Arc<Registry>, Arc<DecodeError>> {
         self.entry(c).map(|e| e.registry.clone())
+    }
+
+    /// Decodes one message of connection `c` into a view that borrows these decoders and
+    /// `data`: no allocation per message once the first messages have been seen, so this is
+    /// the way to read a stream of messages. The first message of a connection settles which
+    /// definition fits (see [`Decoders`]).
+    pub fn view<'a>(
+        &'a mut self,
+        c: &Connection,
+        log_time: u64,
+        data: &'a [u8],
+    ) -> Result<MessageRef<'a>, DecodeError> {
+        let checked = self.entry(c).map_err(|e| DecodeError::Shared(e.to_string()))?.checked;
+        if !checked {
+            self.decode(c, log_time, data)?;
+        }
+        let Decoders { decoder, cache, .. } = self;
+        let Some(Ok(entry)) = cache.get(&c.id) else {
+            return Err(DecodeError::Shared(format!("topic {}: no schema", c.topic)));
+        };
+        decoder.decode(&entry.schema, data, entry.encoding).map_err(|source| DecodeError::Codec {
+            topic: c.topic.clone(),
+            log_time,
+            source,
+        })
     }
 
     /// Decodes one message of connection `c`, with the schema it was decoded by.

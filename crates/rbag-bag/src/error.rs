@@ -18,11 +18,11 @@ pub enum Error {
         /// The bag the message came from.
         path: PathBuf,
         /// What went wrong, naming the topic and message.
-        source: DecodeError,
+        source: Box<DecodeError>,
     },
     /// A value could not be written: its connection, type or encoding does not fit.
     #[error(transparent)]
-    Message(#[from] DecodeError),
+    Message(Box<DecodeError>),
     /// A directory given as a source of message definitions holds none.
     #[error("{}: no .msg files found", path.display())]
     NoDefinitions {
@@ -35,9 +35,9 @@ pub enum Error {
         /// The directory.
         path: PathBuf,
         /// Why the ROS 1 parser refused it.
-        ros1: rbag_msg::Error,
+        ros1: Box<rbag_msg::Error>,
         /// Why the ROS 2 parser refused it.
-        ros2: rbag_msg::Error,
+        ros2: Box<rbag_msg::Error>,
     },
     /// A file of migration rules could not be read or parsed.
     #[error("{}: {reason}", path.display())]
@@ -66,6 +66,19 @@ impl Error {
             Error::Decode { source, .. } | Error::Message(source) => Some(source),
             _ => None,
         }
+    }
+}
+
+impl From<DecodeError> for Error {
+    fn from(e: DecodeError) -> Self {
+        Error::Message(Box::new(e))
+    }
+}
+
+impl Error {
+    /// A decoding error in the bag at `path`.
+    pub(crate) fn decode_in(path: &std::path::Path, source: DecodeError) -> Self {
+        Error::Decode { path: path.into(), source: Box::new(source) }
     }
 }
 

@@ -11,25 +11,37 @@ use serde::Serialize;
 /// What `rbag info` reports, in the units the JSON output uses.
 #[derive(Debug, Clone, Serialize)]
 pub struct BagInfo {
+    /// The path the bag was opened from.
     pub path: String,
     /// The storage files (one, or a rosbag2 bag's splits).
     pub files: Vec<String>,
+    /// The storage backend's name (`ros1`, `sqlite3`, `mcap`, ...).
     pub storage: &'static str,
+    /// The format version (`2.0`, rosbag2 metadata version, MCAP profile version).
     pub version: String,
     /// False for a bag whose index was never written (its recorder did not close it); a
     /// reindex repairs it.
     pub indexed: bool,
+    /// Bytes on disk, every file together.
     pub size_bytes: u64,
+    /// Messages in the bag, declared connections and undeclared ones.
     pub message_count: u64,
+    /// Log time of the first message, in ns since the epoch.
     pub start_ns: Option<u64>,
+    /// Log time of the last message.
     pub end_ns: Option<u64>,
+    /// `end_ns - start_ns`, 0 for an empty bag.
     pub duration_ns: u64,
+    /// Chunks (ROS 1, MCAP); 0 for storages without them.
     pub chunk_count: u64,
+    /// Chunk compression in use, per algorithm.
     pub compression: Vec<CompressionInfo>,
     /// Format facts: MCAP `profile`/`library`, rosbag2 `ros_distro`, `metadata_version`,
     /// `compression` (rosbag2 file or message mode).
     pub properties: BTreeMap<String, String>,
+    /// Message types, sorted by name.
     pub types: Vec<TypeInfo>,
+    /// Topics, sorted by name.
     pub topics: Vec<TopicInfo>,
     /// Messages on connections the bag never declares (counted in `message_count`): their
     /// topic and type are unknown.
@@ -40,31 +52,45 @@ pub struct BagInfo {
 /// declares.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct UndeclaredInfo {
+    /// The connection id the messages refer to.
     pub connection: u32,
+    /// How many messages refer to it.
     pub message_count: u64,
 }
 
+/// Chunks compressed with one algorithm.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompressionInfo {
+    /// `none`, `lz4`, `bz2`, `zstd`.
     pub name: String,
+    /// Chunks compressed so.
     pub chunks: u64,
+    /// Their bytes on disk.
     pub compressed_bytes: u64,
+    /// Their bytes once decompressed.
     pub uncompressed_bytes: u64,
 }
 
+/// A message type in the bag.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TypeInfo {
+    /// Its full name (`sensor_msgs/Imu`, `sensor_msgs/msg/Imu`).
     pub name: String,
     /// ROS 1 MD5 sum, when the bag records one.
     pub md5sum: Option<String>,
 }
 
+/// One topic: its type and counts over all its connections.
 #[derive(Debug, Clone, Serialize)]
 pub struct TopicInfo {
+    /// The topic name.
     pub name: String,
+    /// Its message type.
     #[serde(rename = "type")]
     pub message_type: String,
+    /// Messages on it.
     pub message_count: u64,
+    /// Connections (publishers, channels) carrying it.
     pub connections: u64,
     /// Serialization format: `ros1` or `cdr`.
     pub encoding: String,

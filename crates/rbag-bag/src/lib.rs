@@ -44,6 +44,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod bag;
 mod convert;

@@ -34,6 +34,7 @@ impl Targets {
 
 /// A connection's messages, rewritten.
 pub struct Rewrite {
+    /// The output connection: the type's name, definition and hash in the target dialect.
     pub target: Connection,
     source: Connection,
     source_schema: Arc<Schema>,
@@ -47,7 +48,9 @@ pub struct Rewrite {
 
 /// What to do with one input connection.
 pub enum ConnectionPlan {
+    /// Bytes copied as they are.
     Copy,
+    /// Each message rewritten into another encoding or definition.
     Rewrite(Box<Rewrite>),
     /// Left out, with the reason (a ROS 2 service event has no ROS 1 type).
     Skip(String),

@@ -60,7 +60,7 @@ pub fn load_dirs(specs: &[String]) -> Result<(Registry, Registry)> {
             }
         }
         if let (Some(ros2), Some(ros1)) = (errors.pop(), errors.pop()) {
-            return Err(Error::Definitions { path: dir.into(), ros1, ros2 });
+            return Err(Error::Definitions { path: dir.into(), ros1: Box::new(ros1), ros2: Box::new(ros2) });
         }
     }
     Ok((ros1, ros2))

@@ -10,6 +10,9 @@ use rbag_storage::{Connection, Format, OutputPolicy, StorageWriter, WriteOptions
 use crate::decode::{compile, encoding_of, TypeSources};
 use crate::{Error, Result};
 
+/// A connection's type, compiled on its first decoded value.
+type Compiled = (Arc<Schema>, Encoding);
+
 /// A bag being written. It is written under a hidden temporary name and appears under its own
 /// name only when [`Writer::finish`] succeeds; a writer dropped unfinished leaves nothing.
 ///
@@ -34,7 +37,7 @@ pub struct Writer {
     inner: Box<dyn StorageWriter>,
     types: TypeSources,
     /// Per connection id, the connection and (once compiled) its schema for `write_value`.
-    connections: HashMap<u32, (Connection, Option<(Arc<Schema>, Encoding)>)>,
+    connections: HashMap<u32, (Connection, Option<Compiled>)>,
     buf: Vec<u8>,
 }
 
@@ -91,7 +94,7 @@ impl Writer {
         let Some((schema, encoding)) = compiled.as_ref() else { unreachable!("compiled above") };
         self.buf.clear();
         rbag_msg::encode(schema, value, *encoding, false, &mut self.buf).map_err(|source| {
-            Error::Message(crate::decode::DecodeError::Codec { topic: c.topic.clone(), log_time, source })
+            Error::from(crate::decode::DecodeError::Codec { topic: c.topic.clone(), log_time, source })
         })?;
         Ok(self.inner.write(conn, log_time, publish_time, &self.buf)?)
     }

@@ -7,9 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use rbag_bag::decode::Decoders;
+use rbag_bag::decode::{render, Decoders, Encoding, MessageRef, Schema};
 use rbag_bag::{Connection, Filter};
-use rbag_msg::{render, Encoding, Schema};
 
 use crate::units::parse_time;
 use crate::Outcome;
@@ -142,14 +141,14 @@ pub fn run(args: Args) -> Result<Outcome> {
             }
             let m = m?;
             let Some(c) = by_id.get(&m.connection).filter(|_| schemas.contains_key(&m.connection)) else { continue };
-            let (schema, value) = decoders
-                .decode(c, m.log_time, &m.data)
+            let msg = decoders
+                .view(c, m.log_time, &m.data)
                 .with_context(|| format!("cannot decode {}", args.path.display()))?;
+            let path = selections.get(&c.topic).and_then(|p| p.as_deref());
+            style.write(&mut out, c, m.log_time, msg, path)?;
             for w in decoders.take_warnings() {
                 note!("warning: {}: {w}", args.path.display());
             }
-            let path = selections.get(&c.topic).and_then(|p| p.as_deref());
-            style.write(&mut out, c, m.log_time, &schema, &value, path)?;
             printed += 1;
         }
     }
@@ -177,7 +176,7 @@ enum Style {
     /// The header's columns, and each connection's flattening (worked out once per type).
     Csv {
         header: Vec<String>,
-        tables: BTreeMap<u32, (Arc<Schema>, render::Csv)>,
+        tables: BTreeMap<u32, (*const Schema, render::Csv)>,
     },
 }
 
@@ -187,12 +186,11 @@ impl Style {
         out: &mut dyn Write,
         c: &Connection,
         log_time: u64,
-        schema: &Arc<Schema>,
-        value: &rbag_msg::Value,
+        msg: MessageRef,
         path: Option<&str>,
     ) -> Result<()> {
         let selected = match path {
-            Some(p) => match render::select(schema, value, p).map_err(anyhow::Error::msg)? {
+            Some(p) => match msg.path(p).with_context(|| format!("topic {}", c.topic))? {
                 Some(s) => Some(s),
                 None => return Ok(()), // an index past this message's array
             },
@@ -204,8 +202,8 @@ impl Style {
                     writeln!(out, "# {} {}.{:09}", c.topic, log_time / 1_000_000_000, log_time % 1_000_000_000)?;
                 }
                 match &selected {
-                    Some(s) => s.yaml(schema, *max_array, out)?,
-                    None => render::yaml_message(schema, value, *max_array, out)?,
+                    Some(s) => s.yaml(*max_array, out)?,
+                    None => msg.yaml(*max_array, out)?,
                 }
                 writeln!(out, "---")?;
             }
@@ -214,8 +212,8 @@ impl Style {
                 serde_json::to_writer(&mut *out, &c.topic)?;
                 write!(out, ",\"log_time\":{log_time},\"message\":")?;
                 match &selected {
-                    Some(s) => s.json(schema, out)?,
-                    None => render::json_message(schema, value, out)?,
+                    Some(s) => s.json(out)?,
+                    None => msg.json(out)?,
                 }
                 out.write_all(b"}\n")?;
             }
@@ -224,7 +222,7 @@ impl Style {
                 match &selected {
                     Some(s) => {
                         let mut cell = Vec::new();
-                        s.json(schema, &mut cell)?;
+                        s.json(&mut cell)?;
                         write!(out, ",{}", render::csv_quote(&String::from_utf8_lossy(&cell)))?;
                     }
                     None => {
@@ -232,15 +230,15 @@ impl Style {
                             .get_mut(&c.id)
                             .ok_or_else(|| anyhow::anyhow!("topic {}: no CSV columns", c.topic))?;
                         // The bag's definition may have been replaced when the first message did not fit it.
-                        if !Arc::ptr_eq(table_schema, schema) {
-                            let replaced =
-                                render::Csv::new(schema).map_err(|e| anyhow::anyhow!("topic {}: {e}", c.topic))?;
+                        if !std::ptr::eq(*table_schema, msg.schema()) {
+                            let replaced = render::Csv::new(msg.schema())
+                                .map_err(|e| anyhow::anyhow!("topic {}: {e}", c.topic))?;
                             if replaced.columns() != header.as_slice() {
                                 bail!("topic {}: its definition was replaced by one with other columns; echo it with --json", c.topic);
                             }
-                            (*table_schema, *csv) = (schema.clone(), replaced);
+                            (*table_schema, *csv) = (msg.schema() as *const Schema, replaced);
                         }
-                        for cell in csv.cells(schema, value) {
+                        for cell in csv.cells_of(&msg) {
                             write!(out, ",{cell}")?;
                         }
                     }
@@ -267,9 +265,10 @@ fn csv_header(
         let columns = match selections.get(topic).and_then(|p| p.as_deref()) {
             Some(p) => vec![p.to_string()],
             None => {
-                let csv = render::Csv::new(schema).map_err(|e| anyhow::anyhow!("topic {topic}: {e}"))?;
+                let csv =
+                    render::Csv::new(schema).map_err(|e| anyhow::anyhow!("topic {topic}: {e}; echo it with --json"))?;
                 let columns = csv.columns().to_vec();
-                tables.insert(*id, (schema.clone(), csv));
+                tables.insert(*id, (Arc::as_ptr(schema), csv));
                 columns
             }
         };

@@ -134,11 +134,11 @@ impl TypeArgs {
 }
 
 /// The bundled ROS 2 types of `distro`, then those only later distros have.
-pub fn store_ros2(distro: rbag_bag::types::Distro) -> rbag_msg::Registry {
+pub fn store_ros2(distro: rbag_bag::types::Distro) -> rbag_bag::decode::Registry {
     rbag_bag::types::bundled_ros2(distro)
 }
 
 /// Definitions from `[PKG=]DIR` directories, as ROS 1 and ROS 2 registries.
-pub fn load_msg_dirs(specs: &[String], flag: &str) -> Result<(rbag_msg::Registry, rbag_msg::Registry)> {
+pub fn load_msg_dirs(specs: &[String], flag: &str) -> Result<(rbag_bag::decode::Registry, rbag_bag::decode::Registry)> {
     rbag_bag::types::load_dirs(specs).context(flag.to_string())
 }
