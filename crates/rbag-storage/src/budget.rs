@@ -62,12 +62,6 @@ pub fn limit_from_env() -> Result<Option<u64>, EnvError> {
     }
 }
 
-/// [`limit_from_env`] with the error as text: kept while the CLI's `main.rs` wraps it in its
-/// `UsageError(String)`; new callers use [`limit_from_env`].
-pub fn env_limit() -> Result<Option<u64>, String> {
-    limit_from_env().map_err(|e| e.to_string())
-}
-
 /// A bad `RBAG_MEMORY_BUDGET`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{ENV}={value:?}: {}", match source { Some(e) => e.to_string(), None => "the budget must be at least 1 byte".into() })]
@@ -224,12 +218,6 @@ pub fn parse_bytes(text: &str) -> Result<u64, SizeError> {
     Ok(bytes as u64)
 }
 
-/// [`parse_bytes`] with the error as text: kept while the CLI's `units.rs` builds on it
-/// (`parse_size_in` returns `Result<u64, String>`); new callers use [`parse_bytes`].
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    parse_bytes(text).map_err(|e| e.to_string())
-}
-
 /// `bytes` in MiB for messages: `512 MiB`, `1.5 MiB`.
 pub fn mib(bytes: u64) -> String {
     if bytes.is_multiple_of(1 << 20) {
@@ -245,15 +233,15 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
-        assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
-        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
-        assert_eq!(parse_size("1G").unwrap(), 1_000_000_000);
-        assert_eq!(parse_size(" 4096 ").unwrap(), 4096);
-        assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("12 parsecs").is_err());
-        assert_eq!(parse_size("0").unwrap(), 0);
+        assert_eq!(parse_bytes("512MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_bytes("2GB").unwrap(), 2_000_000_000);
+        assert_eq!(parse_bytes("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_bytes("1G").unwrap(), 1_000_000_000);
+        assert_eq!(parse_bytes(" 4096 ").unwrap(), 4096);
+        assert_eq!(parse_bytes("1.5KiB").unwrap(), 1536);
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("12 parsecs").is_err());
+        assert_eq!(parse_bytes("0").unwrap(), 0);
         assert_eq!(
             parse_bytes("12 parsecs"),
             Err(SizeError::UnknownUnit { text: "12 parsecs".into(), unit: "parsecs".into() })

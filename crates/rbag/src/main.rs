@@ -103,7 +103,7 @@ fn memory_budget(flag: Option<u64>) -> anyhow::Result<()> {
     match flag {
         Some(bytes) => rbag_bag::budget::set_limit(bytes),
         None => {
-            rbag_bag::budget::env_limit().map_err(|e| anyhow::Error::new(UsageError(e)))?;
+            rbag_bag::budget::limit_from_env().map_err(|e| anyhow::Error::new(UsageError(e.to_string())))?;
         }
     }
     Ok(())

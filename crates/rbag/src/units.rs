@@ -26,7 +26,9 @@ pub fn parse_time(s: &str) -> Result<u64, String> {
 
 /// A size in bytes, with an optional unit (`768KiB`, `2GB`, `1.5M`); plain numbers are bytes.
 /// The one parser the memory budget's `RBAG_MEMORY_BUDGET` uses too.
-pub use rbag_bag::budget::parse_size;
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    rbag_bag::budget::parse_bytes(s).map_err(|e| e.to_string())
+}
 
 /// A size as rosbag's flags take it: a plain number is in `unit` bytes (rosbag's `--size` and
 /// `--buffsize` are MB, `--chunksize` KB), and an explicit unit (`2GiB`) wins.

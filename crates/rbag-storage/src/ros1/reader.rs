@@ -537,10 +537,7 @@ impl StorageReader for Ros1Reader {
     fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         if !self.indexed {
-            out.push(format!(
-                "unindexed (its recorder did not close it); read by scanning. Repair it with `rbag reindex {}`",
-                self.path.display()
-            ));
+            out.push("unindexed (its recorder did not close it); read by scanning".to_string());
         }
         if self.options.lenient {
             out.extend(crate::reading::undeclared_warnings("connection", &self.undeclared));

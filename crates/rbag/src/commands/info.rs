@@ -29,9 +29,6 @@ pub fn run(args: Args) -> Result<Outcome> {
         let bag = super::open_with(path, &args.read)?;
         let info =
             bag.info().map_err(super::with_hint).with_context(|| format!("cannot summarise {}", path.display()))?;
-        if !info.indexed {
-            note!("hint: {} is unindexed; `rbag reindex {}` repairs it", path.display(), path.display());
-        }
         infos.push(info);
     }
     let mut out = std::io::stdout().lock();

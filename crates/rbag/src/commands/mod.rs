@@ -49,8 +49,12 @@ pub struct ReadArgs {
 /// connections end the run with exit code 3 (see `main`).
 pub fn open_with(path: &Path, read: &ReadArgs) -> Result<Bag> {
     let bag = Bag::open_with(path, &OpenOptions { lenient: read.lenient }).map_err(with_hint)?;
-    for w in bag.warnings() {
+    let warnings = bag.warnings();
+    for w in &warnings {
         note!("warning: {}: {w}", path.display());
+    }
+    if !warnings.is_empty() && bag.storage_info().is_ok_and(|i| !i.indexed) {
+        note!("hint: `rbag reindex {}` repairs it", path.display());
     }
     Ok(bag)
 }
