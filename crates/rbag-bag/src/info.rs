@@ -121,7 +121,10 @@ pub(crate) fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
         t.message_count += stats.map_or(0, |x| x.message_count);
         t.size_bytes = t.size_bytes.zip(stats.and_then(|x| x.data_bytes)).map(|(a, b)| a + b);
         if !c.message_type.is_empty() {
-            types.insert(TypeInfo { name: c.message_type.clone(), md5sum: c.metadata.get("md5sum").cloned() });
+            types.insert(TypeInfo {
+                name: c.message_type.clone(),
+                md5sum: c.metadata.get(rbag_storage::ros1::keys::MD5SUM).cloned(),
+            });
         }
     }
     Ok(BagInfo {

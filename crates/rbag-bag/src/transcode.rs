@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use rbag_msg::migrate::{Plan, Rules};
 use rbag_msg::{dialect, Dialect, Encoding, Registry, Schema};
+use rbag_storage::ros1::keys;
 use rbag_storage::rosbag2::qos::{self, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::Connection;
@@ -173,21 +174,21 @@ impl Rewrite {
 fn target_connection(c: &Connection, to: Dialect, reg: &Registry, schema: &Schema) -> Result<Connection, DecodeError> {
     let name = schema.name().to_string();
     let definition = dialect::concatenated(schema, reg, &|_| None);
-    let latched = c.metadata.get("latching").is_some_and(|l| l == "1")
+    let latched = c.metadata.get(keys::LATCHING).is_some_and(|l| l == "1")
         || c.metadata.get(QOS_KEY).is_some_and(|q| qos::parse(q).is_ok_and(|ps| ps.iter().any(|p| p.durability == 1)));
     let mut metadata = BTreeMap::new();
     let (encoding, definition_encoding) = match to {
         Dialect::Ros1 => {
             metadata.insert(
-                "md5sum".to_string(),
+                keys::MD5SUM.to_string(),
                 reg.md5(&name)
                     .map_err(|e| DecodeError::Unconvertible { topic: c.topic.clone(), reason: e.to_string() })?,
             );
-            if let Some(caller) = c.metadata.get("callerid") {
-                metadata.insert("callerid".into(), caller.clone());
+            if let Some(caller) = c.metadata.get(keys::CALLERID) {
+                metadata.insert(keys::CALLERID.into(), caller.clone());
             }
             if latched {
-                metadata.insert("latching".into(), "1".into());
+                metadata.insert(keys::LATCHING.into(), "1".into());
             }
             ("ros1", "ros1msg")
         }

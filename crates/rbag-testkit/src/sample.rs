@@ -1,6 +1,7 @@
 //! A deterministic sample of real ROS 1 messages (valid serialisations with their real
 //! definitions and MD5 sums), for writer tests and the README demo.
 
+use rbag_storage::ros1::keys;
 use rbag_storage::{Connection, StorageWriter};
 
 /// One topic of the sample.
@@ -65,10 +66,10 @@ pub fn connection(t: &SampleTopic) -> Connection {
         definition_encoding: "ros1msg".into(),
         ..Connection::default()
     };
-    c.metadata.insert("md5sum".into(), t.md5sum.into());
-    c.metadata.insert("callerid".into(), "/rbag_sample".into());
+    c.metadata.insert(keys::MD5SUM.into(), t.md5sum.into());
+    c.metadata.insert(keys::CALLERID.into(), "/rbag_sample".into());
     if t.latching {
-        c.metadata.insert("latching".into(), "1".into());
+        c.metadata.insert(keys::LATCHING.into(), "1".into());
     }
     c
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::keys;
 use super::record::{self, op, Header, Record};
 use crate::{Compression, Connection, Error, Result};
 
@@ -89,15 +90,15 @@ pub fn parse_connection(rec: &Record<'_>) -> Result<Connection> {
 
 /// Encodes a connection record.
 pub fn write_connection(out: &mut Vec<u8>, conn: &Connection) {
-    let md5 = conn.metadata.get("md5sum").map(String::as_str).unwrap_or("*");
+    let md5 = conn.metadata.get(keys::MD5SUM).map(String::as_str).unwrap_or("*");
     let mut data: Vec<(&str, &[u8])> = vec![
-        ("topic", conn.topic.as_bytes()),
-        ("type", conn.message_type.as_bytes()),
-        ("md5sum", md5.as_bytes()),
-        ("message_definition", conn.definition.as_bytes()),
+        (keys::TOPIC, conn.topic.as_bytes()),
+        (keys::TYPE, conn.message_type.as_bytes()),
+        (keys::MD5SUM, md5.as_bytes()),
+        (keys::MESSAGE_DEFINITION, conn.definition.as_bytes()),
     ];
     for (k, v) in &conn.metadata {
-        if !matches!(k.as_str(), "md5sum" | "type" | "message_definition") {
+        if ![keys::MD5SUM, keys::TYPE, keys::MESSAGE_DEFINITION].contains(&k.as_str()) {
             data.push((k, v.as_bytes()));
         }
     }

@@ -18,5 +18,23 @@ pub use record::{Limits, MAGIC};
 pub use reindex::{default_output, reindex, reindex_with_limits};
 pub use writer::Ros1Writer;
 
+/// The ROS 1 connection-header fields, as they ride in
+/// [`Connection::metadata`](crate::Connection::metadata) (and on TCPROS, where the same names
+/// are used): one spelling for every crate that reads or writes them.
+pub mod keys {
+    /// The MD5 sum of the message definition, or `*`.
+    pub const MD5SUM: &str = "md5sum";
+    /// The node that published (or recorded) the connection.
+    pub const CALLERID: &str = "callerid";
+    /// `1` for a latched publisher.
+    pub const LATCHING: &str = "latching";
+    /// The message type.
+    pub const TYPE: &str = "type";
+    /// The topic name.
+    pub const TOPIC: &str = "topic";
+    /// The full concatenated message definition.
+    pub const MESSAGE_DEFINITION: &str = "message_definition";
+}
+
 /// The first chunk starts here: magic (13 bytes) + bag header record (4104 bytes).
 pub const FIRST_RECORD: u64 = 13 + 4104;
