@@ -32,7 +32,8 @@
 //!   connection whose offered QoS profiles are all transient-local keeps its last messages up
 //!   to their depth;
 //! - drops noted with [`Recorder::note_drops`] are written on [`DROPPED_TOPIC`] before
-//!   each file closes (a `std_msgs/String` of `<topic>: <count>` lines) and returned in the [`RecordReport`];
+//!   each file closes (a `std_msgs/String` of `<topic>: <count>` lines) and returned in the
+//!   [`RecordReport`];
 //! - `--min-space` is checked before the first file is created (refusing to start) and while
 //!   recording (stopping with [`StopReason::LowDiskSpace`], as rosbag stops with "Less than …
 //!   of space free on disk … Disabling recording.").
