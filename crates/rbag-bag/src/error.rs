@@ -23,6 +23,26 @@ pub enum Error {
     /// A value could not be written: its connection, type or encoding does not fit.
     #[error(transparent)]
     Message(Box<DecodeError>),
+    /// A topic asked for is not in the bag.
+    #[error("{}: no topic {topic} (the bag has: {known})", path.display())]
+    NoTopic {
+        /// The bag.
+        path: PathBuf,
+        /// The topic asked for.
+        topic: String,
+        /// The topics the bag has, comma-separated.
+        known: String,
+    },
+    /// A field path does not name a field of the topic's type.
+    #[error("{}: topic {topic}: {source}", path.display())]
+    Path {
+        /// The bag.
+        path: PathBuf,
+        /// The topic.
+        topic: String,
+        /// What the path names that does not exist.
+        source: rbag_msg::PathError,
+    },
     /// A directory given as a source of message definitions holds none.
     #[error("{}: no .msg files found", path.display())]
     NoDefinitions {

@@ -51,6 +51,7 @@ mod convert;
 pub mod decode;
 mod error;
 mod info;
+pub mod read;
 pub mod transcode;
 pub mod types;
 mod writer;

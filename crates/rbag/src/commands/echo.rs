@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use rbag_bag::decode::{render, Decoders, Encoding, MessageRef, Schema};
-use rbag_bag::{Connection, Filter};
+use rbag_bag::decode::{render, MessageRef, Schema};
+use rbag_bag::read::{DecodedReader, ReadSpec};
+use rbag_bag::Connection;
 
 use crate::units::parse_time;
 use crate::Outcome;
@@ -56,115 +57,35 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<Outcome> {
     let bag = super::open_with(&args.path, &args.read)?;
-    let connections = bag.connections().to_vec();
-    // Selected topics, each with its field path if one was given.
-    let mut selections: BTreeMap<String, Option<String>> = BTreeMap::new();
-    for t in &args.topics {
-        let (topic, path) = split_topic(t);
-        if !connections.iter().any(|c| c.topic == topic) {
-            let known: Vec<&str> = connections.iter().map(|c| c.topic.as_str()).collect();
-            bail!("{}: no topic {topic} (the bag has: {})", args.path.display(), known.join(", "));
-        }
-        selections.insert(topic.to_string(), path.map(str::to_string));
+    let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
+    let spec = ReadSpec { topics: args.topics.clone(), start: args.start, end: args.end, types, settle: args.csv };
+    let mut reader = DecodedReader::new(&bag, spec)
+        .map_err(super::with_hint)
+        .with_context(|| format!("cannot decode {}", args.path.display()))?;
+    for s in reader.skipped() {
+        note!("warning: {}: skipping {}", args.path.display(), super::decode_error(&s.reason));
     }
-    let explicit = !selections.is_empty();
-    let info = bag.storage_info().map_err(super::with_hint)?;
-    let mut decoders = Decoders::new(args.types.sources(&info.properties)?);
-    // Compile every selected connection first, so a missing type fails before any output.
-    let mut schemas: BTreeMap<u32, (Arc<Schema>, Encoding)> = BTreeMap::new();
-    let mut skipped = Vec::new();
-    for c in &connections {
-        if explicit && !selections.contains_key(&c.topic) {
-            continue;
-        }
-        // A lenient reader's stand-in for an undeclared connection: no type to decode with.
-        if let Some(n) = info.undeclared.get(&c.id) {
-            note!("warning: {}: skipping {n} message(s) on connection {}, which the bag never declares (no type to decode them with)", args.path.display(), c.id);
-            skipped.push(c.topic.clone());
-            continue;
-        }
-        match decoders.schema(c) {
-            Ok(s) => {
-                if let Some(Some(p)) = selections.get(&c.topic) {
-                    render::check_path(&s.0, p).map_err(|e| anyhow::anyhow!("topic {}: {e}", c.topic))?;
-                }
-                schemas.insert(c.id, s);
-            }
-            Err(e) if explicit => {
-                return Err(super::decode_error(&e)).with_context(|| format!("cannot decode {}", args.path.display()))
-            }
-            Err(e) => {
-                note!("warning: skipping {}", super::decode_error(&e));
-                skipped.push(c.topic.clone());
-            }
-        }
-    }
-    let by_id: BTreeMap<u32, &Connection> = connections.iter().map(|c| (c.id, c)).collect();
-    if args.csv {
-        // The header depends on the schema: settle it on each topic's first message.
-        for (id, entry) in schemas.iter_mut() {
-            let Some(c) = by_id.get(id) else { continue };
-            if let Some(first) = rbag_bag::decode::first_message(bag.reader(), c)? {
-                decoders.decode(c, 0, &first).with_context(|| format!("cannot decode {}", args.path.display()))?;
-                *entry = decoders.schema(c).map_err(|e| super::decode_error(&e))?;
-            }
-        }
-    }
-    let topics: Vec<String> = schemas
-        .keys()
-        .filter_map(|id| by_id.get(id))
-        .map(|c| c.topic.clone())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    // Without a selection, every topic but the undecodable ones is read, so that a message on
-    // a connection the bag never declares fails the read instead of going unseen.
-    let filter = if explicit {
-        Filter { topics: topics.clone(), start: args.start, end: args.end, ..Filter::default() }
-    } else {
-        let exclude_topics = skipped.iter().filter(|t| !topics.contains(t)).cloned().collect();
-        Filter { exclude_topics, start: args.start, end: args.end, ..Filter::default() }
-    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut style = if args.json {
         Style::Json
     } else if args.csv {
-        csv_header(&mut out, &schemas, &selections, &by_id)?
+        csv_header(&mut out, &reader)?
     } else {
-        Style::Yaml { max_array: (!args.full_length).then_some(args.truncate_length), multi: topics.len() > 1 }
+        Style::Yaml { max_array: (!args.full_length).then_some(args.truncate_length), multi: reader.topics().len() > 1 }
     };
     let mut printed = 0u64;
-    if !topics.is_empty() || !explicit {
-        for m in bag.messages(&filter).map_err(super::with_hint)? {
-            if args.count.is_some_and(|n| printed >= n) {
-                break;
-            }
-            let m = m?;
-            let Some(c) = by_id.get(&m.connection).filter(|_| schemas.contains_key(&m.connection)) else { continue };
-            let msg = decoders
-                .view(c, m.log_time, &m.data)
-                .with_context(|| format!("cannot decode {}", args.path.display()))?;
-            let path = selections.get(&c.topic).and_then(|p| p.as_deref());
-            style.write(&mut out, c, m.log_time, msg, path)?;
-            for w in decoders.take_warnings() {
-                note!("warning: {}: {w}", args.path.display());
-            }
-            printed += 1;
+    while args.count.is_none_or(|n| printed < n) {
+        let Some(m) = reader.next().map_err(super::with_hint)? else { break };
+        style.write(&mut out, m.connection, m.log_time, m.message, m.path)?;
+        printed += 1;
+        for w in reader.take_warnings() {
+            note!("warning: {}: {w}", args.path.display());
         }
     }
     out.flush()?;
     // Data the bag holds but cannot give (a torn tail), unless -n stopped before the end.
     let lost = if args.count.is_some_and(|n| printed >= n) { false } else { super::done_reading(&bag) };
-    Ok(if skipped.is_empty() && !lost { Outcome::Ok } else { Outcome::Dropped })
-}
-
-/// `/imu.linear_acceleration.x` → (`/imu`, `linear_acceleration.x`). Topic names hold no `.`.
-fn split_topic(arg: &str) -> (&str, Option<&str>) {
-    let cut = arg.find(['.', '[']);
-    match cut {
-        Some(i) => (&arg[..i], Some(arg[i..].trim_start_matches('.'))),
-        None => (arg, None),
-    }
+    Ok(if reader.skipped().is_empty() && !lost { Outcome::Ok } else { Outcome::Dropped })
 }
 
 enum Style {
@@ -252,23 +173,18 @@ impl Style {
 
 /// Writes the header row and returns the CSV style; every selected topic must print the same
 /// columns.
-fn csv_header(
-    out: &mut dyn Write,
-    schemas: &BTreeMap<u32, (Arc<Schema>, Encoding)>,
-    selections: &BTreeMap<String, Option<String>>,
-    by_id: &BTreeMap<u32, &Connection>,
-) -> Result<Style> {
+fn csv_header(out: &mut dyn Write, reader: &DecodedReader) -> Result<Style> {
     let mut header: Option<(Vec<String>, &str)> = None;
     let mut tables = BTreeMap::new();
-    for (id, (schema, _)) in schemas {
-        let topic = by_id.get(id).map_or("", |c| c.topic.as_str());
-        let columns = match selections.get(topic).and_then(|p| p.as_deref()) {
+    for (c, schema, path) in reader.schemas() {
+        let topic = c.topic.as_str();
+        let columns = match path {
             Some(p) => vec![p.to_string()],
             None => {
                 let csv =
                     render::Csv::new(schema).map_err(|e| anyhow::anyhow!("topic {topic}: {e}; echo it with --json"))?;
                 let columns = csv.columns().to_vec();
-                tables.insert(*id, (Arc::as_ptr(schema), csv));
+                tables.insert(c.id, (Arc::as_ptr(schema), csv));
                 columns
             }
         };
@@ -292,8 +208,8 @@ fn csv_header(
 mod tests {
     #[test]
     fn topic_and_field_path() {
-        assert_eq!(super::split_topic("/imu.linear_acceleration.x"), ("/imu", Some("linear_acceleration.x")));
-        assert_eq!(super::split_topic("/tf[0]"), ("/tf", Some("[0]")));
-        assert_eq!(super::split_topic("/a/b"), ("/a/b", None));
+        assert_eq!(rbag_bag::read::split_topic("/imu.linear_acceleration.x"), ("/imu", Some("linear_acceleration.x")));
+        assert_eq!(rbag_bag::read::split_topic("/tf[0]"), ("/tf", Some("[0]")));
+        assert_eq!(rbag_bag::read::split_topic("/a/b"), ("/a/b", None));
     }
 }
