@@ -11,9 +11,10 @@ export RBAG_SKIP_LOG="$PWD/target/test-skips.log"
 mkdir -p target
 : > "$RBAG_SKIP_LOG"
 
-# Lint gates (issue 14): formatting and clippy, before anything runs.
+# Lint gates (issue 14): formatting, clippy and the API docs, before anything runs.
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 # Doc examples first, so the run closes on the main runner's summary.
 cargo test --workspace --doc --quiet

@@ -41,7 +41,7 @@ pub enum Error {
         /// The topic.
         topic: String,
         /// What the path names that does not exist.
-        source: rbag_msg::PathError,
+        source: Box<rbag_msg::PathError>,
     },
     /// A directory given as a source of message definitions holds none.
     #[error("{}: no .msg files found", path.display())]

@@ -11,7 +11,7 @@
 //! let types = rbag_bag::types::sources_for(&bag.storage_info()?.properties, &[])?;
 //! let spec = ReadSpec { topics: vec!["/imu.linear_acceleration.z".into()], types, ..ReadSpec::default() };
 //! let mut reader = DecodedReader::new(&bag, spec)?;
-//! while let Some(m) = reader.next()? {
+//! while let Some(m) = reader.next_message()? {
 //!     if let Some(z) = m.selected()?.and_then(|v| v.as_f64()) {
 //!         println!("{} {z}", m.log_time);
 //!     }
@@ -140,7 +140,7 @@ impl<'b> DecodedReader<'b> {
                         render::check_path(&schema, p).map_err(|source| Error::Path {
                             path: bag.path().into(),
                             topic: c.topic.clone(),
-                            source,
+                            source: Box::new(source),
                         })?;
                     }
                     schemas.insert(c.id, schema);
@@ -202,7 +202,7 @@ impl<'b> DecodedReader<'b> {
     }
 
     /// The next message, decoded; `None` at the end.
-    pub fn next(&mut self) -> Result<Option<DecodedMessage<'_>>> {
+    pub fn next_message(&mut self) -> Result<Option<DecodedMessage<'_>>> {
         if self.topics.is_empty() && !self.paths.is_empty() {
             return Ok(None);
         }

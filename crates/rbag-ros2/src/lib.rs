@@ -6,15 +6,11 @@
 
 #![warn(missing_docs)]
 
-// The DDS layer and the service carrier are documented by their owner; until then their gaps
-// do not fail the lint gate.
 #[cfg(feature = "dds")]
-#[allow(missing_docs)]
 pub mod dds;
 pub mod names;
 pub mod qos;
 #[cfg(feature = "dds")]
 pub mod record;
 pub mod select;
-#[allow(missing_docs)]
 pub mod service;

@@ -20,9 +20,6 @@
 #![warn(missing_docs)]
 
 pub mod clock;
-// Playback is documented by its owner as it moves to rbag-live; until then its gaps do not
-// fail the lint gate.
-#[allow(missing_docs)]
 pub mod play;
 
 pub mod disk;

@@ -75,7 +75,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let mut printed = 0u64;
     while args.count.is_none_or(|n| printed < n) {
-        let Some(m) = reader.next().map_err(super::with_hint)? else { break };
+        let Some(m) = reader.next_message().map_err(super::with_hint)? else { break };
         style.write(&mut out, m.connection, m.log_time, m.message, m.path)?;
         printed += 1;
         for w in reader.take_warnings() {

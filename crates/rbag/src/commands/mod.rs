@@ -38,7 +38,7 @@ pub fn open(path: &Path) -> Result<Box<dyn rbag_storage::StorageReader>> {
 pub struct ReadArgs {
     /// Read messages on connections the bag never declares (a ROS 1 connection with no
     /// connection record, an MCAP channel with no Channel record, a rosbag2 topic id missing
-    /// from the topics table) as topic /rbag/undeclared/<id> with no type, kept raw where the
+    /// from the topics table) as topic `/rbag/undeclared/<id>` with no type, kept raw where the
     /// output allows, instead of failing on the first one. rbag then exits with 3.
     #[arg(long)]
     pub lenient: bool,
