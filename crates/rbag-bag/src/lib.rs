@@ -64,6 +64,12 @@ pub use writer::Writer;
 
 // What programs need from the storage layer, named here so the front door is one crate.
 pub use rbag_storage::Error as StorageError;
+pub use rbag_storage::StorageReader;
+
+/// rosbag2's metadata versions, for front ends that take a distro or version to write.
+pub mod rosbag2 {
+    pub use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};
+}
 pub use rbag_storage::{backend, backends, Backend, Capabilities, OptionSpec, StorageOptions};
 pub use rbag_storage::{
     budget, Compression, CompressionMode, Connection, Filter, Format, McapPreset, Message, MessageIter, OutputPolicy,

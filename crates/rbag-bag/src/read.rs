@@ -16,7 +16,7 @@
 //!         println!("{} {z}", m.log_time);
 //!     }
 //! }
-//! # Ok::<(), rbag_bag::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -8,7 +8,7 @@ use rbag_ros1::master::Master;
 use rbag_ros1::master_client::{MasterClient, MasterError};
 use rbag_ros1::names::{NameError, NodeConfig};
 use rbag_ros1::node::{Node, NodeError};
-use rbag_ros1::tcpros::Limits;
+pub use rbag_ros1::tcpros::Limits;
 use rbag_storage::Connection;
 
 /// Why joining a graph failed.

@@ -13,5 +13,10 @@ pub mod play;
 pub mod record;
 
 pub use middleware::Middleware;
+
+/// The ROS 1 master `rbag master` runs (rosmaster's API and parameter server).
+pub mod master {
+    pub use rbag_ros1::master::{default_host, Master, MasterError};
+}
 #[cfg(feature = "ros2")]
 pub mod services;

@@ -29,4 +29,5 @@ pub mod services;
 mod spec;
 
 pub use control::{controls, PlayControls, PlayHandle};
+pub use rbag_transport::play::{Control, PlayOptions, RateStep};
 pub use spec::{Error, Events, LiveReport, PlayEvent, PlaySpec, UserTypes};

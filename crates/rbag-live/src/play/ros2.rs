@@ -26,6 +26,7 @@ use super::service_requests::RequestSender;
 pub use super::service_requests::{REQUEST_RECEIVED, REQUEST_SENT};
 use super::services::{self, PlayerView};
 use super::spec::{Error, Events, LiveReport, PlayEvent, PlaySpec, UserTypes};
+pub use rbag_ros2::names::service_event_topic;
 
 /// What only ROS 2 playback has.
 #[derive(Debug, Clone, Default)]

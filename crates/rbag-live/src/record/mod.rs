@@ -23,12 +23,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rbag_transport::pipeline::{wall_clock, Now};
-use rbag_transport::{
-    Controls, Event, Notice, Pipeline, PipelineOptions, RecordError, RecordOptions, RecordQueue, RecordReport,
-    StopReason,
-};
+use rbag_transport::{Controls, Event, Notice, Pipeline, RecordError, RecordQueue, StopReason};
 
 use crate::graph::GraphError;
+#[cfg(feature = "ros2")]
+pub use rbag_ros2::{qos::Overrides, record::Ros2RecordSpec, select::Ros2Selection};
+pub use rbag_transport::{
+    now_ns, Layout, OutputName, PipelineOptions, RecordOptions, RecordReport, SnapshotOptions, Split,
+};
 pub use ros1::Ros1Source;
 #[cfg(feature = "ros2")]
 pub use ros2::{default_dir_name, Ros2Source};

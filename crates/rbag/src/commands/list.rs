@@ -45,7 +45,7 @@ struct StorageOption {
 
 /// Every backend in the storage registry, built-in or registered at start, in registry order.
 fn registered_storage() -> Vec<Backend> {
-    rbag_storage::backends()
+    rbag_bag::backends()
         .iter()
         .map(|b| {
             let caps = b.capabilities();

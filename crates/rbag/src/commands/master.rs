@@ -4,7 +4,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rbag_ros1::master::{default_host, Master, MasterError};
+use rbag_live::master::{default_host, Master, MasterError};
 
 use super::signals;
 use crate::Outcome;

@@ -29,7 +29,7 @@ use rbag_bag::{Bag, OpenOptions};
 
 /// Opens a bag for reading and prints what the storage warned about (a scanned file, a
 /// skipped chunk). Storage errors already name the file.
-pub fn open(path: &Path) -> Result<Box<dyn rbag_storage::StorageReader>> {
+pub fn open(path: &Path) -> Result<Box<dyn rbag_bag::StorageReader>> {
     Ok(open_with(path, &ReadArgs::default())?.into_reader())
 }
 

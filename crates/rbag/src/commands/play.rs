@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
+use rbag_bag::Filter;
+use rbag_live::graph::Limits;
 use rbag_live::play::ros1::Ros1Options;
 use rbag_live::play::{self as live, Events, LiveReport, PlayEvent, PlayHandle, PlaySpec, UserTypes};
-use rbag_ros1::tcpros::Limits;
-use rbag_storage::Filter;
-use rbag_transport::play::{Control, PlayOptions, RateStep};
+use rbag_live::play::{Control, PlayOptions, RateStep};
 
 use super::keyboard::{self, Key};
 use super::middleware::{self, Middleware, MiddlewareArgs};

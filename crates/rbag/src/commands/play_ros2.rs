@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
+use rbag_bag::Filter;
 use rbag_live::play::ros2::{Ros2Options, REQUEST_RECEIVED, REQUEST_SENT};
 use rbag_live::play::{self as live, PlaySpec};
-use rbag_ros2::qos::Overrides;
-use rbag_storage::Filter;
-use rbag_transport::play::{Control, PlayOptions, RateStep};
+use rbag_live::play::{Control, PlayOptions, RateStep};
+use rbag_live::record::Overrides;
 use regex::Regex;
 
 use super::keyboard::Key;
@@ -155,7 +155,7 @@ fn remaps(args: &Args) -> Result<BTreeMap<String, String>> {
 }
 
 fn filter(args: &Args) -> Filter {
-    use rbag_ros2::names::service_event_topic;
+    use rbag_live::play::ros2::service_event_topic;
     let mut topics = args.topics.clone();
     topics.extend(args.services.iter().map(|s| service_event_topic(s)));
     let mut exclude_topics = args.exclude_topics.clone();

@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 
 use anyhow::{bail, Result};
+use rbag_bag::{Compression, Format, WriteOptions};
 use rbag_live::record::{Log, RecordSpec, Recording, Ros1Source, Source};
-use rbag_storage::{Compression, Format, WriteOptions};
-use rbag_transport::{OutputName, PipelineOptions, RecordOptions, RecordReport, SnapshotOptions, Split};
+use rbag_live::record::{OutputName, PipelineOptions, RecordOptions, RecordReport, SnapshotOptions, Split};
 
 use super::middleware::{Middleware, MiddlewareArgs};
 use super::{keyboard, signals};

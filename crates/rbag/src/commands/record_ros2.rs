@@ -5,12 +5,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
-use rbag_live::record::{RecordSpec, Ros2Source, Source};
-use rbag_ros2::qos::Overrides;
-use rbag_ros2::record::Ros2RecordSpec;
-use rbag_ros2::select::Ros2Selection;
-use rbag_storage::{Format, WriteOptions};
-use rbag_transport::{Layout, OutputName, PipelineOptions, RecordOptions, SnapshotOptions, Split};
+use rbag_bag::{Format, WriteOptions};
+use rbag_live::record::{
+    Layout, OutputName, Overrides, PipelineOptions, RecordOptions, RecordSpec, Ros2RecordSpec, Ros2Selection,
+    Ros2Source, SnapshotOptions, Source, Split,
+};
 
 use super::middleware::MiddlewareArgs;
 use super::rosbag2_args::Rosbag2Args;
@@ -206,8 +205,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     rosbag2.custom_data = custom_data(&args)?;
     rosbag2.check_split(format)?;
     let (_, mut definitions) = super::load_msg_dirs(&args.msg_paths, "--msg-path")?;
-    definitions.fill_from(&super::store_ros2(rbag_msg::store::Distro::Jazzy));
-    let dir = args.output.clone().unwrap_or_else(|| rbag_live::record::default_dir_name(rbag_transport::now_ns()));
+    definitions.fill_from(&super::store_ros2(rbag_bag::types::Distro::Jazzy));
+    let dir = args.output.clone().unwrap_or_else(|| rbag_live::record::default_dir_name(rbag_live::record::now_ns()));
     let output = RecordOptions {
         output: OutputName::Exact(dir),
         layout: Layout::Rosbag2Dir,

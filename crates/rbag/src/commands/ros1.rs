@@ -2,8 +2,8 @@
 //! printed.
 
 use anyhow::Result;
+use rbag_live::graph::Limits;
 pub use rbag_live::graph::{anonymous, Graph};
-use rbag_ros1::tcpros::Limits;
 
 /// Joins the graph as `default_name` (see [`rbag_live::graph::join_ros1`]), saying so when it
 /// starts an embedded master (unless `quiet`).

@@ -2,8 +2,8 @@
 //! rosbag2's zstd compression, storage presets and the metadata version to write.
 
 use anyhow::{bail, Context, Result};
-use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};
-use rbag_storage::{CompressionMode, Format, McapPreset, Rosbag2Options, SqlitePreset};
+use rbag_bag::rosbag2::{version_for_distro, LATEST_VERSION};
+use rbag_bag::{CompressionMode, Format, McapPreset, Rosbag2Options, SqlitePreset};
 
 use crate::units::parse_size;
 
