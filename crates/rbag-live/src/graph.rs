@@ -2,6 +2,7 @@
 //! ROS_MASTER_URI) or a ROS 2 participant (on ROS_DOMAIN_ID, kept on this host when the
 //! environment asks), as a sourced ROS shell would.
 
+use rbag_storage::ros1::keys;
 use std::net::{SocketAddr, ToSocketAddrs};
 
 use rbag_ros1::master::Master;
@@ -130,7 +131,7 @@ pub fn anonymous(base: &str) -> String {
 pub fn complete_connection(conn: &mut Connection) -> Option<String> {
     use rbag_msg::store::{self, Distro};
     use rbag_msg::{registry::normalize, Dialect, Schema};
-    let md5_missing = conn.metadata.get("md5sum").is_none_or(|m| m == "*" || m.is_empty());
+    let md5_missing = conn.metadata.get(keys::MD5SUM).is_none_or(|m| m == "*" || m.is_empty());
     if !conn.definition.is_empty() && !md5_missing {
         return None;
     }
@@ -151,7 +152,7 @@ pub fn complete_connection(conn: &mut Connection) -> Option<String> {
     }
     if md5_missing {
         if let Ok(md5) = reg.md5(&name) {
-            conn.metadata.insert("md5sum".into(), md5);
+            conn.metadata.insert(keys::MD5SUM.into(), md5);
         }
     }
     Some(format!("the publisher sent no definition or MD5 sum; filled in from the bundled {name}"))

@@ -6,6 +6,7 @@
 //! and stores the publisher's reply header as the connection: `type`, `md5sum`,
 //! `message_definition`, `callerid` and `latching`.
 
+use rbag_storage::ros1::keys;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -37,9 +38,9 @@ pub struct RecordSpec {
 /// The connection a publisher's reply header describes.
 pub fn connection_from_header(topic: &str, header: &Header) -> Connection {
     let mut metadata = std::collections::BTreeMap::new();
-    metadata.insert("md5sum".to_string(), header.get("md5sum").unwrap_or("*").to_string());
-    metadata.insert("callerid".to_string(), header.get("callerid").unwrap_or("").to_string());
-    metadata.insert("latching".to_string(), header.get("latching").unwrap_or("0").to_string());
+    metadata.insert(keys::MD5SUM.to_string(), header.get(keys::MD5SUM).unwrap_or("*").to_string());
+    metadata.insert(keys::CALLERID.to_string(), header.get(keys::CALLERID).unwrap_or("").to_string());
+    metadata.insert(keys::LATCHING.to_string(), header.get(keys::LATCHING).unwrap_or("0").to_string());
     Connection {
         id: 0,
         topic: topic.to_string(),

@@ -48,6 +48,7 @@ mod file;
 mod naming;
 mod options;
 
+use rbag_storage::ros1::keys;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
@@ -197,8 +198,8 @@ enum LatchId {
 /// a ROS 1 publisher whose header says `latching: 1` (its last message), or a ROS 2 connection
 /// whose offered profiles are all transient-local (its last messages up to their depth).
 fn latch_of(key: ConnKey, conn: &Connection) -> Option<(LatchId, usize)> {
-    if conn.metadata.get("latching").map(String::as_str) == Some("1") {
-        let callerid = conn.metadata.get("callerid").cloned().unwrap_or_default();
+    if conn.metadata.get(keys::LATCHING).map(String::as_str) == Some("1") {
+        let callerid = conn.metadata.get(keys::CALLERID).cloned().unwrap_or_default();
         return Some((LatchId::Publisher(conn.topic.clone(), callerid), 1));
     }
     let profiles = conn.metadata.get(QOS_KEY).and_then(|q| rosbag2_qos::parse(q).ok()).unwrap_or_default();

@@ -399,7 +399,8 @@ fn min_space_refuses_to_start() {
         other => panic!("{other}"),
     }
     let text = err.to_string();
-    assert!(text.contains(&dir.path().display().to_string()) && text.contains("--min-space"), "{text}");
+    assert!(text.contains(&dir.path().display().to_string()) && text.contains("less than the minimum"), "{text}");
+    assert!(!text.contains("--"), "a library error names no CLI flag: {text}");
     assert!(files_in(dir.path()).is_empty(), "no file is created");
 }
 

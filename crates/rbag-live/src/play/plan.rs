@@ -104,10 +104,7 @@ fn plan_one(
     }
 }
 
-/// Nanoseconds since the epoch, now.
-pub(crate) fn now_ns() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-}
+pub(crate) use rbag_transport::now_ns;
 
 /// The connection ids of `spec.pause_topics` among `source`'s.
 pub(crate) fn pause_connections(

@@ -3,6 +3,7 @@
 //! ROS 1 through the message layer. rosbag's `~pause_playback` service and
 //! `--rate-control-topic` are served here.
 
+use rbag_storage::ros1::keys;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -162,9 +163,9 @@ pub fn play(node: &Node, spec: PlaySpec, ros1: &Ros1Options, controls: PlayContr
                 let p = advertise(Publication {
                     topic: topic.clone(),
                     msg_type: conn.message_type.clone(),
-                    md5sum: conn.metadata.get("md5sum").cloned().unwrap_or_else(|| "*".into()),
+                    md5sum: conn.metadata.get(keys::MD5SUM).cloned().unwrap_or_else(|| "*".into()),
                     message_definition: conn.definition.clone(),
-                    latching: conn.metadata.get("latching").is_some_and(|l| l == "1"),
+                    latching: conn.metadata.get(keys::LATCHING).is_some_and(|l| l == "1"),
                     caller_id: node.name().to_string(),
                     queue_size,
                 })?;

@@ -60,8 +60,7 @@ impl RequestSender {
         let (rq, rr) = service_to_dds(service);
         let writer = RawWriter::new(participant, &rq, &dds("Request")?, &default_profile(), None)?;
         let replies = RawReader::new(participant, &rr, &dds("Response")?, &default_profile(), Box::new(|_| {}))?;
-        let id = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-            ^ u64::from(std::process::id()) << 32;
+        let id = rbag_transport::now_ns() ^ u64::from(std::process::id()) << 32;
         Ok(Some(RequestSender {
             service: service.to_string(),
             writer,

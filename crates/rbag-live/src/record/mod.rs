@@ -70,6 +70,12 @@ impl LiveRecordError {
     pub fn output_exists(&self) -> bool {
         matches!(self, LiveRecordError::Record(RecordError::OutputExists { .. }))
     }
+
+    /// Whether the recording refused to start for lack of free disk space (a front end names
+    /// its option for the minimum).
+    pub fn low_disk_space(&self) -> bool {
+        matches!(self, LiveRecordError::Record(RecordError::LowDiskSpace { .. }))
+    }
 }
 
 /// Which middleware to record from, and what to take from it.

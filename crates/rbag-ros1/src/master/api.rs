@@ -219,7 +219,7 @@ fn signature(method: &str) -> Option<(usize, Value)> {
 pub fn new_run_id() -> String {
     use std::sync::atomic::{AtomicU16, Ordering};
     static COUNTER: AtomicU16 = AtomicU16::new(0);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = std::time::Duration::from_nanos(rbag_transport::now_ns());
     // uuid1 time: 100 ns intervals since 1582-10-15.
     let t = (now.as_nanos() / 100) as u64 + 0x01b2_1dd2_1381_4000;
     let pid = std::process::id();

@@ -6,6 +6,7 @@
 //! thread per subscriber waits for the subscriber to hang up, so a dead subscriber is counted
 //! out even when nothing is being published.
 
+use rbag_storage::ros1::keys;
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufWriter, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -45,9 +46,9 @@ impl Publication {
     /// The reply roscpp and rospy send: fields sorted by key.
     fn reply(&self) -> Header {
         Header::from_pairs([
-            ("callerid", self.caller_id.as_str()),
-            ("latching", if self.latching { "1" } else { "0" }),
-            ("md5sum", self.md5sum.as_str()),
+            (keys::CALLERID, self.caller_id.as_str()),
+            (keys::LATCHING, if self.latching { "1" } else { "0" }),
+            (keys::MD5SUM, self.md5sum.as_str()),
             ("message_definition", self.message_definition.as_str()),
             ("topic", self.topic.as_str()),
             ("type", self.msg_type.as_str()),
@@ -209,7 +210,7 @@ fn check(shared: &Shared, h: &Header, peer: &str) -> Result<Arc<TopicPublisher>,
         }
         return Err("Header from subscriber did not have the required element: topic".into());
     };
-    let caller = h.get("callerid").unwrap_or("");
+    let caller = h.get(keys::CALLERID).unwrap_or("");
     let tp = lock(&shared.topics).get(topic).cloned();
     let Some(tp) = tp else {
         return Err(format!(
@@ -217,7 +218,7 @@ fn check(shared: &Shared, h: &Header, peer: &str) -> Result<Arc<TopicPublisher>,
             shared.port
         ));
     };
-    let (Some(md5), Some(_)) = (h.get("md5sum"), h.get("callerid")) else {
+    let (Some(md5), Some(_)) = (h.get(keys::MD5SUM), h.get(keys::CALLERID)) else {
         return Err("Header from subscriber did not have the required elements: md5sum, topic, callerid".into());
     };
     let p = &tp.publication;
@@ -265,7 +266,7 @@ fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
         return;
     }
     let (Ok(watch), Ok(closer)) = (stream.try_clone(), stream.try_clone()) else { return };
-    let caller_id = h.get("callerid").unwrap_or("").to_string();
+    let caller_id = h.get(keys::CALLERID).unwrap_or("").to_string();
     let Some(sub) = tp.add(caller_id, peer, closer) else { return };
     let s = sub.clone();
     if std::thread::Builder::new().name("tcpros-watch".into()).spawn(move || watch_hangup(watch, &s)).is_err() {

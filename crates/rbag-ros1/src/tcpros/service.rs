@@ -4,6 +4,7 @@
 //! error text) and a response frame. A `probe=1` client (`rosservice info`) only wants the header;
 //! without `persistent=1` the connection serves one request.
 
+use rbag_storage::ros1::keys;
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -50,15 +51,15 @@ pub struct ServiceDef {
 
 /// Serves one client connection whose header `h` was read already.
 pub(super) fn serve(mut stream: TcpStream, def: &ServiceDef, h: &Header, limits: &Limits) {
-    if let Some(md5) = h.get("md5sum").filter(|m| *m != "*" && *m != def.md5sum) {
-        let caller = h.get("callerid").unwrap_or("");
+    if let Some(md5) = h.get(keys::MD5SUM).filter(|m| *m != "*" && *m != def.md5sum) {
+        let caller = h.get(keys::CALLERID).unwrap_or("");
         let msg = format!("request from [{caller}]: md5sums do not match: [{md5}] vs. [{}]", def.md5sum);
         let _ = write_header(&mut stream, &Header::from_pairs([("error", msg)]));
         return;
     }
     let reply = Header::from_pairs([
-        ("callerid", def.caller_id.clone()),
-        ("md5sum", def.md5sum.clone()),
+        (keys::CALLERID, def.caller_id.clone()),
+        (keys::MD5SUM, def.md5sum.clone()),
         ("request_type", format!("{}Request", def.srv_type)),
         ("response_type", format!("{}Response", def.srv_type)),
         ("type", def.srv_type.clone()),

@@ -1,5 +1,6 @@
 //! The subscribing side: one [`Link`] is one TCP connection to one publisher of one topic.
 
+use rbag_storage::ros1::keys;
 use std::io::BufReader;
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,8 +33,8 @@ impl SubscribeRequest {
     /// The header roscpp would send for this request: fields sorted by key.
     pub fn header(&self) -> Header {
         let mut h = Header::new();
-        h.push("callerid", self.caller_id.as_str());
-        h.push("md5sum", self.md5sum.as_str());
+        h.push(keys::CALLERID, self.caller_id.as_str());
+        h.push(keys::MD5SUM, self.md5sum.as_str());
         if let Some(d) = &self.message_definition {
             h.push("message_definition", d.as_str());
         }
@@ -110,7 +111,7 @@ pub fn connect(addr: &str, req: &SubscribeRequest, limits: &Limits, timeout: Dur
     if let Some(msg) = header.get("error") {
         return Err(TcprosError::Refused { topic, peer, msg: msg.to_string() });
     }
-    if let Some(theirs) = header.get("md5sum") {
+    if let Some(theirs) = header.get(keys::MD5SUM) {
         if req.md5sum != "*" && theirs != "*" && theirs != req.md5sum {
             let reason = format!("md5sum {theirs}, asked for {}", req.md5sum);
             return Err(TcprosError::BadReply { topic, peer, reason });
@@ -142,7 +143,7 @@ impl Link {
 
     /// Whether the publisher said it latches (`latching=1`).
     pub fn latching(&self) -> bool {
-        self.header.get("latching").is_some_and(|v| v.trim() == "1")
+        self.header.get(keys::LATCHING).is_some_and(|v| v.trim() == "1")
     }
 
     /// The next message's bytes. `Ok(None)` when the publisher closed the connection between

@@ -12,6 +12,7 @@
 //! NUL, bytes, NUL). This builds a message of our own; it is not deserialisation of recorded
 //! data, which stays untouched bytes.
 
+use rbag_storage::ros1::keys;
 use std::collections::BTreeMap;
 
 use rbag_storage::Connection;
@@ -48,9 +49,9 @@ pub(crate) fn connection(encoding: &str) -> Connection {
         definition: "string data\n".into(),
         definition_encoding: "ros1msg".into(),
         metadata: BTreeMap::from([
-            ("callerid".to_string(), "/rbag".to_string()),
-            ("latching".to_string(), "0".to_string()),
-            ("md5sum".to_string(), STRING_MD5.to_string()),
+            (keys::CALLERID.to_string(), "/rbag".to_string()),
+            (keys::LATCHING.to_string(), "0".to_string()),
+            (keys::MD5SUM.to_string(), STRING_MD5.to_string()),
         ]),
     }
 }

@@ -24,9 +24,9 @@ pub enum RecordError {
         source: std::io::Error,
     },
 
-    /// `--min-space` is not met when recording would start. (The message still names the
-    /// option: `tests/record.rs` pins it; the flag hint belongs in the CLI.)
-    #[error("{}: {} free on disk, less than the minimum of {} (--min-space); not recording", dir.display(), human(*free), human(*required))]
+    /// Less than the minimum free space when recording would start (front ends name their
+    /// option for it).
+    #[error("{}: {} free on disk, less than the minimum of {}; not recording", dir.display(), human(*free), human(*required))]
     LowDiskSpace {
         /// The directory the bag would be written in.
         dir: PathBuf,

@@ -241,7 +241,11 @@ pub(super) fn drive<S>(
     });
     signals::install();
     let recording = Recording::start(spec, log.clone()).map_err(|e| {
-        let hint = if e.output_exists() { " (use --force to replace it)" } else { "" };
+        let hint = match () {
+            _ if e.output_exists() => " (use --force to replace it)",
+            _ if e.low_disk_space() => " (set the minimum with -L/--min-space)",
+            _ => "",
+        };
         anyhow::anyhow!("starting the recording: {e}{hint}")
     })?;
     let served = serve(&recording, &log)?;
