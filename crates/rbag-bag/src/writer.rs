@@ -86,12 +86,14 @@ impl Writer {
     pub fn write_value(&mut self, conn: u32, log_time: u64, publish_time: u64, value: &Value) -> Result<()> {
         let (c, compiled) =
             self.connections.get_mut(&conn).ok_or(rbag_storage::Error::UnknownConnection { id: conn })?;
-        if compiled.is_none() {
-            let (_, encoding) = encoding_of(c)?;
-            let (_, schema) = compile(c, &self.types)?;
-            *compiled = Some((Arc::new(schema), encoding));
-        }
-        let Some((schema, encoding)) = compiled.as_ref() else { unreachable!("compiled above") };
+        let (schema, encoding) = match compiled {
+            Some(done) => &*done,
+            None => {
+                let (_, encoding) = encoding_of(c)?;
+                let (_, schema) = compile(c, &self.types)?;
+                compiled.insert((Arc::new(schema), encoding))
+            }
+        };
         self.buf.clear();
         rbag_msg::encode(schema, value, *encoding, false, &mut self.buf).map_err(|source| {
             Error::from(crate::decode::DecodeError::Codec { topic: c.topic.clone(), log_time, source })
