@@ -3,24 +3,23 @@
 //! back. Checkpoints and split times run on a virtual clock; splits and snapshots are triggered
 //! through the recording's controls.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
-use rbag_live::record::{Log, RecordOutcome, RecordSpec, Recording, Ros1Source, Source};
+use rbag_live::record::{RecordSpec, Ros1Source, Source};
 use rbag_ros1::names::NodeConfig;
 use rbag_ros1::node::Node;
 use rbag_ros1::tcpros::{Limits, Publication, TopicPublisher};
-use rbag_storage::{Filter, Format};
+use rbag_storage::Format;
 use rbag_transport::clock::{Clock, VirtualClock};
+
+use common::{texts, wait_until, Running, LONG, SEC, T0};
 use rbag_transport::pipeline::Now;
 use rbag_transport::{OutputName, PipelineOptions, RecordOptions, SnapshotOptions, Split};
-
-const T0: u64 = 1_700_000_000_000_000_000;
-const SEC: u64 = 1_000_000_000;
-const LONG: Duration = Duration::from_secs(30);
 
 /// A std_msgs/String as ROS 1 serialises it.
 fn string_msg(text: &str) -> Bytes {
@@ -29,30 +28,13 @@ fn string_msg(text: &str) -> Bytes {
     v.into()
 }
 
-/// (topic, log time, text) of every message of a bag, in log-time order (what a reader gets
-/// from an unfinished file too: what was handed to the OS).
+/// The text of a std_msgs/String as ROS 1 serialises it.
+fn text(data: &[u8]) -> String {
+    String::from_utf8_lossy(&data[4..]).into_owned()
+}
+
 fn read(path: &Path) -> Vec<(String, u64, String)> {
-    let Ok(reader) = rbag_storage::open(path) else { return Vec::new() };
-    let Ok(messages) = reader.messages(&Filter::default()) else { return Vec::new() };
-    messages
-        .flatten()
-        .map(|m| {
-            let topic = reader.connection(m.connection).map(|c| c.topic.clone()).unwrap_or_default();
-            (topic, m.log_time, String::from_utf8_lossy(&m.data[4..]).into_owned())
-        })
-        .collect()
-}
-
-fn texts(msgs: &[(String, u64, String)], topic: &str) -> Vec<String> {
-    msgs.iter().filter(|m| m.0 == topic).map(|m| m.2.clone()).collect()
-}
-
-fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
-    let end = Instant::now() + LONG;
-    while !ok() {
-        assert!(Instant::now() < end, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::read(path, text)
 }
 
 /// A virtual clock starting at T0 and the pipeline's view of it.
@@ -60,37 +42,6 @@ fn virtual_clock() -> (Arc<VirtualClock>, Now) {
     let clock = Arc::new(VirtualClock::new(T0));
     let now = clock.clone();
     (clock, Arc::new(move || now.now()))
-}
-
-/// A running recording: its thread, its stop switch and what it logged.
-struct Running {
-    stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<RecordOutcome>,
-    lines: Arc<Mutex<Vec<String>>>,
-    controls: Arc<rbag_transport::Controls>,
-}
-
-impl Running {
-    fn start(spec: RecordSpec) -> Running {
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let l = lines.clone();
-        let log: Log = Arc::new(move |m| l.lock().unwrap().push(m));
-        let recording = Recording::start(spec, log).expect("the recording starts");
-        let controls = recording.controls();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = std::thread::spawn(move || recording.run(|_| !s.load(Ordering::SeqCst)).expect("records"));
-        Running { stop, thread, lines, controls }
-    }
-
-    fn logged(&self, needle: &str) -> bool {
-        self.lines.lock().unwrap().iter().any(|l| l.contains(needle))
-    }
-
-    fn finish(self) -> RecordOutcome {
-        self.stop.store(true, Ordering::SeqCst);
-        self.thread.join().expect("the recording thread")
-    }
 }
 
 /// Points the recording at a master that does not run yet: it starts an embedded one.

@@ -4,25 +4,25 @@
 //! triggered through the recording's controls.
 #![cfg(feature = "ros2")]
 
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+mod common;
 
-use rbag_live::record::{Log, RecordOutcome, RecordSpec, Recording, Ros2Source, Source};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rbag_live::record::{RecordSpec, Ros2Source, Source};
 use rbag_ros2::dds::{Participant, RawWriter};
 use rbag_ros2::qos::Overrides;
 use rbag_ros2::record::Ros2RecordSpec;
 use rbag_ros2::select::Ros2Selection;
 use rbag_storage::rosbag2::qos::{policy, QosProfile};
-use rbag_storage::{Filter, Format};
+use rbag_storage::Format;
 use rbag_testkit::ros2::{cdr, Domain};
 use rbag_transport::clock::{Clock, VirtualClock};
+
+use common::{texts, wait_until, Running, SEC, T0};
 use rbag_transport::{Layout, OutputName, PipelineOptions, RecordOptions, SnapshotOptions, Split};
 
-const T0: u64 = 1_700_000_000_000_000_000;
-const SEC: u64 = 1_000_000_000;
-const LONG: Duration = Duration::from_secs(30);
 const STRING: &str = "std_msgs::msg::dds_::String_";
 
 /// The text of a CDR std_msgs/String (header, length with the NUL, bytes, NUL).
@@ -31,64 +31,12 @@ fn text(data: &[u8]) -> String {
     String::from_utf8_lossy(&data[8..8 + len.saturating_sub(1)]).into_owned()
 }
 
-/// (topic, log time, text) of every message of a bag or storage file in log-time order; what
-/// an unfinished storage file gives is what was handed to the OS.
 fn read(path: &Path) -> Vec<(String, u64, String)> {
-    let Ok(reader) = rbag_storage::open(path) else { return Vec::new() };
-    let Ok(messages) = reader.messages(&Filter::default()) else { return Vec::new() };
-    messages
-        .flatten()
-        .map(|m| {
-            let topic = reader.connection(m.connection).map(|c| c.topic.clone()).unwrap_or_default();
-            (topic, m.log_time, text(&m.data))
-        })
-        .collect()
-}
-
-fn texts(msgs: &[(String, u64, String)], topic: &str) -> Vec<String> {
-    msgs.iter().filter(|m| m.0 == topic).map(|m| m.2.clone()).collect()
+    common::read(path, text)
 }
 
 fn hellos(range: std::ops::Range<u32>) -> Vec<String> {
     range.map(|i| format!("hello {i}")).collect()
-}
-
-fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
-    let end = Instant::now() + LONG;
-    while !ok() {
-        assert!(Instant::now() < end, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-struct Running {
-    stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<RecordOutcome>,
-    lines: Arc<Mutex<Vec<String>>>,
-    controls: Arc<rbag_transport::Controls>,
-}
-
-impl Running {
-    fn start(spec: RecordSpec) -> Running {
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let l = lines.clone();
-        let log: Log = Arc::new(move |m| l.lock().unwrap().push(m));
-        let recording = Recording::start(spec, log).expect("the recording starts");
-        let controls = recording.controls();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = std::thread::spawn(move || recording.run(|_| !s.load(Ordering::SeqCst)).expect("records"));
-        Running { stop, thread, lines, controls }
-    }
-
-    fn logged(&self, needle: &str) -> bool {
-        self.lines.lock().unwrap().iter().any(|l| l.contains(needle))
-    }
-
-    fn finish(self) -> RecordOutcome {
-        self.stop.store(true, Ordering::SeqCst);
-        self.thread.join().expect("the recording thread")
-    }
 }
 
 fn qos(durability: i64, depth: u64) -> QosProfile {
