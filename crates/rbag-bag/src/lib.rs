@@ -51,9 +51,12 @@ mod convert;
 pub mod decode;
 mod error;
 mod info;
+mod info_text;
 pub mod read;
+pub mod text;
 pub mod transcode;
 pub mod types;
+pub mod units;
 mod writer;
 
 pub use bag::{Bag, OpenOptions};
@@ -70,7 +73,10 @@ pub use rbag_storage::StorageReader;
 pub mod rosbag2 {
     pub use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};
 }
-pub use rbag_storage::{backend, backends, Backend, Capabilities, OptionSpec, StorageOptions};
+pub use rbag_storage::{
+    backend, backends, summaries, with_storage_options, Backend, BackendSummary, Capabilities, OptionSpec,
+    StorageOptions,
+};
 pub use rbag_storage::{
     budget, Compression, CompressionMode, Connection, Filter, Format, McapPreset, Message, MessageIter, OutputPolicy,
     ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions, UNDECLARED_TOPIC_PREFIX,

@@ -243,3 +243,15 @@ fn unshare(e: &Arc<DecodeError>) -> DecodeError {
         other => DecodeError::Shared(other.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::split_topic;
+
+    #[test]
+    fn topic_and_field_path() {
+        assert_eq!(split_topic("/imu.linear_acceleration.x"), ("/imu", Some("linear_acceleration.x")));
+        assert_eq!(split_topic("/tf[0]"), ("/tf", Some("[0]")));
+        assert_eq!(split_topic("/a/b"), ("/a/b", None));
+    }
+}

@@ -201,7 +201,7 @@ pub(crate) fn json<'t, T: Tree<'t>>(schema: Option<&Schema>, ty: Ty, v: T, out: 
                 if n > 0 {
                     out.write_all(b",")?;
                 }
-                json_str(f.name.as_bytes(), out)?;
+                json_string(f.name.as_bytes(), out)?;
                 out.write_all(b":")?;
                 json(schema, field_ty(f.kind), v, out)?;
             }
@@ -228,7 +228,7 @@ pub(crate) fn json<'t, T: Tree<'t>>(schema: Option<&Schema>, ty: Ty, v: T, out: 
             }
             out.write_all(b"]")
         }
-        Item::Str(s) => json_str(s, out),
+        Item::Str(s) => json_string(s, out),
         Item::Scalar(x) => scalar_text(&x, out),
     }
 }
@@ -251,7 +251,8 @@ fn scalar_text(v: &Value, out: &mut dyn Write) -> io::Result<()> {
     }
 }
 
-fn json_str(s: &[u8], out: &mut dyn Write) -> io::Result<()> {
+/// `s` as a JSON string literal (lossy for bytes that are not UTF-8).
+pub fn json_string(s: &[u8], out: &mut dyn Write) -> io::Result<()> {
     let s = String::from_utf8_lossy(s);
     out.write_all(b"\"")?;
     let mut start = 0;
@@ -406,7 +407,7 @@ fn yaml_special(x: f64) -> &'static [u8] {
 /// characters.
 fn yaml_str(s: &str, out: &mut dyn Write) -> io::Result<()> {
     if s.chars().any(char::is_control) {
-        return json_str(s.as_bytes(), out);
+        return json_string(s.as_bytes(), out);
     }
     write!(out, "'{}'", s.replace('\'', "''"))
 }

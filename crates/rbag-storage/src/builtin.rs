@@ -31,8 +31,9 @@ const MCAP_OPTIONS: &[OptionSpec] = &[OptionSpec {
     doc: "rosbag2's MCAP writer preset",
 }];
 
-/// `options` with what `storage` sets for `format` folded into the rosbag2 settings.
-fn with_storage_options(format: Format, options: &WriteOptions, storage: &StorageOptions) -> Result<WriteOptions> {
+/// `options` with what `storage` sets for `format` folded into the rosbag2 settings: how a
+/// built-in backend reads its [`StorageOptions`] (a bad key or value names the backend).
+pub fn with_storage_options(format: Format, options: &WriteOptions, storage: &StorageOptions) -> Result<WriteOptions> {
     let mut o = options.clone();
     let bad = |key: &str, value: &str, expected: &str| Error::BadOption {
         backend: format.name().into(),

@@ -20,6 +20,7 @@
 
 pub mod budget;
 mod builtin;
+pub use builtin::with_storage_options;
 mod error;
 mod filter;
 pub mod mcap;
@@ -41,7 +42,8 @@ pub use filter::Filter;
 pub use open::{create, create_at, create_named, create_with, detect, open, open_with, reindex, Format};
 pub use output::OutputPolicy;
 pub use registry::{
-    backend, backend_for_extension, backends, detect_backend, register, Backend, Capabilities, IntoBackend, OptionSpec,
+    backend, backend_for_extension, backends, detect_backend, register, summaries, Backend, BackendSummary,
+    Capabilities, IntoBackend, OptionSpec,
 };
 pub use time_merge::TimeMerge;
 pub use types::{

@@ -22,7 +22,7 @@ use crate::{
 /// What a backend can do, for front ends that list backends or pick one for a job.
 ///
 /// Construct it with `..Capabilities::default()` so new fields do not break a backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Capabilities {
     /// [`Backend::open`] reads bags.
     pub read: bool,
@@ -42,7 +42,7 @@ pub struct Capabilities {
 }
 
 /// One key a backend accepts in [`StorageOptions`], for listing and validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct OptionSpec {
     /// The key, e.g. `preset`.
     pub key: &'static str,
@@ -50,6 +50,36 @@ pub struct OptionSpec {
     pub values: &'static str,
     /// What it does, one line.
     pub doc: &'static str,
+}
+
+/// A backend as listings show it (`rbag list storage --json`, a binding's list of storages).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BackendSummary {
+    /// [`Backend::name`].
+    pub name: String,
+    /// [`Backend::description`].
+    pub description: String,
+    /// [`Backend::extensions`], the one written by default first.
+    pub extensions: Vec<String>,
+    /// [`Backend::capabilities`].
+    #[serde(flatten)]
+    pub capabilities: Capabilities,
+    /// [`Backend::options`].
+    pub options: Vec<OptionSpec>,
+}
+
+/// Every registered backend, in registry order, as listings show it.
+pub fn summaries() -> Vec<BackendSummary> {
+    backends()
+        .iter()
+        .map(|b| BackendSummary {
+            name: b.name().into(),
+            description: b.description().into(),
+            extensions: b.extensions().iter().map(|e| e.to_string()).collect(),
+            capabilities: b.capabilities(),
+            options: b.options().to_vec(),
+        })
+        .collect()
 }
 
 /// A storage backend. Implement it, then [`register`] it once at start.

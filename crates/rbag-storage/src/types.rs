@@ -88,7 +88,26 @@ pub enum Compression {
     Zstd,
 }
 
+impl serde::Serialize for Compression {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl Compression {
+    /// Every compression rbag writes, besides none.
+    pub const ALL: [Compression; 3] = [Compression::Lz4, Compression::Bz2, Compression::Zstd];
+
+    /// Where it applies, as a listing says it.
+    pub fn applies_to(self) -> &'static str {
+        match self {
+            Compression::None => "everywhere",
+            Compression::Lz4 => "ROS 1 chunks, MCAP chunks",
+            Compression::Bz2 => "ROS 1 chunks",
+            Compression::Zstd => "MCAP chunks; rosbag2 file and message modes",
+        }
+    }
+
     /// The name the formats use on disk.
     pub fn name(self) -> &'static str {
         match self {
@@ -279,6 +298,43 @@ pub struct Rosbag2Options {
     /// Write the last messages of transient-local topics again at the head of each new file,
     /// so every split file holds its latched state (`--repeat-transient-local`).
     pub repeat_transient_local: bool,
+}
+
+impl Rosbag2Options {
+    /// Writes metadata.yaml as `distro`'s rosbag2 reads it (its metadata version and name).
+    pub fn set_distro(&mut self, distro: &str) -> crate::Result<()> {
+        self.metadata_version = crate::rosbag2::metadata::version_for_distro(distro).ok_or_else(|| {
+            bad_setting(
+                "ros_distro",
+                format!("unknown ROS distro {distro:?} (foxy, galactic, humble, iron, jazzy, kilted, rolling)"),
+            )
+        })?;
+        self.ros_distro = distro.into();
+        Ok(())
+    }
+
+    /// Writes this metadata.yaml version instead of the distro's.
+    pub fn set_metadata_version(&mut self, version: u32) -> crate::Result<()> {
+        let latest = crate::rosbag2::metadata::LATEST_VERSION;
+        if !(1..=latest).contains(&version) {
+            return Err(bad_setting("metadata_version", format!("{version} is not a version from 1 to {latest}")));
+        }
+        self.metadata_version = version;
+        Ok(())
+    }
+
+    /// Starts a new file once the current one spans `secs` seconds.
+    pub fn set_max_file_duration_secs(&mut self, secs: f64) -> crate::Result<()> {
+        if !(secs.is_finite() && secs > 0.0) {
+            return Err(bad_setting("max_file_duration", format!("{secs} is not a positive number of seconds")));
+        }
+        self.max_file_duration_ns = Some((secs * 1e9) as u64);
+        Ok(())
+    }
+}
+
+fn bad_setting(key: &str, reason: String) -> crate::Error {
+    crate::Error::BadOption { backend: "rosbag2".into(), key: key.into(), reason }
 }
 
 impl Default for Rosbag2Options {

@@ -7,7 +7,6 @@
 mod output;
 mod commands;
 mod outcome;
-mod units;
 
 pub use outcome::{Outcome, UsageError};
 
@@ -30,7 +29,7 @@ pub struct Cli {
     /// Decompressed bag data held in memory at once, over every bag read (units allowed:
     /// 256MiB, 2GB). Chunks beyond it are streamed; only a single message larger than it is an
     /// error. Default: RBAG_MEMORY_BUDGET, else 512MiB.
-    #[arg(long, global = true, value_name = "SIZE", value_parser = units::parse_size)]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = rbag_bag::units::parse_size)]
     memory_budget: Option<u64>,
     #[command(subcommand)]
     command: Command,

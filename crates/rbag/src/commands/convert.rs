@@ -7,8 +7,8 @@ use rbag_bag::transcode::Targets;
 use rbag_bag::{Compression, ConvertOptions, Filter, Format, Progress, StorageError, WriteOptions};
 use regex::Regex;
 
-use crate::units::{parse_size, parse_time};
 use crate::{output, Outcome, UsageError};
+use rbag_bag::units::{parse_size, parse_time};
 
 /// Convert bags between storages: merge several inputs in time order, select topics, cut by
 /// time, split, rechunk and recompress.

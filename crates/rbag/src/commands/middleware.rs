@@ -1,7 +1,6 @@
 //! `--ros1`/`--ros2`: which middleware a live verb (`record`, `play`) talks to.
 
 use anyhow::Result;
-pub use rbag_live::middleware::split_remaps;
 pub use rbag_live::Middleware;
 
 /// `--ros1` / `--ros2`; without either, `ROS_VERSION` decides, as in a sourced ROS shell.

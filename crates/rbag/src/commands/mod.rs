@@ -15,9 +15,6 @@ pub mod record;
 #[cfg(feature = "ros2")]
 pub mod record_ros2;
 pub mod reindex;
-pub mod ros1;
-#[cfg(feature = "ros2")]
-pub mod ros2;
 pub mod rosbag2_args;
 pub mod signals;
 

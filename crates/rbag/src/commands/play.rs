@@ -8,16 +8,16 @@ use std::time::Duration;
 
 use anyhow::Result;
 use rbag_bag::Filter;
-use rbag_live::graph::Limits;
+use rbag_live::graph::{anonymous, Limits};
 use rbag_live::play::ros1::Ros1Options;
 use rbag_live::play::{self as live, Events, LiveReport, PlayEvent, PlayHandle, PlaySpec, UserTypes};
 use rbag_live::play::{Control, PlayOptions, RateStep};
 
 use super::keyboard::{self, Key};
 use super::middleware::{self, Middleware, MiddlewareArgs};
-use super::{ros1, signals};
-use crate::units::parse_duration;
+use super::signals;
 use crate::{Outcome, UsageError};
+use rbag_bag::units::parse_duration;
 
 /// Publish the messages of one or more bags into a live ROS graph, in time order.
 ///
@@ -134,7 +134,7 @@ fn options(args: &Args) -> PlayOptions {
 }
 
 fn run_ros1(args: Args) -> Result<Outcome> {
-    let (remap_args, bags) = middleware::split_remaps(&args.inputs);
+    let (remap_args, bags) = rbag_live::middleware::split_remaps(&args.inputs);
     let mut paths: Vec<PathBuf> = bags.iter().map(PathBuf::from).collect();
     paths.extend(args.more_inputs.iter().cloned());
     if paths.is_empty() {
@@ -166,7 +166,12 @@ fn run_ros1(args: Args) -> Result<Outcome> {
         rate_control: args.rate_control_topic.clone().map(|t| (t, args.rate_control_max_delay)),
     };
     signals::install();
-    let graph = ros1::join(&ros1::anonymous("rbag_play"), &remap_args, Limits::default(), args.quiet)?;
+    let quiet = args.quiet;
+    let graph = rbag_live::graph::join_ros1(&anonymous("rbag_play"), &remap_args, Limits::default(), |uri| {
+        if !quiet {
+            note!("rbag: no ROS master at {uri}; started an embedded master there (it stops when rbag exits)");
+        }
+    })?;
     let (handle, controls) = live::controls();
     let _raw = drive(&handle, true, |k| match k {
         Key::Space => Some(Control::TogglePause),

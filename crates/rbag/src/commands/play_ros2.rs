@@ -16,9 +16,9 @@ use regex::Regex;
 use super::keyboard::Key;
 use super::middleware::MiddlewareArgs;
 use super::play::{drive, finish, printer, user_types};
-use super::{ros2, signals};
-use crate::units::parse_duration;
+use super::signals;
 use crate::{Outcome, UsageError};
+use rbag_bag::units::parse_duration;
 
 /// Publish the messages of one or more bags into a live ROS 2 graph, as `ros2 bag play`.
 ///
@@ -200,7 +200,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         service_requests: args.publish_service_requests.then_some(kind),
     };
     signals::install();
-    let participant = ros2::participant()?;
+    let participant = rbag_live::graph::participant()?;
     let (handle, controls) = live::controls();
     let _raw = drive(&handle, !args.disable_keyboard_controls, |k| match k {
         Key::Space => Some(Control::TogglePause),

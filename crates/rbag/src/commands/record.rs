@@ -10,17 +10,17 @@ use rbag_live::record::{OutputName, PipelineOptions, RecordOptions, RecordReport
 
 use super::middleware::{Middleware, MiddlewareArgs};
 use super::{keyboard, signals};
-use crate::units::{parse_duration, parse_size_in};
 use crate::{Outcome, UsageError};
+use rbag_bag::units::{parse_duration, parse_size_in};
 
 const MB: u64 = 1 << 20;
 const KB: u64 = 1 << 10;
 
-fn size_mb(s: &str) -> Result<u64, String> {
+fn size_mb(s: &str) -> Result<u64, rbag_bag::units::UnitError> {
     parse_size_in(s, MB)
 }
 
-fn size_kb(s: &str) -> Result<u64, String> {
+fn size_kb(s: &str) -> Result<u64, rbag_bag::units::UnitError> {
     parse_size_in(s, KB)
 }
 

@@ -13,8 +13,8 @@ use rbag_live::record::{
 
 use super::middleware::MiddlewareArgs;
 use super::rosbag2_args::Rosbag2Args;
-use crate::units::parse_size;
 use crate::{Outcome, UsageError};
+use rbag_bag::units::parse_size;
 
 /// Record topics and services of a live ROS 2 graph into a rosbag2 bag, as `ros2 bag record`.
 ///

@@ -1,11 +1,9 @@
 //! The rosbag2 output flags `ros2 bag record` and `ros2 bag convert` share: splitting,
 //! rosbag2's zstd compression, storage presets and the metadata version to write.
 
-use anyhow::{bail, Context, Result};
-use rbag_bag::rosbag2::{version_for_distro, LATEST_VERSION};
-use rbag_bag::{CompressionMode, Format, McapPreset, Rosbag2Options, SqlitePreset};
-
-use crate::units::parse_size;
+use anyhow::{Context, Result};
+use rbag_bag::units::parse_size;
+use rbag_bag::{with_storage_options, CompressionMode, Format, Rosbag2Options, StorageOptions, WriteOptions};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Rosbag2Args {
@@ -48,7 +46,8 @@ impl Rosbag2Args {
         self.compression_mode != CompressionMode::None || self.max_bag_size.is_some() || self.max_bag_duration.is_some()
     }
 
-    /// The rosbag2 settings the flags ask for.
+    /// The rosbag2 settings the flags ask for; the preset goes through `format`'s storage
+    /// options, as `-s NAME` would take it.
     pub fn options(&self, format: Format) -> Result<Rosbag2Options> {
         let mut o = Rosbag2Options {
             compression_mode: self.compression_mode,
@@ -56,30 +55,18 @@ impl Rosbag2Args {
             max_files: self.max_bag_files,
             ..Rosbag2Options::default()
         };
-        if let Some(d) = self.max_bag_duration {
-            if !(d.is_finite() && d > 0.0) {
-                bail!("--max-bag-duration must be a positive number of seconds");
-            }
-            o.max_file_duration_ns = Some((d * 1e9) as u64);
+        if let Some(secs) = self.max_bag_duration {
+            o.set_max_file_duration_secs(secs).context("--max-bag-duration")?;
         }
         if let Some(distro) = &self.ros_distro {
-            o.metadata_version = version_for_distro(distro).with_context(|| {
-                format!("unknown ROS distro {distro:?} (foxy, galactic, humble, iron, jazzy, kilted, rolling)")
-            })?;
-            o.ros_distro = distro.clone();
+            o.set_distro(distro).context("--ros-distro")?;
         }
         if let Some(v) = self.metadata_version {
-            if !(1..=LATEST_VERSION).contains(&v) {
-                bail!("--metadata-version must be 1 to {LATEST_VERSION}");
-            }
-            o.metadata_version = v;
+            o.set_metadata_version(v).context("--metadata-version")?;
         }
-        match (self.storage_preset_profile.as_deref(), format) {
-            (None, _) => {}
-            (Some("resilient"), Format::Sqlite3) => o.sqlite_preset = SqlitePreset::Resilient,
-            (Some(p), Format::Mcap) => o.mcap_preset = p.parse::<McapPreset>().map_err(anyhow::Error::msg)?,
-            (Some(p), f) => bail!("storage preset {p:?} does not apply to {} output", f.name()),
-        }
-        Ok(o)
+        let Some(preset) = &self.storage_preset_profile else { return Ok(o) };
+        let write = WriteOptions { rosbag2: o, ..WriteOptions::default() };
+        let storage = StorageOptions::new().with("preset", preset.as_str());
+        Ok(with_storage_options(format, &write, &storage).context("--storage-preset-profile")?.rosbag2)
     }
 }

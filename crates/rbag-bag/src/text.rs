@@ -1,0 +1,192 @@
+//! Decoded messages as text, as `rostopic echo` and `ros2 topic echo` print them: YAML
+//! documents, NDJSON lines, or CSV rows with one column per field. `rbag echo` prints with it;
+//! a binding's `repr` of a message is the YAML form.
+//!
+//! ```no_run
+//! use rbag_bag::read::{DecodedReader, ReadSpec};
+//! use rbag_bag::text::{TextFormat, TextWriter};
+//! use rbag_bag::Bag;
+//!
+//! let bag = Bag::open("run.bag")?;
+//! let types = rbag_bag::types::sources_for(&bag.storage_info()?.properties, &[])?;
+//! let spec = ReadSpec { topics: vec!["/imu".into()], types, settle: true, ..ReadSpec::default() };
+//! let mut reader = DecodedReader::new(&bag, spec)?;
+//! let mut out = TextWriter::new(std::io::stdout().lock(), TextFormat::Csv, &reader)?;
+//! while let Some(m) = reader.next_message()? {
+//!     out.write(&m)?;
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use rbag_msg::render::{csv_quote, Csv, CsvError};
+use rbag_msg::PathError;
+
+use crate::decode::Schema;
+use crate::read::{DecodedMessage, DecodedReader};
+
+/// How messages are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextFormat {
+    /// YAML documents ended by `---`, arrays cut to `max_array` elements (whole when `None`).
+    Yaml {
+        /// The most elements of each array to print.
+        max_array: Option<usize>,
+    },
+    /// One JSON object per line: `topic`, `log_time` (ns) and `message`.
+    Json,
+    /// A header row `log_time,topic,<columns>`, then one row per message.
+    Csv,
+}
+
+/// Why messages could not be written as text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TextError {
+    /// Writing failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// A field path does not fit a message of the topic.
+    #[error("topic {topic}: {source}")]
+    Path {
+        /// The topic.
+        topic: String,
+        /// What the path names that does not exist.
+        source: PathError,
+    },
+    /// A type flattens to too many columns.
+    #[error("topic {topic}: {source}")]
+    TooWide {
+        /// The topic.
+        topic: String,
+        /// The type and its column count.
+        source: CsvError,
+    },
+    /// Rows of one table must have one set of columns.
+    #[error("CSV needs topics of one type: {first} and {topic} print different columns")]
+    MixedColumns {
+        /// The topic that set the header.
+        first: String,
+        /// A topic with other columns.
+        topic: String,
+    },
+    /// A topic's definition was replaced, mid-read, by one with other columns.
+    #[error("topic {topic}: its definition was replaced by one with other CSV columns")]
+    ReplacedColumns {
+        /// The topic.
+        topic: String,
+    },
+}
+
+/// Writes decoded messages in one [`TextFormat`].
+pub struct TextWriter<W: Write> {
+    out: W,
+    format: TextFormat,
+    /// YAML over several topics: each document starts with a `# topic time` line.
+    multi: bool,
+    /// CSV: the header's columns, and each connection's flattening with the schema it was
+    /// worked out for (a replaced schema is checked against the header).
+    header: Vec<String>,
+    tables: BTreeMap<u32, (Arc<Schema>, Csv)>,
+}
+
+impl<W: Write> TextWriter<W> {
+    /// A writer for `reader`'s messages; for CSV, writes the header row (the reader should
+    /// [`settle`](crate::read::ReadSpec::settle) its schemas first).
+    pub fn new(mut out: W, format: TextFormat, reader: &DecodedReader) -> Result<Self, TextError> {
+        let mut header: Option<(Vec<String>, &str)> = None;
+        let mut tables = BTreeMap::new();
+        if format == TextFormat::Csv {
+            for (c, schema, path) in reader.schemas() {
+                let topic = c.topic.as_str();
+                let columns = match path {
+                    Some(p) => vec![p.to_string()],
+                    None => {
+                        let csv =
+                            Csv::new(schema).map_err(|source| TextError::TooWide { topic: topic.into(), source })?;
+                        let columns = csv.columns().to_vec();
+                        tables.insert(c.id, (schema.clone(), csv));
+                        columns
+                    }
+                };
+                match &header {
+                    Some((h, first)) if *h != columns => {
+                        return Err(TextError::MixedColumns { first: first.to_string(), topic: topic.into() })
+                    }
+                    Some(_) => {}
+                    None => header = Some((columns, topic)),
+                }
+            }
+            if let Some((columns, _)) = &header {
+                let names: Vec<_> = columns.iter().map(|c| csv_quote(c)).collect();
+                writeln!(out, "log_time,topic,{}", names.join(","))?;
+            }
+        }
+        let header = header.map(|h| h.0).unwrap_or_default();
+        Ok(TextWriter { out, format, multi: reader.topics().len() > 1, header, tables })
+    }
+
+    /// Writes one message (the field its topic's path selects, if any); nothing when an index
+    /// in the path is past this message's array.
+    pub fn write(&mut self, m: &DecodedMessage) -> Result<(), TextError> {
+        let topic = &m.connection.topic;
+        let path_error = |source| TextError::Path { topic: topic.clone(), source };
+        let Some(selected) = m.selected().map_err(path_error)? else { return Ok(()) };
+        let out = &mut self.out;
+        match self.format {
+            TextFormat::Yaml { max_array } => {
+                if self.multi {
+                    writeln!(out, "# {topic} {}.{:09}", m.log_time / 1_000_000_000, m.log_time % 1_000_000_000)?;
+                }
+                selected.yaml(max_array, out)?;
+                writeln!(out, "---")?;
+            }
+            TextFormat::Json => {
+                out.write_all(b"{\"topic\":")?;
+                rbag_msg::render::json_string(topic.as_bytes(), out)?;
+                write!(out, ",\"log_time\":{},\"message\":", m.log_time)?;
+                selected.json(out)?;
+                out.write_all(b"}\n")?;
+            }
+            TextFormat::Csv => {
+                write!(out, "{},{}", m.log_time, csv_quote(topic))?;
+                if m.path.is_some() {
+                    let mut cell = Vec::new();
+                    selected.json(&mut cell)?;
+                    write!(out, ",{}", csv_quote(&String::from_utf8_lossy(&cell)))?;
+                } else {
+                    let Some((schema, csv)) = self.tables.get(&m.connection.id) else {
+                        return Err(TextError::ReplacedColumns { topic: topic.clone() });
+                    };
+                    // A connection whose first message did not fit the bag's definition is read
+                    // with a replacement; its columns must still match the header.
+                    let replaced;
+                    let csv = if std::ptr::eq(Arc::as_ptr(schema), m.message.schema()) {
+                        csv
+                    } else {
+                        replaced = Csv::new(m.message.schema())
+                            .map_err(|source| TextError::TooWide { topic: topic.clone(), source })?;
+                        if replaced.columns() != self.header.as_slice() {
+                            return Err(TextError::ReplacedColumns { topic: topic.clone() });
+                        }
+                        &replaced
+                    };
+                    for cell in csv.cells_of(&m.message) {
+                        write!(out, ",{cell}")?;
+                    }
+                }
+                writeln!(out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes and returns the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
