@@ -24,6 +24,9 @@ else
   cargo test --workspace --no-fail-fast
 fi
 
+# The Python package: dev-profile wheel, stubs, pytest (skips go to the same log).
+bash scripts/test-python.sh
+
 skips=$(sort -u "$RBAG_SKIP_LOG" | grep -c . || true)
 if [ "$skips" -gt 0 ]; then
   echo "rbag: $skips test(s) skipped for a missing corpus or peer:"

@@ -96,6 +96,22 @@ impl Bag {
         Ok(self.count(self.reader.messages(filter)?))
     }
 
+    /// An error naming the first of `topics` that no connection of the bag carries, with the
+    /// topics it has: a typo fails instead of reading nothing.
+    pub fn check_topics(&self, topics: &[impl AsRef<str>]) -> Result<()> {
+        let connections = self.connections();
+        let Some(missing) = topics.iter().map(AsRef::as_ref).find(|t| !connections.iter().any(|c| c.topic == *t))
+        else {
+            return Ok(());
+        };
+        let known = connections.iter().map(|c| c.topic.as_str()).collect::<std::collections::BTreeSet<_>>();
+        Err(crate::Error::NoTopic {
+            path: self.path.clone(),
+            topic: missing.into(),
+            known: known.into_iter().collect::<Vec<_>>().join(", "),
+        })
+    }
+
     /// The `n`-th message (0-based, log-time order) of `topic`.
     pub fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
         Ok(self.reader.nth(topic, n)?)

@@ -10,8 +10,10 @@ use rbag_storage::Connection;
 
 // The decoded-message shapes and renderers, named here so programs need only this crate.
 pub use rbag_msg::render;
+pub use rbag_msg::schema::{FieldLayout, Kind, MsgLayout, Prim, EMPTY_STRUCT_FIELD};
+pub use rbag_msg::value::PrimArray;
 pub use rbag_msg::{
-    ArrayRef, CsvError, Dialect, Encoding, MessageRef, PathError, Prims, Registry, Schema, Value, ValueRef,
+    Array, ArrayRef, CsvError, Dialect, Encoding, MessageRef, PathError, Prims, Registry, Schema, Value, ValueRef,
 };
 
 /// A message that cannot be decoded, naming the topic.

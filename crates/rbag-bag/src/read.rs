@@ -111,14 +111,7 @@ impl<'b> DecodedReader<'b> {
         let mut paths: BTreeMap<String, Option<String>> = BTreeMap::new();
         for t in &spec.topics {
             let (topic, path) = split_topic(t);
-            if !connections.iter().any(|c| c.topic == topic) {
-                let known = connections.iter().map(|c| c.topic.as_str()).collect::<BTreeSet<_>>();
-                return Err(Error::NoTopic {
-                    path: bag.path().into(),
-                    topic: topic.into(),
-                    known: known.into_iter().collect::<Vec<_>>().join(", "),
-                });
-            }
+            bag.check_topics(&[topic])?;
             paths.insert(topic.to_string(), path.map(str::to_string));
         }
         let explicit = !paths.is_empty();

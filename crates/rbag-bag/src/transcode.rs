@@ -169,6 +169,24 @@ impl Rewrite {
     }
 }
 
+/// A new connection for `topic` carrying `type_name` in `dialect` (ROS 1: `ros1` with its MD5
+/// sum; ROS 2: `cdr` with its RIHS01 hash), its full definition taken from `sources`: how a
+/// program writes a bag by type name alone.
+pub fn connection_for(
+    topic: &str,
+    type_name: &str,
+    dialect: Dialect,
+    sources: &TypeSources,
+) -> Result<Connection, DecodeError> {
+    let reg = sources.get(dialect);
+    let schema = Schema::compile(reg, type_name).map_err(|source| DecodeError::Definition {
+        topic: topic.into(),
+        ty: type_name.into(),
+        source,
+    })?;
+    target_connection(&Connection { topic: topic.into(), ..Connection::default() }, dialect, reg, &schema)
+}
+
 /// The output connection: the type's name, definition and hash in the target dialect, and the
 /// latching/QoS information carried across.
 fn target_connection(c: &Connection, to: Dialect, reg: &Registry, schema: &Schema) -> Result<Connection, DecodeError> {

@@ -17,6 +17,7 @@ pub use rbag_msg::store::Distro;
 use rbag_msg::{Dialect, Registry};
 
 use crate::decode::TypeSources;
+pub use crate::transcode::connection_for;
 use crate::transcode::Targets;
 use crate::{Error, Result};
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rbag_msg::{Encoding, Schema, Value};
-use rbag_storage::{Connection, Format, OutputPolicy, StorageWriter, WriteOptions};
+use rbag_storage::{Connection, Format, IntoBackend, OutputPolicy, StorageWriter, WriteOptions};
 
 use crate::decode::{compile, encoding_of, TypeSources};
 use crate::{Error, Result};
@@ -47,15 +47,16 @@ impl Writer {
         Writer::create_with(path, format, options, &OutputPolicy::default())
     }
 
-    /// Creates a bag at `path`, refusing outputs that `policy` forbids (one of its inputs, or an
-    /// existing output it may not replace).
+    /// Creates a bag at `path` with any registered storage (a [`Format`], a backend's name, or
+    /// the backend from [`crate::storage_for`]), refusing outputs that `policy` forbids (one of
+    /// its inputs, or an existing output it may not replace).
     pub fn create_with(
         path: impl AsRef<Path>,
-        format: Format,
+        storage: impl IntoBackend,
         options: &WriteOptions,
         policy: &OutputPolicy,
     ) -> Result<Writer> {
-        let inner = rbag_storage::create_with(path.as_ref(), format, options, policy)?;
+        let inner = rbag_storage::create_with(path.as_ref(), storage, options, policy)?;
         Ok(Writer {
             inner,
             types: crate::types::bundled(crate::types::Distro::Humble),
@@ -82,21 +83,32 @@ impl Writer {
         Ok(self.inner.write(conn, log_time, publish_time, data)?)
     }
 
-    /// Encodes a decoded message with its connection's type and encoding, and appends it.
-    pub fn write_value(&mut self, conn: u32, log_time: u64, publish_time: u64, value: &Value) -> Result<()> {
+    /// The compiled type of connection `conn`, from its definition and then the type sources:
+    /// what a binding needs to build a [`Value`] for [`write_value`](Self::write_value).
+    pub fn schema(&mut self, conn: u32) -> Result<Arc<Schema>> {
+        Ok(self.compiled(conn)?.0.clone())
+    }
+
+    fn compiled(&mut self, conn: u32) -> Result<&Compiled> {
         let (c, compiled) =
             self.connections.get_mut(&conn).ok_or(rbag_storage::Error::UnknownConnection { id: conn })?;
-        let (schema, encoding) = match compiled {
+        Ok(match compiled {
             Some(done) => &*done,
             None => {
                 let (_, encoding) = encoding_of(c)?;
                 let (_, schema) = compile(c, &self.types)?;
                 compiled.insert((Arc::new(schema), encoding))
             }
-        };
+        })
+    }
+
+    /// Encodes a decoded message with its connection's type and encoding, and appends it.
+    pub fn write_value(&mut self, conn: u32, log_time: u64, publish_time: u64, value: &Value) -> Result<()> {
+        let (schema, encoding) = self.compiled(conn)?.clone();
         self.buf.clear();
-        rbag_msg::encode(schema, value, *encoding, false, &mut self.buf).map_err(|source| {
-            Error::from(crate::decode::DecodeError::Codec { topic: c.topic.clone(), log_time, source })
+        rbag_msg::encode(&schema, value, encoding, false, &mut self.buf).map_err(|source| {
+            let topic = self.connections.get(&conn).map(|(c, _)| c.topic.clone()).unwrap_or_default();
+            Error::from(crate::decode::DecodeError::Codec { topic, log_time, source })
         })?;
         Ok(self.inner.write(conn, log_time, publish_time, &self.buf)?)
     }
