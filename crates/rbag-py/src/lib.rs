@@ -1,7 +1,7 @@
 //! `rbag._rbag`, the native half of the `rbag` Python package: the rosbag API of `rbag-bag`,
 //! and nothing below it, for Python.
 //!
-//! Every entry point runs its Rust work inside [`errors::guard`], so a panic becomes
+//! Every entry point runs its Rust work inside `errors::guard`, so a panic becomes
 //! `rbag.InternalError` instead of crossing into the interpreter, and reads release the GIL
 //! while storage is read and decompressed.
 
