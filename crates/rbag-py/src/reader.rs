@@ -1,12 +1,13 @@
 //! `rbag.Reader`: any bag opened for reading, its summary, and its messages raw or decoded.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use rbag_bag::decode::{Decoders, TypeSources};
+use rbag_bag::transcode::{ConnectionPlan, Rewrite, Targets};
 use rbag_bag::{Bag, Filter, MessageIter, OpenOptions};
 use self_cell::self_cell;
 
@@ -152,14 +153,19 @@ impl Reader {
     /// Messages in log-time order: all of them, or those of ``topics`` in ``[start, end)`` (ns
     /// since the epoch). Each has ``topic``, ``log_time``, ``publish_time``, ``data`` (the
     /// serialized bytes) and ``message``, the decoded message (``None`` with ``raw=True``).
-    /// A topic the bag does not have raises ``rbag.TopicError``.
-    #[pyo3(signature = (topics = None, start = None, end = None, raw = false))]
+    /// A topic the bag does not have raises ``rbag.TopicError``. With ``dialect="ros1"`` (or
+    /// ``"ros2"``) messages of the other dialect are converted as ``rbag convert`` converts them
+    /// (``pkg/msg/Type`` to ``pkg/Type``, ``builtin_interfaces/Time`` to ``time``, a Header
+    /// ``seq``): ``data``, ``type`` and ``message`` are then the converted message's. Topics with
+    /// no counterpart in that dialect (ROS 2 service events) are left out, with a warning.
+    #[pyo3(signature = (topics = None, start = None, end = None, raw = false, dialect = None))]
     fn messages(
         &self,
         topics: Option<TopicsArg>,
         start: Option<u64>,
         end: Option<u64>,
         raw: bool,
+        dialect: Option<&str>,
     ) -> PyResult<Messages> {
         guard(|| {
             let bag = self.bag()?;
@@ -167,9 +173,18 @@ impl Reader {
             bag.check_topics(&topics).or_py()?;
             let filter = Filter { topics, start, end, ..Filter::default() };
             let iter = OwnedIter::try_new(bag, |bag| bag.messages(&filter)).or_py()?;
-            let decode =
-                (!raw).then(|| Decoding { decoders: Decoders::new(self.types.clone()), convert: Converter::default() });
-            Ok(Messages { state: Mutex::new(State { iter, buffer: VecDeque::new(), done: false, decode }) })
+            let shape = match dialect {
+                None => None,
+                Some(d) => Some(Shape::new(d)?),
+            };
+            let decoding = Decoding {
+                decoders: Decoders::new(self.types.clone()),
+                convert: Converter::default(),
+                decode: !raw,
+                shape,
+                connections: HashMap::new(),
+            };
+            Ok(Messages { state: Mutex::new(State { iter, buffer: VecDeque::new(), done: false, decoding }) })
         })
     }
 
@@ -219,16 +234,159 @@ self_cell!(
     }
 );
 
+/// What happens to each raw message on its way to Python.
 struct Decoding {
     decoders: Decoders,
     convert: Converter,
+    /// Whether messages are decoded (not with ``raw=True``).
+    decode: bool,
+    /// Messages converted into one dialect's shape.
+    shape: Option<Shape>,
+    /// Each connection's Python object, made once.
+    connections: HashMap<u32, Py<Connection>>,
+}
+
+/// Conversion into one dialect (``dialect="ros1"``), planned per connection as convert does.
+struct Shape {
+    encoding: &'static str,
+    targets: Targets,
+    plans: HashMap<u32, Planned>,
+    /// Decoders of the converted connections.
+    out: Decoders,
+    buf: Vec<u8>,
+}
+
+enum Planned {
+    Copy,
+    Rewrite(Box<Rewrite>),
+    Skip,
+}
+
+impl Shape {
+    fn new(dialect: &str) -> PyResult<Shape> {
+        let encoding = match dialect {
+            "ros1" => "ros1",
+            "ros2" => "cdr",
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "dialect {other:?}: use \"ros1\" or \"ros2\""
+                )))
+            }
+        };
+        let targets = rbag_bag::types::targets(None, &[], None).or_py()?;
+        Ok(Shape { encoding, targets, plans: HashMap::new(), out: Decoders::default(), buf: Vec::new() })
+    }
+}
+
+impl Decoding {
+    /// The Python message for `m` of connection `conn`; `None` when its topic is left out.
+    fn next(
+        &mut self,
+        py: Python<'_>,
+        bag: &Bag,
+        conn: &rbag_bag::Connection,
+        m: &rbag_bag::Message,
+    ) -> PyResult<Option<Message>> {
+        let fail = |e: rbag_bag::decode::DecodeError| DecodeError::new_err(format!("{}: {e}", bag.path().display()));
+        let Decoding { decoders, convert, decode, shape, connections } = self;
+        let Some(Shape { encoding, targets, plans, out, buf }) = shape else {
+            let py_conn = py_connection(py, connections, conn)?;
+            return direct(py, decoders, convert, *decode, conn, &py_conn, m).map(Some).map_err(|e| e.into_py(fail));
+        };
+        if !plans.contains_key(&conn.id) {
+            let planned =
+                match rbag_bag::transcode::plan(conn, encoding, Some(&m.data), decoders, targets).map_err(fail)? {
+                    ConnectionPlan::Copy => Planned::Copy,
+                    ConnectionPlan::Rewrite(r) => Planned::Rewrite(r),
+                    ConnectionPlan::Skip(why) => {
+                        let msg = format!("{}: topic {} left out: {why}", bag.path().display(), conn.topic);
+                        PyErr::warn(
+                            py,
+                            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                            &std::ffi::CString::new(msg).unwrap_or_default(),
+                            1,
+                        )?;
+                        Planned::Skip
+                    }
+                };
+            plans.insert(conn.id, planned);
+        }
+        match plans.get(&conn.id) {
+            None | Some(Planned::Skip) => Ok(None),
+            Some(Planned::Copy) => {
+                let py_conn = py_connection(py, connections, conn)?;
+                direct(py, decoders, convert, *decode, conn, &py_conn, m).map(Some).map_err(|e| e.into_py(fail))
+            }
+            Some(Planned::Rewrite(r)) => {
+                r.apply(decoders, m.log_time, &m.data, buf).map_err(fail)?;
+                let message = match decode {
+                    false => None,
+                    true => {
+                        let view = out.view(&r.target, m.log_time, buf).map_err(fail)?;
+                        Some(convert.message(py, conn.id, view)?)
+                    }
+                };
+                let py_conn = py_connection(py, connections, &r.target)?;
+                Ok(Some(Message::new(py, &py_conn, m, buf, message)))
+            }
+        }
+    }
+}
+
+/// Why a message could not become a Python message: its decoding or Python itself.
+enum NextError {
+    Decode(rbag_bag::decode::DecodeError),
+    Py(PyErr),
+}
+
+impl NextError {
+    fn into_py(self, fail: impl Fn(rbag_bag::decode::DecodeError) -> PyErr) -> PyErr {
+        match self {
+            NextError::Decode(e) => fail(e),
+            NextError::Py(e) => e,
+        }
+    }
+}
+
+/// The Python object of `conn`, made on first use.
+fn py_connection(
+    py: Python<'_>,
+    cache: &mut HashMap<u32, Py<Connection>>,
+    conn: &rbag_bag::Connection,
+) -> PyResult<Py<Connection>> {
+    if let Some(c) = cache.get(&conn.id) {
+        return Ok(c.clone_ref(py));
+    }
+    let c = Py::new(py, Connection::from(conn))?;
+    cache.insert(conn.id, c.clone_ref(py));
+    Ok(c)
+}
+
+/// `m` as the bag holds it, decoded unless `decode` is false.
+fn direct(
+    py: Python<'_>,
+    decoders: &mut Decoders,
+    convert: &mut Converter,
+    decode: bool,
+    conn: &rbag_bag::Connection,
+    py_conn: &Py<Connection>,
+    m: &rbag_bag::Message,
+) -> Result<Message, NextError> {
+    let message = match decode {
+        false => None,
+        true => {
+            let view = decoders.view(conn, m.log_time, &m.data).map_err(NextError::Decode)?;
+            Some(convert.message(py, conn.id, view).map_err(NextError::Py)?)
+        }
+    };
+    Ok(Message::new(py, py_conn, m, &m.data, message))
 }
 
 struct State {
     iter: OwnedIter,
     buffer: VecDeque<rbag_bag::Message>,
     done: bool,
-    decode: Option<Decoding>,
+    decoding: Decoding,
 }
 
 impl State {
@@ -275,38 +433,24 @@ impl Messages {
         guard(|| {
             let mut guarded = self.state.lock().map_err(poisoned)?;
             let state = &mut *guarded;
-            if state.buffer.is_empty() && !state.done {
-                py.detach(|| state.fill()).or_py()?;
-            }
-            let Some(m) = state.buffer.pop_front() else { return Ok(None) };
-            let bag = state.iter.borrow_owner().clone();
-            let Some(conn) = bag.connection(m.connection) else {
-                return Err(DecodeError::new_err(format!(
-                    "{}: message at {} on connection {}, which the bag does not declare",
-                    bag.path().display(),
-                    m.log_time,
-                    m.connection
-                )));
-            };
-            let message = match &mut state.decode {
-                None => None,
-                Some(d) => {
-                    let view = d
-                        .decoders
-                        .view(conn, m.log_time, &m.data)
-                        .map_err(|e| DecodeError::new_err(format!("{}: {e}", bag.path().display())))?;
-                    Some(d.convert.message(py, m.connection, view)?)
+            loop {
+                if state.buffer.is_empty() && !state.done {
+                    py.detach(|| state.fill()).or_py()?;
                 }
-            };
-            Ok(Some(Message {
-                topic: PyString::intern(py, &conn.topic).unbind(),
-                log_time: m.log_time,
-                publish_time: m.publish_time,
-                data: PyBytes::new(py, &m.data).unbind(),
-                message,
-                connection_id: m.connection,
-                r#type: PyString::intern(py, &conn.message_type).unbind(),
-            }))
+                let Some(m) = state.buffer.pop_front() else { return Ok(None) };
+                let bag = state.iter.borrow_owner().clone();
+                let Some(conn) = bag.connection(m.connection) else {
+                    return Err(DecodeError::new_err(format!(
+                        "{}: message at {} on connection {}, which the bag does not declare",
+                        bag.path().display(),
+                        m.log_time,
+                        m.connection
+                    )));
+                };
+                if let Some(message) = state.decoding.next(py, &bag, conn, &m)? {
+                    return Ok(Some(message));
+                }
+            }
         })
     }
 }
@@ -324,10 +468,32 @@ pub struct Message {
     data: Py<PyBytes>,
     /// The decoded message, or ``None`` when read with ``raw=True``.
     message: Option<Py<PyAny>>,
-    /// The id of its connection (see ``Reader.connections``).
-    connection_id: u32,
+    /// Its connection (after conversion, with ``dialect``, the converted one's definition):
+    /// what ``Writer.add_connection`` needs to copy it.
+    connection: Py<Connection>,
     /// Its message type.
     r#type: Py<PyString>,
+}
+
+impl Message {
+    fn new(
+        py: Python<'_>,
+        conn: &Py<Connection>,
+        m: &rbag_bag::Message,
+        data: &[u8],
+        message: Option<Py<PyAny>>,
+    ) -> Message {
+        let c = conn.get();
+        Message {
+            topic: PyString::intern(py, &c.topic).unbind(),
+            log_time: m.log_time,
+            publish_time: m.publish_time,
+            data: PyBytes::new(py, data).unbind(),
+            message,
+            connection: conn.clone_ref(py),
+            r#type: PyString::intern(py, &c.r#type).unbind(),
+        }
+    }
 }
 
 #[pymethods]
@@ -375,7 +541,6 @@ impl Topic {
 
 /// A connection: one publisher of a ROS 1 bag, an MCAP channel, a rosbag2 topic.
 #[pyclass(module = "rbag", frozen, get_all)]
-#[derive(Clone)]
 pub struct Connection {
     /// The id messages refer to.
     id: u32,

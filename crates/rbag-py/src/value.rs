@@ -20,6 +20,8 @@ pub struct MsgType {
     name: Py<PyString>,
     fields: Py<PyTuple>,
     index: HashMap<String, usize>,
+    /// Each field's type as a `.msg` file writes it (`float64[9]`, `uint8[]`, `std_msgs/Header`).
+    slot_types: Py<PyTuple>,
     /// A ROS 2 message with no fields, which IDL gives one filler field: shown with none.
     empty: bool,
 }
@@ -56,6 +58,13 @@ impl Msg {
     #[getter(_type)]
     fn type_name(&self, py: Python<'_>) -> Py<PyString> {
         self.ty.name.clone_ref(py)
+    }
+
+    /// Each field's type as a `.msg` file writes it (`float64[9]`, `uint8[]`,
+    /// `std_msgs/Header`), as genpy's `_slot_types`.
+    #[getter(_slot_types)]
+    fn slot_types(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.ty.slot_types.clone_ref(py)
     }
 
     /// The field names, in definition order.
@@ -204,11 +213,22 @@ impl Converter {
         }
         let layout = m.layout();
         let empty = is_empty_struct(layout);
-        let names: Vec<&str> = if empty { Vec::new() } else { layout.fields.iter().map(|f| f.name.as_str()).collect() };
+        let fields = if empty { &[][..] } else { &layout.fields[..] };
+        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+        let slot_types: Vec<String> = fields
+            .iter()
+            .map(|f| match f.array {
+                Array::Single => f.type_name.clone(),
+                Array::Fixed(n) => format!("{}[{n}]", f.type_name),
+                Array::Bounded(n) => format!("{}[<={n}]", f.type_name),
+                Array::Unbounded => format!("{}[]", f.type_name),
+            })
+            .collect();
         let t = Arc::new(MsgType {
             name: PyString::intern(py, &layout.name).unbind(),
             fields: PyTuple::new(py, names.iter().map(|n| PyString::intern(py, n)))?.unbind(),
             index: names.iter().enumerate().map(|(i, n)| (n.to_string(), i)).collect(),
+            slot_types: PyTuple::new(py, slot_types)?.unbind(),
             empty,
         });
         slots[i] = Some(t.clone());

@@ -109,7 +109,7 @@ class Message:
     @property
     def message(self) -> Optional[Msg]: ...
     @property
-    def connection_id(self) -> int: ...
+    def connection(self) -> Connection: ...
     @property
     def type(self) -> str: ...
 
@@ -156,6 +156,7 @@ class Reader:
         start: Optional[int] = None,
         end: Optional[int] = None,
         raw: bool = False,
+        dialect: Optional[str] = None,
     ) -> Messages: ...
 
 @final
