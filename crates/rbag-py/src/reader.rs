@@ -293,7 +293,7 @@ impl Decoding {
             let py_conn = py_connection(py, connections, conn)?;
             return direct(py, decoders, convert, *decode, conn, &py_conn, m).map(Some).map_err(|e| e.into_py(fail));
         };
-        if !plans.contains_key(&conn.id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = plans.entry(conn.id) {
             let planned =
                 match rbag_bag::transcode::plan(conn, encoding, Some(&m.data), decoders, targets).map_err(fail)? {
                     ConnectionPlan::Copy => Planned::Copy,
@@ -309,7 +309,7 @@ impl Decoding {
                         Planned::Skip
                     }
                 };
-            plans.insert(conn.id, planned);
+            slot.insert(planned);
         }
         match plans.get(&conn.id) {
             None | Some(Planned::Skip) => Ok(None),
