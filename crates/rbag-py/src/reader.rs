@@ -18,6 +18,11 @@ use crate::value::Converter;
 /// that Ctrl-C is seen promptly and little memory is held.
 const BATCH_MESSAGES: usize = 256;
 const BATCH_BYTES: usize = 8 << 20;
+/// A message this large ends its batch. A storage reader lets go of a chunk's mapped pages
+/// when asked for the message after the chunk's last one; a message still waiting in the
+/// batch would fault its pages back in and keep them resident. Small messages cost a page or
+/// two per chunk that way; large ones are always handed to Python before the next is read.
+const BATCH_LAST: usize = 64 << 10;
 
 /// A bag opened for reading: a ROS 1 `.bag`, a rosbag2 directory, or a `.db3`/`.mcap` file.
 ///
@@ -400,7 +405,11 @@ impl State {
                 match iter.next() {
                     Some(Ok(m)) => {
                         bytes += m.data.len();
+                        let last = m.data.len() >= BATCH_LAST;
                         buffer.push_back(m);
+                        if last {
+                            break;
+                        }
                     }
                     Some(Err(e)) => {
                         *done = true;
