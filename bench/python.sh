@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Benchmark for the Python package (issue 15): rbag's Python API against rosbags and Debian's
+# rosbag, in one run, on a generated ~300 MiB mixed ROS 1 bag (and a ~1 GiB one for opening).
+# See bench/README.md ("Python").
+#
+#   bash bench/python.sh
+#
+# Rows (ratios = peer time / rbag time; medians of RUNS):
+#   raw       iterate every raw message (payload touched by adler32): rbag.Reader.messages(raw=True)
+#             vs rosbags.rosbag1.Reader vs rosbag.Bag.read_messages(raw=True)
+#   decode    every /imu (Imu) and /tf (TFMessage) message of the corpus's multi_none.bag, decoded
+#             to objects, DECODE_REPEAT times: rbag.Reader.messages vs rosbags AnyReader.deserialize
+#   compat    rbag.compat.rosbag vs Debian's rosbag: the same read_messages() loop, every message
+#             decoded, on the 300 MiB bag
+#   topics    rbag.Reader(path).topics on the ~1 GiB bag (fresh reader each time, page cache warm)
+#
+# Environment:
+#   RUNS=3  BAG_SECONDS=10 (≈300 MiB)  BIG_SECONDS=34 (≈1 GiB)  DECODE_REPEAT=30
+#   SCRATCH_PARENT=/work (a real disk)  SKIP_BUILD=1 (use the installed wheel and bench_gen as they are)
+#
+# The release wheel replaces the dev wheel in .peers/venv; scripts/test-python.sh puts the dev
+# one back. Timings are reported, never asserted.
+set -euo pipefail
+BENCH=python
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HERE=$ROOT/bench
+RUNS=${RUNS:-3}
+BAG_SECONDS=${BAG_SECONDS:-10}
+BIG_SECONDS=${BIG_SECONDS:-34}
+DECODE_REPEAT=${DECODE_REPEAT:-30}
+SCRATCH_PARENT=${SCRATCH_PARENT:-$(dirname "$ROOT")}
+VENV=$ROOT/.peers/venv
+VENV_PY=$VENV/bin/python
+PY=/usr/bin/python3
+EX=${CARGO_TARGET_DIR:-$ROOT/target}/release/examples
+CORPUS_BAG=$(dirname "$ROOT")/shared/corpus/ros1/multi_none.bag
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
+
+"$VENV_PY" -c 'import rosbags, maturin' 2>/dev/null || die "peers missing: run 'bash scripts/setup-peers.sh' first"
+"$PY" -c 'import rosbag' 2>/dev/null || die "Debian's rosbag is missing: run 'bash scripts/setup-peers.sh' first"
+[[ -f $CORPUS_BAG ]] || die "the corpus bag $CORPUS_BAG is missing (the decode row needs /imu and /tf)"
+
+if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+    say "== building bench_gen and the release wheel"
+    (cd "$ROOT" && cargo build --release -q -p rbag-storage --example bench_gen) >&2
+    WHEELS=$(mktemp -d)
+    (cd "$ROOT" && PATH="$VENV/bin:$PATH" maturin build --release -q -m crates/rbag-py/Cargo.toml -o "$WHEELS") >&2
+    "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$WHEELS"/*.whl
+    rm -rf "$WHEELS"
+fi
+scratch_dir
+BAG=$TMP/mixed.bag
+BIG=$TMP/big.bag
+say "== generating $BAG ($BAG_SECONDS s) and $BIG ($BIG_SECONDS s)"
+"$EX/bench_gen" "$BAG" --seconds "$BAG_SECONDS" >&2
+"$EX/bench_gen" "$BIG" --seconds "$BIG_SECONDS" >&2
+cat "$BAG" "$BAG" >/dev/null
+
+# run NAME CMD...: appends the `elapsed=` (or ns_per_msg=/ms=) field CMD prints to $S/NAME.
+run() {
+    local name=$1 key=$2; shift 2
+    "$@" >"$S/$name.out"
+    field "$S/$name.out" "$key" >>"$S/$name"
+}
+PYPATH="PYTHONPATH=$HERE/py"
+for i in $(seq "$RUNS"); do
+    say "== run $i/$RUNS"
+    run raw.rbag elapsed env "$PYPATH" "$VENV_PY" "$HERE/py/rbag_python.py" raw "$BAG"
+    run raw.rosbags elapsed env "$PYPATH" "$VENV_PY" "$HERE/py/rosbags_read.py" "$BAG"
+    run raw.rosbag elapsed env "$PYPATH" "$PY" "$HERE/py/rosbag_read.py" "$BAG"
+    run decode.rbag ns_per_msg env "$PYPATH" "$VENV_PY" "$HERE/py/rbag_python.py" decode "$CORPUS_BAG" "$DECODE_REPEAT"
+    run decode.rosbags ns_per_msg env "$PYPATH" "$VENV_PY" "$HERE/py/rosbags_decode.py" "$CORPUS_BAG" "$DECODE_REPEAT"
+    run compat.rbag elapsed env "$PYPATH" "$VENV_PY" "$HERE/py/rbag_python.py" compat "$BAG"
+    run compat.rosbag elapsed env "$PYPATH" "$PY" "$HERE/py/rosbag_decode_all.py" "$BAG"
+    run topics.rbag ms env "$PYPATH" "$VENV_PY" "$HERE/py/rbag_python.py" topics "$BIG"
+done
+for tool in rbag rosbags rosbag; do
+    [[ $(field "$S/raw.$tool.out" messages) == $(field "$S/raw.rbag.out" messages) ]] || die "raw: $tool read another message count"
+done
+
+m() { median "$S/$1"; }
+echo "Python package benchmark (issue 15), $(date +%F); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); medians of $RUNS runs"
+echo "bag: $(basename "$BAG") $(mbps "$(stat -c %s "$BAG")" 1) MB, $(field "$S/raw.rbag.out" messages) messages (bench_gen, $BAG_SECONDS s); scratch on $FSTYPE ($DEV)"
+echo
+printf '  %-58s %10s %10s %10s\n' "measurement" "rbag" "peer" "peer/rbag"
+row() { printf '  %-58s %10s %10s %10s  %s\n' "$1" "$2" "$3" "$4" "$5"; }
+r=$(m raw.rbag); a=$(m raw.rosbags); b=$(m raw.rosbag)
+row "iterate raw messages vs rosbags" "$(fmt "$r")" "$(fmt "$a")" "$(ratio "$a" "$r")x" "(target >= 10x: $(verdict "$(ratio "$a" "$r")" 10))"
+row "iterate raw messages vs Debian rosbag" "$(fmt "$r")" "$(fmt "$b")" "$(ratio "$b" "$r")x" "(target >= 20x: $(verdict "$(ratio "$b" "$r")" 20))"
+r=$(m decode.rbag); a=$(m decode.rosbags)
+row "decode /imu + /tf to objects, ns/msg, vs rosbags" "${r}ns" "${a}ns" "$(ratio "$a" "$r")x" "(target >= 5x: $(verdict "$(ratio "$a" "$r")" 5))"
+r=$(m compat.rbag); b=$(m compat.rosbag)
+row "rosbag.Bag read_messages() decoded, compat vs Debian" "$(fmt "$r")" "$(fmt "$b")" "$(ratio "$b" "$r")x" "(target >= 10x: $(verdict "$(ratio "$b" "$r")" 10))"
+t=$(m topics.rbag)
+row "Reader(path).topics on $(mbps "$(stat -c %s "$BIG")" 1) MB" "${t}ms" "-" "-" "(target <= 20 ms: $(awk -v t="$t" 'BEGIN { print (t <= 20 ? "met" : "MISSED") }'))"
+row "to_arrow of 90 k Imu messages" "-" "-" "-" "(not built yet)"
