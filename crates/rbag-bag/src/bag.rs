@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use rbag_storage::{Connection, Filter, Message, MessageIter, ReadOptions, ReadStats, StorageInfo, StorageReader};
+use rbag_storage::{
+    Connection, Filter, Message, MessageIter, ReadOptions, ReadStats, StorageInfo, StorageReader, TimeMerge,
+};
 
 use crate::info::BagInfo;
 use crate::Result;
@@ -163,4 +165,12 @@ impl Bag {
             }
         }))
     }
+}
+
+/// Messages of several bags merged in log-time order, each with the index of its bag: how
+/// `convert` reads its inputs. Ties keep the order the bags are given in, then each bag's own
+/// order, so every run gives the same sequence.
+pub fn merged<'a>(bags: impl IntoIterator<Item = &'a Bag>, filter: &Filter) -> Result<TimeMerge<'a>> {
+    let streams = bags.into_iter().map(|b| b.messages(filter)).collect::<Result<Vec<_>>>()?;
+    Ok(TimeMerge::new(streams))
 }

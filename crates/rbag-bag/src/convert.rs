@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use rbag_storage::{Backend, Connection, Filter, MessageIter, OutputPolicy, StorageOptions, TimeMerge, WriteOptions};
+use rbag_storage::{Backend, Connection, Filter, OutputPolicy, StorageOptions, WriteOptions};
 
 use crate::decode::{Decoders, TypeSources};
 use crate::transcode::{self, ConnectionPlan, Targets};
@@ -169,13 +169,9 @@ pub fn convert(
         }
     }
 
-    let mut streams: Vec<MessageIter<'_>> = Vec::with_capacity(inputs.len());
-    for r in inputs {
-        streams.push(r.messages(&options.filter)?);
-    }
     let (mut done, mut rewritten) = (0u64, 0u64);
     let mut buf = Vec::new();
-    for item in TimeMerge::new(streams) {
+    for item in crate::merged(inputs, &options.filter)? {
         let (i, msg) = item?;
         match plans.get(&(i, msg.connection)) {
             Some(ConnectionPlan::Rewrite(rw)) => {

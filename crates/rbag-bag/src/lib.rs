@@ -59,7 +59,7 @@ pub mod types;
 pub mod units;
 mod writer;
 
-pub use bag::{Bag, OpenOptions};
+pub use bag::{merged, Bag, OpenOptions};
 pub use convert::{convert, ConvertOptions, ConvertReport, Progress, Skipped};
 pub use error::{Error, Result};
 pub use info::{BagInfo, CompressionInfo, TopicInfo, TypeInfo, UndeclaredInfo};
@@ -79,7 +79,8 @@ pub use rbag_storage::{
 };
 pub use rbag_storage::{
     budget, Compression, CompressionMode, Connection, Filter, Format, McapPreset, Message, MessageIter, OutputPolicy,
-    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, WriteOptions, UNDECLARED_TOPIC_PREFIX,
+    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, TimeMerge, WriteOptions,
+    UNDECLARED_TOPIC_PREFIX,
 };
 
 /// Repairs a bag whose index was never written (a recorder that was killed), or rebuilds a

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use rbag_bag::decode::{Decoders, TypeSources};
 use rbag_bag::transcode::{ConnectionPlan, Rewrite, Targets};
-use rbag_bag::{Bag, Filter, MessageIter, OpenOptions};
+use rbag_bag::{Bag, Filter, OpenOptions, TimeMerge};
 use self_cell::self_cell;
 
 use crate::errors::{guard, poisoned, ClosedError, DecodeError, OrPy};
@@ -24,26 +24,36 @@ const BATCH_BYTES: usize = 8 << 20;
 /// two per chunk that way; large ones are always handed to Python before the next is read.
 const BATCH_LAST: usize = 64 << 10;
 
-/// A bag opened for reading: a ROS 1 `.bag`, a rosbag2 directory, or a `.db3`/`.mcap` file.
+/// A bag opened for reading: a ROS 1 `.bag`, a rosbag2 directory, or a `.db3`/`.mcap` file;
+/// or several bags, read as one, their messages merged in log-time order as ``rbag convert``
+/// merges them.
 ///
 /// Use it as a context manager (``with rbag.Reader(path) as bag:``) or call ``close()``.
 /// Message types come from the bag's own definitions, then the ``msg_path`` directories, then
 /// the bundled store (ROS 1 noetic; ROS 2 humble and later common types).
 #[pyclass(module = "rbag", frozen)]
 pub struct Reader {
-    bag: RwLock<Option<Arc<Bag>>>,
-    path: String,
-    types: TypeSources,
+    bags: RwLock<Option<Arc<Vec<Bag>>>>,
+    paths: Vec<String>,
+    /// Per bag, where the types it lacks come from.
+    types: Vec<TypeSources>,
 }
 
 impl Reader {
-    fn bag(&self) -> PyResult<Arc<Bag>> {
-        self.bag
+    fn bags(&self) -> PyResult<Arc<Vec<Bag>>> {
+        self.bags
             .read()
             .map_err(poisoned)?
             .clone()
-            .ok_or_else(|| ClosedError::new_err(format!("{}: the reader is closed", self.path)))
+            .ok_or_else(|| ClosedError::new_err(format!("{}: the reader is closed", self.paths.join(", "))))
     }
+}
+
+/// One path, or several.
+#[derive(FromPyObject)]
+pub enum PathsArg {
+    One(PathBuf),
+    Many(Vec<PathBuf>),
 }
 
 #[pymethods]
@@ -54,17 +64,34 @@ impl Reader {
     /// failing.
     #[new]
     #[pyo3(signature = (path, *, msg_path = None, lenient = false))]
-    fn new(py: Python<'_>, path: PathBuf, msg_path: Option<Vec<String>>, lenient: bool) -> PyResult<Self> {
+    fn new(py: Python<'_>, path: PathsArg, msg_path: Option<Vec<String>>, lenient: bool) -> PyResult<Self> {
         guard(|| {
+            let paths = match path {
+                PathsArg::One(p) => vec![p],
+                PathsArg::Many(v) if v.is_empty() => {
+                    return Err(pyo3::exceptions::PyValueError::new_err("rbag.Reader: no bag given"))
+                }
+                PathsArg::Many(v) => v,
+            };
             let dirs = msg_path.unwrap_or_default();
-            let (bag, types) = py
-                .detach(|| -> rbag_bag::Result<_> {
-                    let bag = Bag::open_with(&path, &OpenOptions { lenient })?;
-                    let types = rbag_bag::types::sources_for(&bag.storage_info()?.properties, &dirs)?;
-                    Ok((bag, types))
+            let opened = py
+                .detach(|| -> rbag_bag::Result<Vec<_>> {
+                    paths
+                        .iter()
+                        .map(|p| {
+                            let bag = Bag::open_with(p, &OpenOptions { lenient })?;
+                            let types = rbag_bag::types::sources_for(&bag.storage_info()?.properties, &dirs)?;
+                            Ok((bag, types))
+                        })
+                        .collect()
                 })
                 .or_py()?;
-            Ok(Reader { bag: RwLock::new(Some(Arc::new(bag))), path: path.display().to_string(), types })
+            let (bags, types): (Vec<Bag>, Vec<TypeSources>) = opened.into_iter().unzip();
+            Ok(Reader {
+                bags: RwLock::new(Some(Arc::new(bags))),
+                paths: paths.iter().map(|p| p.display().to_string()).collect(),
+                types,
+            })
         })
     }
 
@@ -80,26 +107,38 @@ impl Reader {
 
     /// Closes the bag. Iterators already started keep it open until they end.
     fn close(&self) -> PyResult<()> {
-        *self.bag.write().map_err(poisoned)? = None;
+        *self.bags.write().map_err(poisoned)? = None;
         Ok(())
     }
 
-    /// The path the bag was opened from.
+    /// The path the (first) bag was opened from.
     #[getter]
     fn path(&self) -> &str {
-        &self.path
+        &self.paths[0]
     }
 
-    /// The topics, by name, in name order.
+    /// The paths of every bag read, in the order given.
+    #[getter]
+    fn paths(&self) -> Vec<String> {
+        self.paths.clone()
+    }
+
+    /// The topics, by name, in name order (over every bag: counts add up; the frequency is
+    /// given for a topic of one bag only).
     #[getter]
     fn topics(&self, py: Python<'_>) -> PyResult<BTreeMap<String, Topic>> {
         guard(|| {
-            let bag = self.bag()?;
-            let info = py.detach(|| bag.info()).or_py()?;
-            Ok(info
-                .topics
-                .iter()
-                .map(|t| {
+            let bags = self.bags()?;
+            let infos = self.infos(py)?;
+            let mut topics: BTreeMap<String, Topic> = BTreeMap::new();
+            for (bag, info) in bags.iter().zip(&infos) {
+                for t in &info.topics {
+                    if let Some(seen) = topics.get_mut(&t.name) {
+                        seen.count += t.message_count;
+                        seen.connections += t.connections;
+                        seen.frequency = None;
+                        continue;
+                    }
                     let first = bag.connections().iter().find(|c| c.topic == t.name);
                     let topic = Topic {
                         name: t.name.clone(),
@@ -111,47 +150,61 @@ impl Reader {
                         definition: first.map(|c| c.definition.clone()).unwrap_or_default(),
                         qos: first.and_then(|c| c.metadata.get("offered_qos_profiles").cloned()),
                     };
-                    (t.name.clone(), topic)
-                })
-                .collect())
+                    topics.insert(t.name.clone(), topic);
+                }
+            }
+            Ok(topics)
         })
     }
 
-    /// Every connection (a ROS 1 publisher connection, an MCAP channel, a rosbag2 topic).
+    /// Every connection (a ROS 1 publisher connection, an MCAP channel, a rosbag2 topic), bag
+    /// after bag.
     #[getter]
     fn connections(&self) -> PyResult<Vec<Connection>> {
-        Ok(self.bag()?.connections().iter().map(Connection::from).collect())
+        let bags = self.bags()?;
+        Ok(bags
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| b.connections().iter().map(move |c| Connection::of(i, c)))
+            .collect())
     }
 
     /// The log time of the first message, in ns since the epoch (``None`` when empty).
     #[getter]
     fn start(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        Ok(self.summary(py)?.start_ns)
+        Ok(self.infos(py)?.iter().filter_map(|i| i.start_ns).min())
     }
 
     /// The log time of the last message, in ns since the epoch.
     #[getter]
     fn end(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        Ok(self.summary(py)?.end_ns)
+        Ok(self.infos(py)?.iter().filter_map(|i| i.end_ns).max())
     }
 
     /// ``end - start`` in ns (0 when empty).
     #[getter]
     fn duration(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.summary(py)?.duration_ns)
+        Ok(match (self.start(py)?, self.end(py)?) {
+            (Some(s), Some(e)) => e.saturating_sub(s),
+            _ => 0,
+        })
     }
 
     /// The number of messages.
     #[getter]
     fn message_count(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.summary(py)?.message_count)
+        Ok(self.infos(py)?.iter().map(|i| i.message_count).sum())
     }
 
-    /// The full summary as ``rbag info --json`` gives it.
+    /// The full summary as ``rbag info --json`` gives it (a list of them for several bags).
     #[getter]
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let info = self.summary(py)?;
-        let text = serde_json::to_string(&info).map_err(|e| crate::errors::Error::new_err(e.to_string()))?;
+        let infos = self.infos(py)?;
+        let json = match infos.as_slice() {
+            [one] => serde_json::to_string(one),
+            all => serde_json::to_string(all),
+        };
+        let text = json.map_err(|e| crate::errors::Error::new_err(e.to_string()))?;
         py.import("json")?.call_method1("loads", (text,))
     }
 
@@ -173,17 +226,22 @@ impl Reader {
         dialect: Option<&str>,
     ) -> PyResult<Messages> {
         guard(|| {
-            let bag = self.bag()?;
+            let bags = self.bags()?;
             let topics = topics.map(TopicsArg::into_vec).unwrap_or_default();
-            bag.check_topics(&topics).or_py()?;
+            // A topic any of the bags has is fine; one none has is a typo.
+            for t in &topics {
+                if !bags.iter().any(|b| b.check_topics(&[t]).is_ok()) {
+                    bags[0].check_topics(&[t]).or_py()?;
+                }
+            }
             let filter = Filter { topics, start, end, ..Filter::default() };
-            let iter = OwnedIter::try_new(bag, |bag| bag.messages(&filter)).or_py()?;
+            let iter = OwnedIter::try_new(bags, |bags| rbag_bag::merged(bags.iter(), &filter)).or_py()?;
             let shape = match dialect {
                 None => None,
                 Some(d) => Some(Shape::new(d)?),
             };
             let decoding = Decoding {
-                decoders: Decoders::new(self.types.clone()),
+                decoders: self.types.iter().map(|t| Decoders::new(t.clone())).collect(),
                 convert: Converter::default(),
                 decode: !raw,
                 shape,
@@ -194,20 +252,23 @@ impl Reader {
     }
 
     fn __repr__(&self) -> String {
-        format!("<rbag.Reader {:?}>", self.path)
+        match self.paths.as_slice() {
+            [one] => format!("<rbag.Reader {one:?}>"),
+            all => format!("<rbag.Reader {all:?}>"),
+        }
     }
 
-    /// The summary as ``rbag info`` prints it.
+    /// The summary as ``rbag info`` prints it (one after the other for several bags).
     fn __str__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.summary(py)?.to_string())
+        Ok(self.infos(py)?.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("\n"))
     }
 }
 
 impl Reader {
-    fn summary(&self, py: Python<'_>) -> PyResult<rbag_bag::BagInfo> {
+    fn infos(&self, py: Python<'_>) -> PyResult<Vec<rbag_bag::BagInfo>> {
         guard(|| {
-            let bag = self.bag()?;
-            py.detach(|| bag.info()).or_py()
+            let bags = self.bags()?;
+            py.detach(|| bags.iter().map(Bag::info).collect::<rbag_bag::Result<Vec<_>>>()).or_py()
         })
     }
 }
@@ -228,36 +289,43 @@ impl TopicsArg {
     }
 }
 
-type BagMessages<'a> = MessageIter<'a>;
+type BagMessages<'a> = TimeMerge<'a>;
 
 self_cell!(
-    /// A bag's message iterator together with the bag it borrows.
+    /// The bags' merged messages together with the bags they borrow.
     struct OwnedIter {
-        owner: Arc<Bag>,
+        owner: Arc<Vec<Bag>>,
         #[covariant]
         dependent: BagMessages,
     }
 );
 
+/// A connection's key across bags: its bag's index, then its id in that bag.
+fn key(bag: usize, id: u32) -> u64 {
+    ((bag as u64) << 32) | u64::from(id)
+}
+
 /// What happens to each raw message on its way to Python.
 struct Decoding {
-    decoders: Decoders,
+    /// Per bag.
+    decoders: Vec<Decoders>,
     convert: Converter,
     /// Whether messages are decoded (not with ``raw=True``).
     decode: bool,
     /// Messages converted into one dialect's shape.
     shape: Option<Shape>,
-    /// Each connection's Python object, made once.
-    connections: HashMap<u32, Py<Connection>>,
+    /// Each connection's Python object, made once, by [`key`].
+    connections: HashMap<u64, Py<Connection>>,
 }
 
 /// Conversion into one dialect (``dialect="ros1"``), planned per connection as convert does.
 struct Shape {
     encoding: &'static str,
     targets: Targets,
-    plans: HashMap<u32, Planned>,
-    /// Decoders of the converted connections.
-    out: Decoders,
+    /// By [`key`].
+    plans: HashMap<u64, Planned>,
+    /// Decoders of the converted connections, per bag.
+    out: Vec<Decoders>,
     buf: Vec<u8>,
 }
 
@@ -279,26 +347,31 @@ impl Shape {
             }
         };
         let targets = rbag_bag::types::targets(None, &[], None).or_py()?;
-        Ok(Shape { encoding, targets, plans: HashMap::new(), out: Decoders::default(), buf: Vec::new() })
+        Ok(Shape { encoding, targets, plans: HashMap::new(), out: Vec::new(), buf: Vec::new() })
     }
 }
 
 impl Decoding {
-    /// The Python message for `m` of connection `conn`; `None` when its topic is left out.
+    /// The Python message for `m` of connection `conn` of bag `b`; `None` when its topic is
+    /// left out.
     fn next(
         &mut self,
         py: Python<'_>,
-        bag: &Bag,
+        (b, bag): (usize, &Bag),
         conn: &rbag_bag::Connection,
         m: &rbag_bag::Message,
     ) -> PyResult<Option<Message>> {
         let fail = |e: rbag_bag::decode::DecodeError| DecodeError::new_err(format!("{}: {e}", bag.path().display()));
         let Decoding { decoders, convert, decode, shape, connections } = self;
+        let decoders = &mut decoders[b];
+        let k = key(b, conn.id);
         let Some(Shape { encoding, targets, plans, out, buf }) = shape else {
-            let py_conn = py_connection(py, connections, conn)?;
-            return direct(py, decoders, convert, *decode, conn, &py_conn, m).map(Some).map_err(|e| e.into_py(fail));
+            let py_conn = py_connection(py, connections, b, conn)?;
+            return direct(py, decoders, convert, *decode, (k, conn), &py_conn, m)
+                .map(Some)
+                .map_err(|e| e.into_py(fail));
         };
-        if let std::collections::hash_map::Entry::Vacant(slot) = plans.entry(conn.id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = plans.entry(k) {
             let planned =
                 match rbag_bag::transcode::plan(conn, encoding, Some(&m.data), decoders, targets).map_err(fail)? {
                     ConnectionPlan::Copy => Planned::Copy,
@@ -316,22 +389,23 @@ impl Decoding {
                 };
             slot.insert(planned);
         }
-        match plans.get(&conn.id) {
+        match plans.get(&k) {
             None | Some(Planned::Skip) => Ok(None),
             Some(Planned::Copy) => {
-                let py_conn = py_connection(py, connections, conn)?;
-                direct(py, decoders, convert, *decode, conn, &py_conn, m).map(Some).map_err(|e| e.into_py(fail))
+                let py_conn = py_connection(py, connections, b, conn)?;
+                direct(py, decoders, convert, *decode, (k, conn), &py_conn, m).map(Some).map_err(|e| e.into_py(fail))
             }
             Some(Planned::Rewrite(r)) => {
                 r.apply(decoders, m.log_time, &m.data, buf).map_err(fail)?;
                 let message = match decode {
                     false => None,
                     true => {
-                        let view = out.view(&r.target, m.log_time, buf).map_err(fail)?;
-                        Some(convert.message(py, conn.id, view)?)
+                        out.resize_with(out.len().max(b + 1), Decoders::default);
+                        let view = out[b].view(&r.target, m.log_time, buf).map_err(fail)?;
+                        Some(convert.message(py, k, view)?)
                     }
                 };
-                let py_conn = py_connection(py, connections, &r.target)?;
+                let py_conn = py_connection(py, connections, b, &r.target)?;
                 Ok(Some(Message::new(py, &py_conn, m, buf, message)))
             }
         }
@@ -356,14 +430,16 @@ impl NextError {
 /// The Python object of `conn`, made on first use.
 fn py_connection(
     py: Python<'_>,
-    cache: &mut HashMap<u32, Py<Connection>>,
+    cache: &mut HashMap<u64, Py<Connection>>,
+    bag: usize,
     conn: &rbag_bag::Connection,
 ) -> PyResult<Py<Connection>> {
-    if let Some(c) = cache.get(&conn.id) {
+    let k = key(bag, conn.id);
+    if let Some(c) = cache.get(&k) {
         return Ok(c.clone_ref(py));
     }
-    let c = Py::new(py, Connection::from(conn))?;
-    cache.insert(conn.id, c.clone_ref(py));
+    let c = Py::new(py, Connection::of(bag, conn))?;
+    cache.insert(k, c.clone_ref(py));
     Ok(c)
 }
 
@@ -373,7 +449,7 @@ fn direct(
     decoders: &mut Decoders,
     convert: &mut Converter,
     decode: bool,
-    conn: &rbag_bag::Connection,
+    (k, conn): (u64, &rbag_bag::Connection),
     py_conn: &Py<Connection>,
     m: &rbag_bag::Message,
 ) -> Result<Message, NextError> {
@@ -381,7 +457,7 @@ fn direct(
         false => None,
         true => {
             let view = decoders.view(conn, m.log_time, &m.data).map_err(NextError::Decode)?;
-            Some(convert.message(py, conn.id, view).map_err(NextError::Py)?)
+            Some(convert.message(py, k, view).map_err(NextError::Py)?)
         }
     };
     Ok(Message::new(py, py_conn, m, &m.data, message))
@@ -389,7 +465,8 @@ fn direct(
 
 struct State {
     iter: OwnedIter,
-    buffer: VecDeque<rbag_bag::Message>,
+    /// Messages read ahead, each with its bag's index.
+    buffer: VecDeque<(usize, rbag_bag::Message)>,
     done: bool,
     decoding: Decoding,
 }
@@ -403,10 +480,10 @@ impl State {
         self.iter.with_dependent_mut(|_, iter| {
             while buffer.len() < BATCH_MESSAGES && bytes < BATCH_BYTES {
                 match iter.next() {
-                    Some(Ok(m)) => {
+                    Some(Ok((b, m))) => {
                         bytes += m.data.len();
                         let last = m.data.len() >= BATCH_LAST;
-                        buffer.push_back(m);
+                        buffer.push_back((b, m));
                         if last {
                             break;
                         }
@@ -446,8 +523,9 @@ impl Messages {
                 if state.buffer.is_empty() && !state.done {
                     py.detach(|| state.fill()).or_py()?;
                 }
-                let Some(m) = state.buffer.pop_front() else { return Ok(None) };
-                let bag = state.iter.borrow_owner().clone();
+                let Some((b, m)) = state.buffer.pop_front() else { return Ok(None) };
+                let bags = state.iter.borrow_owner().clone();
+                let bag = &bags[b];
                 let Some(conn) = bag.connection(m.connection) else {
                     return Err(DecodeError::new_err(format!(
                         "{}: message at {} on connection {}, which the bag does not declare",
@@ -456,7 +534,7 @@ impl Messages {
                         m.connection
                     )));
                 };
-                if let Some(message) = state.decoding.next(py, &bag, conn, &m)? {
+                if let Some(message) = state.decoding.next(py, (b, bag), conn, &m)? {
                     return Ok(Some(message));
                 }
             }
@@ -551,7 +629,9 @@ impl Topic {
 /// A connection: one publisher of a ROS 1 bag, an MCAP channel, a rosbag2 topic.
 #[pyclass(module = "rbag", frozen, get_all)]
 pub struct Connection {
-    /// The id messages refer to.
+    /// The index of its bag in ``Reader.paths``.
+    bag: usize,
+    /// The id messages refer to (unique within its bag).
     id: u32,
     /// The topic.
     topic: String,
@@ -568,9 +648,10 @@ pub struct Connection {
     metadata: BTreeMap<String, String>,
 }
 
-impl From<&rbag_bag::Connection> for Connection {
-    fn from(c: &rbag_bag::Connection) -> Self {
+impl Connection {
+    fn of(bag: usize, c: &rbag_bag::Connection) -> Self {
         Connection {
+            bag,
             id: c.id,
             topic: c.topic.clone(),
             r#type: c.message_type.clone(),

@@ -187,13 +187,13 @@ fn scalar_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
 /// Converts decoded messages into Python objects, caching each type's names.
 #[derive(Default)]
 pub struct Converter {
-    /// Per connection, per type index of its schema.
-    types: HashMap<u32, Vec<Option<Arc<MsgType>>>>,
+    /// Per connection (keyed by bag and id), per type index of its schema.
+    types: HashMap<u64, Vec<Option<Arc<MsgType>>>>,
 }
 
 impl Converter {
     /// The Python form of `m`, a message of connection `conn`.
-    pub fn message(&mut self, py: Python<'_>, conn: u32, m: MessageRef<'_>) -> PyResult<Py<PyAny>> {
+    pub fn message(&mut self, py: Python<'_>, conn: u64, m: MessageRef<'_>) -> PyResult<Py<PyAny>> {
         let ty = self.msg_type(py, conn, m)?;
         let values = match ty.empty {
             true => Vec::new(),
@@ -202,7 +202,7 @@ impl Converter {
         Ok(Py::new(py, Msg { ty, values: values.into_boxed_slice() })?.into_any())
     }
 
-    fn msg_type(&mut self, py: Python<'_>, conn: u32, m: MessageRef<'_>) -> PyResult<Arc<MsgType>> {
+    fn msg_type(&mut self, py: Python<'_>, conn: u64, m: MessageRef<'_>) -> PyResult<Arc<MsgType>> {
         let slots = self.types.entry(conn).or_default();
         let i = m.type_index();
         if slots.len() <= i {
@@ -235,7 +235,7 @@ impl Converter {
         Ok(t)
     }
 
-    fn value(&mut self, py: Python<'_>, conn: u32, v: ValueRef<'_>) -> PyResult<Py<PyAny>> {
+    fn value(&mut self, py: Python<'_>, conn: u64, v: ValueRef<'_>) -> PyResult<Py<PyAny>> {
         Ok(match v {
             ValueRef::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
             ValueRef::I8(x) => x.into_pyobject(py)?.into_any().unbind(),

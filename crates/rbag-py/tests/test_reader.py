@@ -106,3 +106,24 @@ def test_readers_work_from_threads():
         t.join()
     with rbag.Reader(path) as bag:
         assert counts == [bag.message_count] * 4
+
+
+def test_several_bags_read_as_one_in_time_order():
+    a, b = corpus("ros1/multi_none.bag"), corpus("ros2/mcap/talker")
+    def listed(paths):
+        with rbag.Reader(paths) as bag:
+            return [(m.topic, m.log_time, m.connection.bag, m.message._type) for m in bag.messages()]
+    one, two = listed(a), listed(b)
+    both = listed([a, b])
+    # Log-time order, ties in the order the bags are given (a stable sort of the two).
+    expected = sorted([(t, lt, 0, ty) for t, lt, _, ty in one] + [(t, lt, 1, ty) for t, lt, _, ty in two],
+                      key=lambda m: m[1])
+    assert both == expected
+    with rbag.Reader([a, b]) as bag:
+        assert bag.paths == [str(a), str(b)] and len(bag.info) == 2
+        assert bag.message_count == len(one) + len(two)
+        assert "/topic" in bag.topics and "/imu" in bag.topics
+        assert {c.bag for c in bag.connections} == {0, 1}
+        with pytest.raises(rbag.TopicError):
+            bag.messages(topics="/nope")
+        assert len(list(bag.messages(topics="/topic"))) == bag.topics["/topic"].count

@@ -80,6 +80,8 @@ class Connection:
     """A connection: one publisher of a ROS 1 bag, an MCAP channel, a rosbag2 topic."""
 
     @property
+    def bag(self) -> int: ...
+    @property
     def id(self) -> int: ...
     @property
     def topic(self) -> str: ...
@@ -126,7 +128,7 @@ class Reader:
 
     def __new__(
         cls,
-        path: Union[str, "os.PathLike[str]"],
+        path: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
         *,
         msg_path: Optional[Sequence[str]] = None,
         lenient: bool = False,
@@ -136,6 +138,8 @@ class Reader:
     def close(self) -> None: ...
     @property
     def path(self) -> str: ...
+    @property
+    def paths(self) -> List[str]: ...
     @property
     def topics(self) -> Dict[str, Topic]: ...
     @property
@@ -149,7 +153,7 @@ class Reader:
     @property
     def message_count(self) -> int: ...
     @property
-    def info(self) -> Dict[str, Any]: ...
+    def info(self) -> Any: ...
     def messages(
         self,
         topics: Union[str, Sequence[str], None] = None,
