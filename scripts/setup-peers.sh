@@ -7,7 +7,8 @@
 #     small C++ peer against it (crates/rbag-testkit/peers/fastdds_peer.cpp).
 #   - Python oracles in a venv at .peers/venv: rosbags, mcap (pinned versions), and Cyclone DDS's
 #     Python binding (the ROS 2 wire peer; it bundles its own libddsc); and what the rbag Python
-#     package's tests build and run with: maturin, pytest, mypy (stubtest), numpy.
+#     package's tests build and run with: maturin, pytest, mypy (stubtest), numpy, pandas, and
+#     rosbags-dataframe (the oracle of rbag.compat.dataframe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,8 +49,10 @@ if ! "$VENV/bin/python" -c 'import rosbags, mcap, cyclonedds.domain' 2>/dev/null
     rosbags==0.11.9 mcap==1.6.0 mcap-ros2-support==0.6.0 cyclonedds==11.0.1
 fi
 # The rbag Python package (crates/rbag-py): built into this venv by scripts/test-python.sh.
-if ! "$VENV/bin/python" -c 'import maturin, pytest, mypy, numpy' 2>/dev/null; then
-  echo "setup-peers: installing maturin, pytest, mypy and numpy into $VENV" >&2
-  "$VENV/bin/pip" install -q --disable-pip-version-check maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 numpy
+if ! "$VENV/bin/python" -c 'import maturin, pytest, mypy, numpy, pandas, rosbags.dataframe' 2>/dev/null; then
+  echo "setup-peers: installing maturin, pytest, mypy, numpy, pandas and rosbags-dataframe into $VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 numpy pandas==3.1.1
+  # The dataframe oracle, without letting it move the pinned rosbags.
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps rosbags-dataframe==0.10.2
 fi
 echo "setup-peers: ok (rosbag $(dpkg-query -W -f='${Version}' python3-rosbag 2>/dev/null || echo '?'), rosbags $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("rosbags"))'))" >&2

@@ -193,7 +193,7 @@ def _value(v: Any, slot_type: str) -> Any:
             return _genpy(v)
         return v
     if base in ("uint8", "char"):
-        return bytes(v.tolist() if hasattr(v, "tolist") else v)
+        return v.tobytes() if hasattr(v, "tobytes") else bytes(v)
     if hasattr(v, "tolist"):  # numbers: genpy unpacks them into a tuple
         return tuple(v.tolist())
     return [_value(i, base) for i in v]
