@@ -10,12 +10,9 @@ dots for nested messages, as in rosbags-dataframe. Needs pandas.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, List, Sequence
+from typing import Any, Callable, List, Sequence
 
 import rbag
-
-if TYPE_CHECKING:
-    import pandas
 
 __all__ = ["DataframeError", "get_dataframe"]
 
@@ -35,10 +32,10 @@ def _getter(key: str) -> Callable[[Any], Any]:
     return get
 
 
-def get_dataframe(reader: rbag.Reader, topicname: str, keys: Sequence[str]) -> "pandas.DataFrame":
-    """Reads every message of ``topicname`` and returns ``keys`` of each as a DataFrame indexed
-    by log time."""
-    import pandas as pd
+def get_dataframe(reader: rbag.Reader, topicname: str, keys: Sequence[str]) -> Any:
+    """Reads every message of ``topicname`` and returns ``keys`` of each as a
+    ``pandas.DataFrame`` indexed by log time."""
+    import pandas as pd  # type: ignore[import-untyped]
 
     if topicname not in reader.topics:
         raise DataframeError(f"Requested unknown topic {topicname!r}.")
