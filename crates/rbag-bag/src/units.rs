@@ -88,18 +88,7 @@ pub fn parse_size_in(s: &str, unit: u64) -> Result<u64, UnitError> {
 
 /// Bytes as rosbag prints them (`1.2 MB`), in powers of 1024.
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
+    rbag_storage::budget::format_bytes(bytes, false)
 }
 
 /// A duration in seconds as rosbag prints it: `2.9s`, `1:05s (65s)`, `1:01:05s (3665s)`.

@@ -218,6 +218,23 @@ pub fn parse_bytes(text: &str) -> Result<u64, SizeError> {
     Ok(bytes as u64)
 }
 
+/// `bytes` in powers of 1024 with one decimal: `1.5 GiB` with `iec` units, else as rosbag
+/// prints sizes (`1.5 GB`).
+pub fn format_bytes(bytes: u64, iec: bool) -> String {
+    let units = if iec { ["B", "KiB", "MiB", "GiB", "TiB"] } else { ["B", "KB", "MB", "GB", "TB"] };
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < units.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", units[unit])
+    }
+}
+
 /// `bytes` in MiB for messages: `512 MiB`, `1.5 MiB`.
 pub fn mib(bytes: u64) -> String {
     if bytes.is_multiple_of(1 << 20) {
