@@ -8,6 +8,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod genpy;
 mod reader;
 mod value;
 mod writer;

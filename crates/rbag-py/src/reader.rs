@@ -12,6 +12,7 @@ use rbag_bag::{Bag, Filter, OpenOptions, TimeMerge};
 use self_cell::self_cell;
 
 use crate::errors::{guard, poisoned, ClosedError, DecodeError, OrPy};
+use crate::genpy::Genpy;
 use crate::value::Converter;
 
 /// Raw messages fetched per release of the GIL: enough to make the release cheap, few enough
@@ -225,6 +226,51 @@ impl Reader {
         raw: bool,
         dialect: Option<&str>,
     ) -> PyResult<Messages> {
+        self.open_messages(topics, (start, end), raw, dialect, Build::Msg(Converter::default()))
+    }
+
+    /// `messages(dialect="ros1")` with genpy-shaped messages, built by `make_class` (type,
+    /// fields, slot types, md5 -> class), `time` and `duration`: for `rbag.compat.rosbag`.
+    #[pyo3(signature = (topics, start, end, make_class, time, duration))]
+    #[allow(clippy::too_many_arguments)]
+    fn _genpy_messages(
+        &self,
+        py: Python<'_>,
+        topics: Option<TopicsArg>,
+        start: Option<u64>,
+        end: Option<u64>,
+        make_class: Py<PyAny>,
+        time: Py<PyAny>,
+        duration: Py<PyAny>,
+    ) -> PyResult<Messages> {
+        let build = Build::Genpy(Box::new(Genpy::new(py, make_class, time, duration)?));
+        self.open_messages(topics, (start, end), false, Some("ros1"), build)
+    }
+
+    fn __repr__(&self) -> String {
+        match self.paths.as_slice() {
+            [one] => format!("<rbag.Reader {one:?}>"),
+            all => format!("<rbag.Reader {all:?}>"),
+        }
+    }
+
+    /// The summary as ``rbag info`` prints it (one after the other for several bags).
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.infos(py)?.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("\n"))
+    }
+}
+
+impl Reader {
+    /// The messages of `topics` in `[start, end)`, decoded (unless `raw`) into `build`'s shape,
+    /// converted into `dialect` when given.
+    fn open_messages(
+        &self,
+        topics: Option<TopicsArg>,
+        (start, end): (Option<u64>, Option<u64>),
+        raw: bool,
+        dialect: Option<&str>,
+        build: Build,
+    ) -> PyResult<Messages> {
         guard(|| {
             let bags = self.bags()?;
             let topics = topics.map(TopicsArg::into_vec).unwrap_or_default();
@@ -242,25 +288,13 @@ impl Reader {
             };
             let decoding = Decoding {
                 decoders: self.types.iter().map(|t| Decoders::new(t.clone())).collect(),
-                convert: Converter::default(),
+                convert: build,
                 decode: !raw,
                 shape,
                 connections: HashMap::new(),
             };
             Ok(Messages { state: Mutex::new(State { iter, buffer: VecDeque::new(), done: false, decoding }) })
         })
-    }
-
-    fn __repr__(&self) -> String {
-        match self.paths.as_slice() {
-            [one] => format!("<rbag.Reader {one:?}>"),
-            all => format!("<rbag.Reader {all:?}>"),
-        }
-    }
-
-    /// The summary as ``rbag info`` prints it (one after the other for several bags).
-    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.infos(py)?.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("\n"))
     }
 }
 
@@ -309,13 +343,36 @@ fn key(bag: usize, id: u32) -> u64 {
 struct Decoding {
     /// Per bag.
     decoders: Vec<Decoders>,
-    convert: Converter,
+    convert: Build,
     /// Whether messages are decoded (not with ``raw=True``).
     decode: bool,
     /// Messages converted into one dialect's shape.
     shape: Option<Shape>,
     /// Each connection's Python object, made once, by [`key`].
     connections: HashMap<u64, Py<Connection>>,
+}
+
+/// What decoded messages become in Python.
+enum Build {
+    /// `rbag.Msg`.
+    Msg(Converter),
+    /// genpy's shape, for `rbag.compat.rosbag`.
+    Genpy(Box<Genpy>),
+}
+
+impl Build {
+    fn message(
+        &mut self,
+        py: Python<'_>,
+        k: u64,
+        conn: &rbag_bag::Connection,
+        view: rbag_bag::decode::MessageRef<'_>,
+    ) -> PyResult<Py<PyAny>> {
+        match self {
+            Build::Msg(c) => c.message(py, k, view),
+            Build::Genpy(g) => g.message(py, k, conn.metadata.get("md5sum").map_or("", String::as_str), view),
+        }
+    }
 }
 
 /// Conversion into one dialect (``dialect="ros1"``), planned per connection as convert does.
@@ -402,7 +459,7 @@ impl Decoding {
                     true => {
                         out.resize_with(out.len().max(b + 1), Decoders::default);
                         let view = out[b].view(&r.target, m.log_time, buf).map_err(fail)?;
-                        Some(convert.message(py, k, view)?)
+                        Some(convert.message(py, k, &r.target, view)?)
                     }
                 };
                 let py_conn = py_connection(py, connections, b, &r.target)?;
@@ -447,7 +504,7 @@ fn py_connection(
 fn direct(
     py: Python<'_>,
     decoders: &mut Decoders,
-    convert: &mut Converter,
+    convert: &mut Build,
     decode: bool,
     (k, conn): (u64, &rbag_bag::Connection),
     py_conn: &Py<Connection>,
@@ -457,7 +514,7 @@ fn direct(
         false => None,
         true => {
             let view = decoders.view(conn, m.log_time, &m.data).map_err(NextError::Decode)?;
-            Some(convert.message(py, k, view).map_err(NextError::Py)?)
+            Some(convert.message(py, k, conn, view).map_err(NextError::Py)?)
         }
     };
     Ok(Message::new(py, py_conn, m, &m.data, message))

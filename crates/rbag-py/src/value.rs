@@ -236,30 +236,45 @@ impl Converter {
     }
 
     fn value(&mut self, py: Python<'_>, conn: u64, v: ValueRef<'_>) -> PyResult<Py<PyAny>> {
+        if let Some(x) = scalar_or_string(py, v) {
+            return x;
+        }
         Ok(match v {
-            ValueRef::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
-            ValueRef::I8(x) => x.into_pyobject(py)?.into_any().unbind(),
-            ValueRef::U8(x) => x.into_pyobject(py)?.into_any().unbind(),
-            ValueRef::I16(x) => x.into_pyobject(py)?.into_any().unbind(),
-            ValueRef::U16(x) => x.into_pyobject(py)?.into_any().unbind(),
-            ValueRef::I32(x) => x.into_pyobject(py)?.into_any().unbind(),
-            ValueRef::U32(x) => x.into_pyobject(py)?.into_any().unbind(),
-            ValueRef::I64(x) => x.into_pyobject(py)?.into_any().unbind(),
-            ValueRef::U64(x) => x.into_pyobject(py)?.into_any().unbind(),
-            ValueRef::F32(x) => PyFloat::new(py, f64::from(x)).into_any().unbind(),
-            ValueRef::F64(x) => PyFloat::new(py, x).into_any().unbind(),
-            ValueRef::String(s) => match std::str::from_utf8(s) {
-                Ok(s) => PyString::new(py, s).into_any().unbind(),
-                Err(_) => PyBytes::new(py, s).into_any().unbind(),
-            },
             ValueRef::Prims(p) => prims(py, p.prim, p.le)?,
             ValueRef::Array(a) => {
                 let items = a.iter().map(|v| self.value(py, conn, v)).collect::<PyResult<Vec<_>>>()?;
                 PyList::new(py, items)?.into_any().unbind()
             }
             ValueRef::Message(m) => self.message(py, conn, m)?,
+            _ => unreachable!("scalars and strings are converted above"),
         })
     }
+}
+
+/// A scalar as `int`/`float`/`bool`, a string as `str` (`bytes` when a ROS 1 string is not
+/// UTF-8); `None` for arrays and messages, which each shape builds its own way.
+pub fn scalar_or_string(py: Python<'_>, v: ValueRef<'_>) -> Option<PyResult<Py<PyAny>>> {
+    fn int<'py, T: pyo3::IntoPyObjectExt<'py>>(py: Python<'py>, x: T) -> PyResult<Py<PyAny>> {
+        x.into_py_any(py)
+    }
+    Some(match v {
+        ValueRef::Bool(b) => Ok(PyBool::new(py, b).to_owned().into_any().unbind()),
+        ValueRef::I8(x) => int(py, x),
+        ValueRef::U8(x) => int(py, x),
+        ValueRef::I16(x) => int(py, x),
+        ValueRef::U16(x) => int(py, x),
+        ValueRef::I32(x) => int(py, x),
+        ValueRef::U32(x) => int(py, x),
+        ValueRef::I64(x) => int(py, x),
+        ValueRef::U64(x) => int(py, x),
+        ValueRef::F32(x) => Ok(PyFloat::new(py, f64::from(x)).into_any().unbind()),
+        ValueRef::F64(x) => Ok(PyFloat::new(py, x).into_any().unbind()),
+        ValueRef::String(s) => Ok(match std::str::from_utf8(s) {
+            Ok(s) => PyString::new(py, s).into_any().unbind(),
+            Err(_) => PyBytes::new(py, s).into_any().unbind(),
+        }),
+        ValueRef::Prims(_) | ValueRef::Array(_) | ValueRef::Message(_) => return None,
+    })
 }
 
 /// A numpy array of little-endian primitives (copied: the bytes belong to the decoder).

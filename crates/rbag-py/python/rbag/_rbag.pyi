@@ -162,6 +162,15 @@ class Reader:
         raw: bool = False,
         dialect: Optional[str] = None,
     ) -> Messages: ...
+    def _genpy_messages(
+        self,
+        topics: Union[str, Sequence[str], None],
+        start: Optional[int],
+        end: Optional[int],
+        make_class: Any,
+        time: Any,
+        duration: Any,
+    ) -> Messages: ...
 
 @final
 class Writer:

@@ -167,38 +167,6 @@ def _make_class(type_name: str, fields: Tuple[str, ...], slot_types: Tuple[str, 
     )
 
 
-def _split(slot_type: str) -> Tuple[str, Optional[str]]:
-    """``float64[9]`` → (``float64``, ``9``); ``uint8[]`` → (``uint8``, ``""``); no array → None."""
-    if slot_type.endswith("]"):
-        base, _, size = slot_type[:-1].partition("[")
-        return base, size
-    return slot_type, None
-
-
-def _genpy(msg: Any, md5: str = "") -> _Message:
-    """An rbag.Msg (ROS 1 shaped) as a genpy-like message."""
-    cls = _class_for(msg._type, msg._fields, msg._slot_types, md5)
-    obj = cls.__new__(cls)
-    for name, slot_type in zip(msg._fields, msg._slot_types):
-        setattr(obj, name, _value(getattr(msg, name), slot_type))
-    return obj
-
-
-def _value(v: Any, slot_type: str) -> Any:
-    base, size = _split(slot_type)
-    if size is None:
-        if base in ("time", "duration"):
-            return (Time if base == "time" else Duration)(v.secs, v.nsecs)
-        if isinstance(v, rbag.Msg):
-            return _genpy(v)
-        return v
-    if base in ("uint8", "char"):
-        return v.tobytes() if hasattr(v, "tobytes") else bytes(v)
-    if hasattr(v, "tolist"):  # numbers: genpy unpacks them into a tuple
-        return tuple(v.tolist())
-    return [_value(i, base) for i in v]
-
-
 class Bag:
     """A bag opened for reading, as ``rosbag.Bag(path)``: a ROS 1 ``.bag``, a rosbag2
     directory, or a ``.db3``/``.mcap`` file."""
@@ -260,17 +228,21 @@ class Bag:
             topics = [t for t in topics if t in reader.topics]
             if not topics:
                 return
-        end = _nsec(end_time)
+        start, end = _nsec(start_time), _nsec(end_time)
+        end = None if end is None else end + 1
         md5s = self._md5s()
-        for m in reader.messages(
-            topics=topics, start=_nsec(start_time), end=None if end is None else end + 1, raw=raw, dialect="ros1"
-        ):
+        if raw:
+            messages = reader.messages(topics=topics, start=start, end=end, raw=True, dialect="ros1")
+        else:
+            # Built in Rust as genpy shapes them, with this module's classes.
+            messages = reader._genpy_messages(topics, start, end, _class_for, Time, Duration)
+        for m in messages:
             t = Time.from_nsec(m.log_time)
             msg: Any
             if raw:
                 msg = (m.type, m.data, md5s.get(m.topic, ""), None, None)
             else:
-                msg = _genpy(m.message, md5s.get(m.topic, ""))
+                msg = m.message
             if return_connection_header:
                 yield BagMessage(m.topic, msg, t), {"topic": m.topic, "type": m.type}  # type: ignore[misc]
             else:
