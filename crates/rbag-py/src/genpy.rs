@@ -8,9 +8,9 @@ use std::collections::HashMap;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
-use rbag_bag::decode::{Array, MessageRef, Prim, ValueRef};
+use rbag_bag::decode::{MessageRef, Prim, ValueRef};
 
-use crate::value::scalar_or_string;
+use crate::value::{scalar_or_string, slot_type};
 
 /// A message type's class and its field names.
 struct Class {
@@ -52,16 +52,7 @@ impl Genpy {
         if !self.classes.contains_key(&key) {
             let layout = m.layout();
             let names: Vec<&str> = layout.fields.iter().map(|f| f.name.as_str()).collect();
-            let slot_types: Vec<String> = layout
-                .fields
-                .iter()
-                .map(|f| match f.array {
-                    Array::Single => f.type_name.clone(),
-                    Array::Fixed(n) => format!("{}[{n}]", f.type_name),
-                    Array::Bounded(n) => format!("{}[<={n}]", f.type_name),
-                    Array::Unbounded => format!("{}[]", f.type_name),
-                })
-                .collect();
+            let slot_types: Vec<String> = layout.fields.iter().map(slot_type).collect();
             let md5 = if m.type_index() == m.schema().root { md5 } else { "" };
             let args = (layout.name.as_str(), PyTuple::new(py, &names)?, PyTuple::new(py, slot_types)?, md5);
             let class = self.make_class.call1(py, args)?;

@@ -215,15 +215,7 @@ impl Converter {
         let empty = is_empty_struct(layout);
         let fields = if empty { &[][..] } else { &layout.fields[..] };
         let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-        let slot_types: Vec<String> = fields
-            .iter()
-            .map(|f| match f.array {
-                Array::Single => f.type_name.clone(),
-                Array::Fixed(n) => format!("{}[{n}]", f.type_name),
-                Array::Bounded(n) => format!("{}[<={n}]", f.type_name),
-                Array::Unbounded => format!("{}[]", f.type_name),
-            })
-            .collect();
+        let slot_types: Vec<String> = fields.iter().map(slot_type).collect();
         let t = Arc::new(MsgType {
             name: PyString::intern(py, &layout.name).unbind(),
             fields: PyTuple::new(py, names.iter().map(|n| PyString::intern(py, n)))?.unbind(),
@@ -248,6 +240,17 @@ impl Converter {
             ValueRef::Message(m) => self.message(py, conn, m)?,
             _ => unreachable!("scalars and strings are converted above"),
         })
+    }
+}
+
+/// A field's type as a `.msg` file writes it (`float64[9]`, `uint8[]`, `std_msgs/Header`), as
+/// genpy's `_slot_types` give it.
+pub fn slot_type(f: &rbag_bag::decode::FieldLayout) -> String {
+    match f.array {
+        Array::Single => f.type_name.clone(),
+        Array::Fixed(n) => format!("{}[{n}]", f.type_name),
+        Array::Bounded(n) => format!("{}[<={n}]", f.type_name),
+        Array::Unbounded => format!("{}[]", f.type_name),
     }
 }
 
