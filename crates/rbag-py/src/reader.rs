@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::PyString;
 use rbag_bag::decode::{Decoders, TypeSources};
 use rbag_bag::transcode::{ConnectionPlan, Rewrite, Targets};
 use rbag_bag::{Bag, Filter, OpenOptions, TimeMerge};
@@ -463,7 +463,7 @@ impl Decoding {
                     }
                 };
                 let py_conn = py_connection(py, connections, b, &r.target)?;
-                Ok(Some(Message::new(py, &py_conn, m, buf, message)))
+                Ok(Some(Message::new(py, &py_conn, m, buf, message)?))
             }
         }
     }
@@ -517,7 +517,7 @@ fn direct(
             Some(convert.message(py, k, conn, view).map_err(NextError::Py)?)
         }
     };
-    Ok(Message::new(py, py_conn, m, &m.data, message))
+    Message::new(py, py_conn, m, &m.data, message).map_err(NextError::Py)
 }
 
 struct State {
@@ -608,8 +608,9 @@ pub struct Message {
     log_time: u64,
     /// When it was published (ROS 1 bags repeat the log time).
     publish_time: u64,
-    /// The serialized message.
-    data: Py<PyBytes>,
+    /// The serialized message: a read-only ``memoryview``, over the storage's own buffer (no
+    /// copy) for payloads of 4 KiB or more. ``bytes(m.data)`` makes a copy to keep.
+    data: Py<PyAny>,
     /// The decoded message, or ``None`` when read with ``raw=True``.
     message: Option<Py<PyAny>>,
     /// Its connection (after conversion, with ``dialect``, the converted one's definition):
@@ -620,23 +621,26 @@ pub struct Message {
 }
 
 impl Message {
+    /// `m`, whose payload is `data`: `m.data` itself when it was not converted, so that it can
+    /// be shared without a copy.
     fn new(
         py: Python<'_>,
         conn: &Py<Connection>,
         m: &rbag_bag::Message,
         data: &[u8],
         message: Option<Py<PyAny>>,
-    ) -> Message {
+    ) -> PyResult<Message> {
         let c = conn.get();
-        Message {
+        let shared = std::ptr::eq(data, &*m.data).then_some(&m.data);
+        Ok(Message {
             topic: PyString::intern(py, &c.topic).unbind(),
             log_time: m.log_time,
             publish_time: m.publish_time,
-            data: PyBytes::new(py, data).unbind(),
+            data: crate::data::view(py, shared, data)?,
             message,
             connection: conn.clone_ref(py),
             r#type: PyString::intern(py, &c.r#type).unbind(),
-        }
+        })
     }
 }
 
@@ -649,7 +653,7 @@ impl Message {
             self.r#type.bind(py),
             self.log_time / 1_000_000_000,
             self.log_time % 1_000_000_000,
-            self.data.bind(py).as_bytes().len()
+            self.data.bind(py).len().unwrap_or(0)
         )
     }
 }

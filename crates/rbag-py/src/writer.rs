@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyTuple};
 use rbag_bag::decode::Dialect;
 use rbag_bag::{Compression, OutputPolicy, WriteOptions};
 
@@ -121,7 +121,15 @@ impl Writer {
     ) -> PyResult<()> {
         guard(|| {
             let publish_time = publish_time.unwrap_or(log_time);
-            if let Ok(bytes) = data.cast::<PyBytes>() {
+            // Serialized bytes: `bytes`, or a buffer such as `Message.data`'s memoryview.
+            let raw = match data.cast::<PyBytes>() {
+                Ok(b) => Some(b.clone()),
+                Err(_) if data.cast::<PyMemoryView>().is_ok() || data.cast::<PyByteArray>().is_ok() => {
+                    Some(py.import("builtins")?.getattr("bytes")?.call1((data,))?.cast_into::<PyBytes>()?)
+                }
+                Err(_) => None,
+            };
+            if let Some(bytes) = raw {
                 let bytes = bytes.as_bytes();
                 return self.with(|w| py.detach(|| w.write(connection, log_time, publish_time, bytes)).or_py());
             }

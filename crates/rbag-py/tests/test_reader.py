@@ -70,7 +70,7 @@ def test_decoded_messages_have_fields_numpy_arrays_and_a_yaml_repr():
 def test_raw_messages_carry_bytes_only():
     with rbag.Reader(corpus("ros2/sqlite3/cdr_test"), msg_path=[TEST_MSGS]) as bag:
         raw = list(bag.messages(raw=True))
-        assert raw and all(m.message is None and isinstance(m.data, bytes) and m.data for m in raw)
+        assert raw and all(m.message is None and isinstance(m.data, memoryview) and m.data.readonly for m in raw)
         decoded = list(bag.messages())
         assert [m.data for m in decoded] == [m.data for m in raw]
 
@@ -127,3 +127,17 @@ def test_several_bags_read_as_one_in_time_order():
         with pytest.raises(rbag.TopicError):
             bag.messages(topics="/nope")
         assert len(list(bag.messages(topics="/topic"))) == bag.topics["/topic"].count
+
+
+def test_large_payloads_are_shared_read_only_views():
+    with rbag.Reader(corpus("ros1/multi_none.bag")) as bag:
+        image = next(iter(bag.messages(topics="/camera/image_raw", raw=True)))
+        small = next(iter(bag.messages(topics="/chatter", raw=True)))
+    # Still readable after the reader closed: the view keeps its buffer alive.
+    assert len(image.data) > 4096 and image.data.obj is not None and not isinstance(image.data.obj, bytes)
+    assert isinstance(small.data.obj, bytes)
+    with pytest.raises(TypeError):
+        image.data[0] = 1
+    with pytest.raises(ValueError):
+        image.data.obj[0] = 1
+    assert bytes(image.data)[:4] == image.data[:4].tobytes()

@@ -240,7 +240,7 @@ class Bag:
             t = Time.from_nsec(m.log_time)
             msg: Any
             if raw:
-                msg = (m.type, m.data, md5s.get(m.topic, ""), None, None)
+                msg = (m.type, bytes(m.data), md5s.get(m.topic, ""), None, None)
             else:
                 msg = m.message
             if return_connection_header:
