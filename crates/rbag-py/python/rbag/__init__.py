@@ -15,6 +15,10 @@ arrays for numeric arrays. Every failure is an ``rbag.Error`` whose message name
 offset, topic or field at fault.
 """
 
+# Decoded arrays and shared payloads are numpy arrays: load numpy with the package, not
+# inside the first read (its import takes ~0.1 s and starts its BLAS threads).
+import numpy as _numpy  # noqa: F401
+
 from rbag._rbag import (
     ClosedError,
     Connection,
