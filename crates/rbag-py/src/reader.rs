@@ -161,12 +161,12 @@ impl Reader {
     /// Every connection (a ROS 1 publisher connection, an MCAP channel, a rosbag2 topic), bag
     /// after bag.
     #[getter]
-    fn connections(&self) -> PyResult<Vec<Connection>> {
+    fn connections(&self, py: Python<'_>) -> PyResult<Vec<Connection>> {
         let bags = self.bags()?;
         Ok(bags
             .iter()
             .enumerate()
-            .flat_map(|(i, b)| b.connections().iter().map(move |c| Connection::of(i, c)))
+            .flat_map(|(i, b)| b.connections().iter().map(move |c| Connection::of(py, i, c)))
             .collect())
     }
 
@@ -495,7 +495,7 @@ fn py_connection(
     if let Some(c) = cache.get(&k) {
         return Ok(c.clone_ref(py));
     }
-    let c = Py::new(py, Connection::of(bag, conn))?;
+    let c = Py::new(py, Connection::of(py, bag, conn))?;
     cache.insert(k, c.clone_ref(py));
     Ok(c)
 }
@@ -633,13 +633,13 @@ impl Message {
         let c = conn.get();
         let shared = std::ptr::eq(data, &*m.data).then_some(&m.data);
         Ok(Message {
-            topic: PyString::intern(py, &c.topic).unbind(),
+            topic: c.topic.clone_ref(py),
             log_time: m.log_time,
             publish_time: m.publish_time,
             data: crate::data::view(py, shared, data)?,
             message,
             connection: conn.clone_ref(py),
-            r#type: PyString::intern(py, &c.r#type).unbind(),
+            r#type: c.r#type.clone_ref(py),
         })
     }
 }
@@ -694,10 +694,10 @@ pub struct Connection {
     bag: usize,
     /// The id messages refer to (unique within its bag).
     id: u32,
-    /// The topic.
-    topic: String,
+    /// The topic (one string object, which every message of the connection shares).
+    topic: Py<PyString>,
     /// The message type.
-    r#type: String,
+    r#type: Py<PyString>,
     /// ``ros1`` or ``cdr``.
     encoding: String,
     /// The message definition.
@@ -710,12 +710,12 @@ pub struct Connection {
 }
 
 impl Connection {
-    fn of(bag: usize, c: &rbag_bag::Connection) -> Self {
+    fn of(py: Python<'_>, bag: usize, c: &rbag_bag::Connection) -> Self {
         Connection {
             bag,
             id: c.id,
-            topic: c.topic.clone(),
-            r#type: c.message_type.clone(),
+            topic: PyString::intern(py, &c.topic).unbind(),
+            r#type: PyString::intern(py, &c.message_type).unbind(),
             encoding: c.encoding.clone(),
             definition: c.definition.clone(),
             definition_encoding: c.definition_encoding.clone(),
@@ -726,7 +726,7 @@ impl Connection {
 
 #[pymethods]
 impl Connection {
-    fn __repr__(&self) -> String {
-        format!("<rbag.Connection {} {} {}>", self.id, self.topic, self.r#type)
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!("<rbag.Connection {} {} {}>", self.id, self.topic.bind(py), self.r#type.bind(py))
     }
 }
