@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use rbag_msg::{Encoding, Schema, Value};
+use rbag_msg::{Dialect, Encoding, Schema, Value};
 use rbag_storage::{Connection, Format, IntoBackend, OutputPolicy, StorageWriter, WriteOptions};
 
 use crate::decode::{compile, encoding_of, TypeSources};
@@ -36,6 +36,8 @@ type Compiled = (Arc<Schema>, Encoding);
 pub struct Writer {
     inner: Box<dyn StorageWriter>,
     types: TypeSources,
+    /// The dialect the storage writes by default: what connections added by type name get.
+    dialect: Dialect,
     /// Per connection id, the connection and (once compiled) its schema for `write_value`.
     connections: HashMap<u32, (Connection, Option<Compiled>)>,
     buf: Vec<u8>,
@@ -56,10 +58,16 @@ impl Writer {
         options: &WriteOptions,
         policy: &OutputPolicy,
     ) -> Result<Writer> {
-        let inner = rbag_storage::create_with(path.as_ref(), storage, options, policy)?;
+        let backend = storage.into_backend()?;
+        let dialect = match backend.capabilities().encodings.first() {
+            Some(&"ros1") => Dialect::Ros1,
+            _ => Dialect::Ros2,
+        };
+        let inner = rbag_storage::create_with(path.as_ref(), backend, options, policy)?;
         Ok(Writer {
             inner,
             types: crate::types::bundled(crate::types::Distro::Humble),
+            dialect,
             connections: HashMap::new(),
             buf: Vec::new(),
         })
@@ -69,6 +77,26 @@ impl Writer {
     /// lacks (the bundled humble and noetic types by default).
     pub fn set_types(&mut self, types: TypeSources) {
         self.types = types;
+    }
+
+    /// The types [`write_value`](Self::write_value) and
+    /// [`add_connection_for`](Self::add_connection_for) fall back on.
+    pub fn types(&self) -> &TypeSources {
+        &self.types
+    }
+
+    /// The message dialect the storage writes by default: ROS 1 for a storage of `ros1`
+    /// messages (a `.bag`), ROS 2 (`cdr`) otherwise.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Registers a connection for `topic` carrying `type_name` in the storage's
+    /// [`dialect`](Self::dialect), its definition and hash taken from the
+    /// [`types`](Self::types): how a program writes a bag by type name alone.
+    pub fn add_connection_for(&mut self, topic: &str, type_name: &str) -> Result<u32> {
+        let conn = crate::types::connection_for(topic, type_name, self.dialect, &self.types)?;
+        self.add_connection(&conn)
     }
 
     /// Registers a connection and returns the id to write its messages with.

@@ -22,9 +22,6 @@ const TYPE_HASH_KEY: &str = "type_description_hash";
 pub struct rbag_writer {
     inner: Writer,
     path: PathBuf,
-    /// The dialect of connections added by type name.
-    dialect: Dialect,
-    types: TypeSources,
 }
 
 /// How `rbag_writer_create` writes. Zeroed (or a NULL pointer), it compresses nothing and
@@ -74,15 +71,10 @@ pub unsafe extern "C" fn rbag_writer_create(
         };
         let overwrite = options.is_some_and(|o| o.overwrite);
         let backend = ::rbag_bag::storage_for(&path, storage).map_err(|e| Failure::writing(e, &path))?;
-        let dialect = match backend.capabilities().encodings.first() {
-            Some(&"ros1") => Dialect::Ros1,
-            _ => Dialect::Ros2,
-        };
         let write = WriteOptions { compression, ..WriteOptions::default() };
         let policy = OutputPolicy { replace: overwrite, ..OutputPolicy::default() };
         let inner = Writer::create_with(&path, &backend, &write, &policy).map_err(|e| Failure::writing(e, &path))?;
-        let types = ::rbag_bag::types::bundled(::rbag_bag::types::Distro::Humble);
-        let handle = Box::new(rbag_writer { inner, path, dialect, types });
+        let handle = Box::new(rbag_writer { inner, path });
         // SAFETY: checked non-NULL and writable above.
         unsafe { put(out, "out", Box::into_raw(handle)) }?;
         Ok(rbag_status::RBAG_OK)
@@ -115,9 +107,7 @@ pub unsafe extern "C" fn rbag_writer_add_connection(
         let topic = unsafe { text(topic, "topic") }?;
         // SAFETY: as this function's contract states.
         let message_type = unsafe { text(message_type, "message_type") }?;
-        let conn = ::rbag_bag::types::connection_for(topic, message_type, w.dialect, &w.types)
-            .map_err(|e| Failure::writing(e, &w.path))?;
-        let new = w.inner.add_connection(&conn).map_err(|e| Failure::writing(e, &w.path))?;
+        let new = w.inner.add_connection_for(topic, message_type).map_err(|e| Failure::writing(e, &w.path))?;
         // SAFETY: checked non-NULL and writable above.
         unsafe { put(id, "id", new) }?;
         Ok(rbag_status::RBAG_OK)
@@ -153,7 +143,7 @@ pub unsafe extern "C" fn rbag_writer_add_connection_with_definition(
         unsafe { put(id, "id", 0) }?;
         // SAFETY: as this function's contract states.
         let w = unsafe { arg_mut(w, "w") }?;
-        let storage_encoding = match w.dialect {
+        let storage_encoding = match w.inner.dialect() {
             Dialect::Ros1 => "ros1",
             Dialect::Ros2 => "cdr",
         };
@@ -184,7 +174,7 @@ pub unsafe extern "C" fn rbag_writer_add_connection_with_definition(
             metadata,
             ..Connection::default()
         };
-        fill_hash(&mut conn, &w.types);
+        fill_hash(&mut conn, w.inner.types());
         let new = w.inner.add_connection(&conn).map_err(|e| Failure::writing(e, &w.path))?;
         // SAFETY: checked non-NULL and writable above.
         unsafe { put(id, "id", new) }?;

@@ -173,20 +173,20 @@ impl Reader {
     /// The log time of the first message, in ns since the epoch (``None`` when empty).
     #[getter]
     fn start(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        Ok(self.infos(py)?.iter().filter_map(|i| i.start_ns).min())
+        Ok(self.span(py)?.0)
     }
 
     /// The log time of the last message, in ns since the epoch.
     #[getter]
     fn end(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        Ok(self.infos(py)?.iter().filter_map(|i| i.end_ns).max())
+        Ok(self.span(py)?.1)
     }
 
     /// ``end - start`` in ns (0 when empty).
     #[getter]
     fn duration(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(match (self.start(py)?, self.end(py)?) {
-            (Some(s), Some(e)) => e.saturating_sub(s),
+        Ok(match self.span(py)? {
+            (Some(s), Some(e), _) => e.saturating_sub(s),
             _ => 0,
         })
     }
@@ -194,7 +194,7 @@ impl Reader {
     /// The number of messages.
     #[getter]
     fn message_count(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.infos(py)?.iter().map(|i| i.message_count).sum())
+        Ok(self.span(py)?.2)
     }
 
     /// The full summary as ``rbag info --json`` gives it (a list of them for several bags).
@@ -299,6 +299,21 @@ impl Reader {
 }
 
 impl Reader {
+    /// First and last log time and message count over every bag, from the storages' own
+    /// summaries: no per-topic frequencies to compute, unlike [`Self::infos`].
+    fn span(&self, py: Python<'_>) -> PyResult<(Option<u64>, Option<u64>, u64)> {
+        guard(|| {
+            let bags = self.bags()?;
+            let infos =
+                py.detach(|| bags.iter().map(Bag::storage_info).collect::<rbag_bag::Result<Vec<_>>>()).or_py()?;
+            Ok((
+                infos.iter().filter_map(|i| i.start_ns).min(),
+                infos.iter().filter_map(|i| i.end_ns).max(),
+                infos.iter().map(|i| i.message_count).sum(),
+            ))
+        })
+    }
+
     fn infos(&self, py: Python<'_>) -> PyResult<Vec<rbag_bag::BagInfo>> {
         guard(|| {
             let bags = self.bags()?;

@@ -23,9 +23,6 @@ use crate::value::to_value;
 pub struct Writer {
     inner: Mutex<Option<rbag_bag::Writer>>,
     path: String,
-    /// The message dialect connections added by type name get.
-    dialect: Dialect,
-    types: rbag_bag::decode::TypeSources,
 }
 
 impl Writer {
@@ -55,20 +52,13 @@ impl Writer {
                 None => Compression::None,
                 Some(c) => c.parse::<Compression>().map_err(Error::new_err)?,
             };
-            let dialect = match backend.capabilities().encodings.first() {
-                Some(&"ros1") => Dialect::Ros1,
-                _ => Dialect::Ros2,
-            };
-            let (mut ros1, mut ros2) = rbag_bag::types::load_dirs(&msg_path.unwrap_or_default()).or_py()?;
-            let bundled = rbag_bag::types::bundled(rbag_bag::types::Distro::Humble);
-            ros1.fill_from(bundled.get(Dialect::Ros1));
-            ros2.fill_from(bundled.get(Dialect::Ros2));
-            let types = rbag_bag::decode::TypeSources::new(ros1, ros2);
+            // `msg_path` first, then the bundled store (noetic, humble and later).
+            let types = rbag_bag::types::sources_for(&Default::default(), &msg_path.unwrap_or_default()).or_py()?;
             let options = WriteOptions { compression, ..WriteOptions::default() };
             let policy = OutputPolicy { replace: overwrite, ..OutputPolicy::default() };
             let mut w = rbag_bag::Writer::create_with(&path, &backend, &options, &policy).or_py()?;
-            w.set_types(types.clone());
-            Ok(Writer { inner: Mutex::new(Some(w)), path: path.display().to_string(), dialect, types })
+            w.set_types(types);
+            Ok(Writer { inner: Mutex::new(Some(w)), path: path.display().to_string() })
         })
     }
 
@@ -88,22 +78,25 @@ impl Writer {
         metadata: Option<std::collections::BTreeMap<String, String>>,
     ) -> PyResult<u32> {
         guard(|| {
-            let mut conn = match &definition {
-                Some(text) => rbag_bag::Connection {
-                    topic: topic.into(),
-                    message_type: r#type.into(),
-                    encoding: encoding.clone().unwrap_or_else(|| self.default_encoding().into()),
-                    definition: text.clone(),
-                    definition_encoding: definition_encoding
-                        .clone()
-                        .unwrap_or_else(|| if self.dialect == Dialect::Ros1 { "ros1msg" } else { "ros2msg" }.into()),
-                    ..rbag_bag::Connection::default()
-                },
-                None => rbag_bag::types::connection_for(topic, r#type, self.dialect, &self.types)
-                    .map_err(|e| crate::errors::to_py(rbag_bag::Error::Message(Box::new(e))))?,
-            };
-            conn.metadata.extend(metadata.clone().unwrap_or_default());
-            self.with(|w| w.add_connection(&conn).or_py())
+            self.with(|w| {
+                let ros1 = w.dialect() == Dialect::Ros1;
+                let mut conn = match &definition {
+                    Some(text) => rbag_bag::Connection {
+                        topic: topic.into(),
+                        message_type: r#type.into(),
+                        encoding: encoding.clone().unwrap_or_else(|| if ros1 { "ros1" } else { "cdr" }.into()),
+                        definition: text.clone(),
+                        definition_encoding: definition_encoding
+                            .clone()
+                            .unwrap_or_else(|| if ros1 { "ros1msg" } else { "ros2msg" }.into()),
+                        ..rbag_bag::Connection::default()
+                    },
+                    None => rbag_bag::types::connection_for(topic, r#type, w.dialect(), w.types())
+                        .map_err(|e| crate::errors::to_py(e.into()))?,
+                };
+                conn.metadata.extend(metadata.clone().unwrap_or_default());
+                w.add_connection(&conn).or_py()
+            })
         })
     }
 
@@ -176,14 +169,5 @@ impl Writer {
 
     fn __repr__(&self) -> String {
         format!("<rbag.Writer {:?}>", self.path)
-    }
-}
-
-impl Writer {
-    fn default_encoding(&self) -> &'static str {
-        match self.dialect {
-            Dialect::Ros1 => "ros1",
-            Dialect::Ros2 => "cdr",
-        }
     }
 }
