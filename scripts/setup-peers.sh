@@ -49,9 +49,10 @@ if ! "$VENV/bin/python" -c 'import rosbags, mcap, cyclonedds.domain' 2>/dev/null
     rosbags==0.11.9 mcap==1.6.0 mcap-ros2-support==0.6.0 cyclonedds==11.0.1
 fi
 # The rbag Python package (crates/rbag-py): built into this venv by scripts/test-python.sh.
-if ! "$VENV/bin/python" -c 'import maturin, pytest, mypy, numpy, pandas, rosbags.dataframe' 2>/dev/null; then
-  echo "setup-peers: installing maturin, pytest, mypy, numpy, pandas and rosbags-dataframe into $VENV" >&2
-  "$VENV/bin/pip" install -q --disable-pip-version-check maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 numpy pandas==3.1.1
+if ! "$VENV/bin/python" -c 'import maturin, pytest, mypy, numpy, pandas, pyarrow, duckdb, rosbags.dataframe' 2>/dev/null; then
+  echo "setup-peers: installing maturin, pytest, mypy, numpy, pandas, pyarrow, duckdb and rosbags-dataframe into $VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 numpy pandas==3.1.1 \
+    pyarrow==26.0.1 duckdb==2.0.0
   # The dataframe oracle, without letting it move the pinned rosbags.
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps rosbags-dataframe==0.10.2
 fi

@@ -97,7 +97,7 @@ impl From<DecodeError> for Error {
 
 impl Error {
     /// A decoding error in the bag at `path`.
-    pub(crate) fn decode_in(path: &std::path::Path, source: DecodeError) -> Self {
+    pub fn decode_in(path: &std::path::Path, source: DecodeError) -> Self {
         Error::Decode { path: path.into(), source: Box::new(source) }
     }
 }

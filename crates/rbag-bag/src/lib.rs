@@ -69,6 +69,12 @@ pub use writer::Writer;
 pub use rbag_storage::Error as StorageError;
 pub use rbag_storage::StorageReader;
 
+/// Safe outputs for front ends that write files of their own (exports): checked against the
+/// inputs, staged under a temporary name, renamed into place when complete.
+pub mod output {
+    pub use rbag_storage::output::{check, check_with, CheckedOutput, OutputPolicy, Staged};
+}
+
 /// rosbag2's metadata versions, for front ends that take a distro or version to write.
 pub mod rosbag2 {
     pub use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};

@@ -102,3 +102,14 @@ impl<T> OrPy<T> for rbag_bag::Result<T> {
 pub fn poisoned<E>(_: E) -> PyErr {
     Error::new_err("this object was left unusable by an earlier internal error")
 }
+
+/// The exception for a columnar read's error.
+pub fn arrow_to_py(e: rbag_arrow::Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        rbag_arrow::Error::Bag(e) => to_py(e),
+        rbag_arrow::Error::NoColumn { .. } => TopicError::new_err(msg),
+        rbag_arrow::Error::Value { .. } | rbag_arrow::Error::MixedTypes { .. } => DecodeError::new_err(msg),
+        _ => Error::new_err(msg),
+    }
+}

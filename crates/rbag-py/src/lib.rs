@@ -7,6 +7,7 @@
 
 use pyo3::prelude::*;
 
+mod columnar;
 mod data;
 mod errors;
 mod genpy;

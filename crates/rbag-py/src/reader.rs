@@ -229,6 +229,60 @@ impl Reader {
         self.open_messages(topics, (start, end), raw, dialect, Build::Msg(Converter::default()))
     }
 
+    /// One topic as a ``pyarrow.Table``, built in Rust and handed over through the Arrow C
+    /// stream interface: ``log_time`` (``timestamp[ns]``), then one column per field, nested
+    /// messages flattened into dotted names (``pose.position.x``). Variable arrays are list
+    /// columns, ``uint8[]`` (image data) binary, fixed arrays fixed-size lists, arrays of
+    /// messages lists of structs. ``columns`` keeps only the named columns (``"pose"`` keeps
+    /// every ``pose.*`` column); ``start``/``end`` bound the log time to ``[start, end)`` ns.
+    /// Needs pyarrow.
+    #[pyo3(signature = (topic, columns = None, start = None, end = None))]
+    fn to_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        topic: &str,
+        columns: Option<Vec<String>>,
+        start: Option<u64>,
+        end: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| {
+            let bags = self.bags()?;
+            let options = rbag_arrow::TableOptions { columns, start, end, ..Default::default() };
+            let (schema, batches) = crate::columnar::read_topic(py, &bags, &self.types, topic, options)?;
+            crate::columnar::to_table(py, schema, batches)
+        })
+    }
+
+    /// :meth:`to_arrow` as a ``pandas.DataFrame`` indexed by ``log_time``.
+    #[pyo3(signature = (topic, columns = None, start = None, end = None))]
+    fn to_pandas<'py>(
+        &self,
+        py: Python<'py>,
+        topic: &str,
+        columns: Option<Vec<String>>,
+        start: Option<u64>,
+        end: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let table = self.to_arrow(py, topic, columns, start, end)?;
+        py.import("rbag._columnar")?.getattr("to_pandas")?.call1((table,))
+    }
+
+    /// One field of ``topic`` as a numpy array: a number gives a 1-D array, a fixed array
+    /// (``float64[9]``) a 2-D one, and a message of numbers (``linear_acceleration``) a 2-D
+    /// array with a column per number (``x``, ``y``, ``z``).
+    #[pyo3(signature = (topic, field, start = None, end = None))]
+    fn to_numpy<'py>(
+        &self,
+        py: Python<'py>,
+        topic: &str,
+        field: String,
+        start: Option<u64>,
+        end: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let table = self.to_arrow(py, topic, Some(vec![field.clone()]), start, end)?;
+        py.import("rbag._columnar")?.getattr("to_numpy")?.call1((table, topic, field))
+    }
+
     /// `messages(dialect="ros1")` with genpy-shaped messages, built by `make_class` (type,
     /// fields, slot types, md5 -> class), `time` and `duration`: for `rbag.compat.rosbag`.
     #[pyo3(signature = (topics, start, end, make_class, time, duration))]

@@ -3,6 +3,7 @@
 pub mod completions;
 pub mod convert;
 pub mod echo;
+pub mod export;
 pub mod info;
 pub mod keyboard;
 pub mod list;
