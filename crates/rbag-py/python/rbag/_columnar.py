@@ -13,7 +13,7 @@ def to_pandas(table: Any) -> Any:
 def to_numpy(table: Any, topic: str, field: str) -> Any:
     """The table's columns (one field, or the numbers of one message) as one numpy array."""
     import numpy as np
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     arrays = []
     for name in table.column_names:
@@ -40,6 +40,6 @@ def to_numpy(table: Any, topic: str, field: str) -> Any:
 
 
 def _is_number(kind: Any) -> bool:
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     return bool(pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind))

@@ -2,6 +2,7 @@
 
 import os
 from types import TracebackType
+from numpy.typing import NDArray
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union, final
 
 __version__: str
@@ -162,6 +163,29 @@ class Reader:
         raw: bool = False,
         dialect: Optional[str] = None,
     ) -> Messages: ...
+    def to_arrow(
+        self,
+        topic: str,
+        columns: Optional[Sequence[str]] = None,
+        start: Optional[int] = None,
+        end: Optional[int] = None,
+    ) -> Any:
+        """One topic as a ``pyarrow.Table`` (typed ``Any``: pyarrow ships no type hints)."""
+    def to_pandas(
+        self,
+        topic: str,
+        columns: Optional[Sequence[str]] = None,
+        start: Optional[int] = None,
+        end: Optional[int] = None,
+    ) -> Any:
+        """``to_arrow`` as a ``pandas.DataFrame`` indexed by ``log_time``."""
+    def to_numpy(
+        self,
+        topic: str,
+        field: str,
+        start: Optional[int] = None,
+        end: Optional[int] = None,
+    ) -> NDArray[Any]: ...
     def _genpy_messages(
         self,
         topics: Union[str, Sequence[str], None],
