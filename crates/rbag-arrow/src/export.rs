@@ -157,9 +157,16 @@ pub fn export(
     Ok(report)
 }
 
-/// Whether a topic's type cannot be decoded at all (skipped when no topic was chosen).
+/// Whether a topic's type cannot be decoded at all (skipped when no topic was chosen), as
+/// opposed to a message that does not decode (an error).
 fn undecodable(e: &Error) -> bool {
-    matches!(e, Error::Bag(rbag_bag::Error::Decode { .. }))
+    use rbag_bag::decode::DecodeError;
+    match e {
+        Error::Bag(rbag_bag::Error::Decode { source, .. }) => {
+            !matches!(**source, DecodeError::Codec { .. } | DecodeError::Migrate { .. })
+        }
+        _ => false,
+    }
 }
 
 /// Writes every batch to `temp` (errors name `path`, the file's final name); returns the rows

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
-use rbag_bag::decode::{first_message, Decoders, TypeSources};
+use rbag_bag::decode::{first_message, unshare, Decoders, TypeSources};
 use rbag_bag::{Bag, Filter, TimeMerge};
 
 use crate::columns::Columns;
@@ -63,11 +63,13 @@ impl<'a> TopicBatches<'a> {
         for (bag, decoders) in bags.iter().zip(&mut decoders) {
             let at = |e| Error::Bag(rbag_bag::Error::decode_in(bag.path(), e));
             for c in bag.connections().iter().filter(|c| c.topic == topic) {
+                // The type first, so that a type rbag cannot decode is told apart from a
+                // message that does not decode.
+                decoders.schema(c).map_err(|e| at(unshare(&e)))?;
                 if let Some(first) = first_message(bag.reader(), c).map_err(rbag_bag::Error::from)? {
                     decoders.decode(c, 0, &first).map_err(at)?;
                 }
-                let (schema, _) =
-                    decoders.schema(c).map_err(|e| at(rbag_bag::decode::DecodeError::Shared(e.to_string())))?;
+                let (schema, _) = decoders.schema(c).map_err(|e| at(unshare(&e)))?;
                 let these = Columns::new(&schema, options.columns.as_deref())
                     .map_err(|source| Error::NoColumn { topic: topic.to_string(), source })?;
                 match &columns {

@@ -81,6 +81,17 @@ pub enum DecodeError {
     },
 }
 
+/// An error [`Decoders`] share between messages of one connection, as a value of its own
+/// (an unknown type stays one, so front ends can hint at where types come from).
+pub fn unshare(e: &Arc<DecodeError>) -> DecodeError {
+    match &**e {
+        DecodeError::UnknownType { topic, ty, needed_by } => {
+            DecodeError::UnknownType { topic: topic.clone(), ty: ty.clone(), needed_by: needed_by.clone() }
+        }
+        other => DecodeError::Shared(other.to_string()),
+    }
+}
+
 /// Types to fall back on, per dialect, in the order they are searched.
 #[derive(Debug, Clone)]
 pub struct TypeSources {

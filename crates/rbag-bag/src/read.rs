@@ -25,7 +25,7 @@ use std::sync::Arc;
 use rbag_msg::render;
 use rbag_storage::{Connection, Filter, Message, MessageIter};
 
-use crate::decode::{DecodeError, Decoders, MessageRef, PathError, Schema, TypeSources, ValueRef};
+use crate::decode::{unshare, DecodeError, Decoders, MessageRef, PathError, Schema, TypeSources, ValueRef};
 use crate::{Bag, Error, Result};
 
 /// What to read.
@@ -224,16 +224,6 @@ impl<'b> DecodedReader<'b> {
             message,
             path: self.paths.get(&c.topic).and_then(|p| p.as_deref()),
         }))
-    }
-}
-
-/// An error the decoders share between messages of one connection, as a value of its own.
-fn unshare(e: &Arc<DecodeError>) -> DecodeError {
-    match &**e {
-        DecodeError::UnknownType { topic, ty, needed_by } => {
-            DecodeError::UnknownType { topic: topic.clone(), ty: ty.clone(), needed_by: needed_by.clone() }
-        }
-        other => DecodeError::Shared(other.to_string()),
     }
 }
 

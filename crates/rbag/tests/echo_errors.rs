@@ -368,6 +368,8 @@ fn huge_fixed_array_of_empty_messages_does_not_hang_echo() {
     let b = bag(&tmp.path().join("empty.bag"), Format::Ros1, &[topic("/e", "my_pkg/Many", def, vec![vec![]])]);
     let o = finishes_within(20, &[&"echo", &b, &"/e"]);
     assert_clear_error(&o, &["/e", "my_pkg/Many", "field e", "4000000000"]);
+    let o = finishes_within(20, &[&"export", &b, &"-o", &tmp.path().join("tables"), &"/e"]);
+    assert_clear_error(&o, &["/e", "my_pkg/Many", "field e", "4000000000"]);
 }
 
 /// Was a bug: `--csv` listed one column per element of a fixed-size array, with no limit:
@@ -384,6 +386,8 @@ fn huge_fixed_array_does_not_hang_echo_csv() {
     );
     let o = finishes_within(20, &[&"echo", &b, &"/wide", &"--csv"]);
     assert_clear_error(&o, &["/wide", "my_pkg/Wide", "field x"]);
+    let o = finishes_within(20, &[&"export", &b, &"-o", &tmp.path().join("tables"), &"--format", &"csv"]);
+    assert_clear_error(&o, &["/wide", "my_pkg/Wide", "field x"]);
 
     // 64 × 64 × 64 expanded columns: refused before any message is read.
     let sep = "================================================================================\n";
@@ -399,4 +403,41 @@ fn huge_fixed_array_does_not_hang_echo_csv() {
     // --json prints it.
     let o = finishes_within(20, &[&"echo", &b, &"/cube", &"--json"]);
     assert_ok(&o);
+}
+
+/// `rbag export` reads through the same decoder: a truncated message and a ROS 1 string that
+/// is not UTF-8 (Arrow's text columns hold UTF-8 only) are clear errors naming the topic, and
+/// leave no file, not even a temporary one.
+#[test]
+fn export_names_the_fault_and_leaves_no_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut short = ros1_string("hello world");
+    short.truncate(9);
+    let b = bag(
+        &tmp.path().join("short.bag"),
+        Format::Ros1,
+        &[topic("/chatter", "std_msgs/String", "string data\n", vec![ros1_string("fine"), short])],
+    );
+    let out = tmp.path().join("tables");
+    let o = run(&[&"export", &b, &"-o", &out]);
+    assert_clear_error(&o, &["short.bag", "/chatter", "field data", "offset 0"]);
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "a file was left in {}", out.display());
+
+    let mut latin1 = 2u32.to_le_bytes().to_vec();
+    latin1.extend_from_slice(&[b'\xe9', b'!']);
+    let b = bag(
+        &tmp.path().join("latin1.bag"),
+        Format::Ros1,
+        &[topic("/chatter", "std_msgs/String", "string data\n", vec![ros1_string("fine"), latin1])],
+    );
+    let o = run(&[&"export", &b, &"-o", &out, &"--format", &"csv"]);
+    assert_clear_error(&o, &["latin1.bag", "/chatter", "column data", "not UTF-8"]);
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+
+    // The output directory may not be the input's own bag directory.
+    let dir = tmp.path().join("ros2");
+    let o = run(&[&"convert", &b, &"-o", &dir]);
+    assert_ok(&o);
+    let o = run(&[&"export", &dir, &"-o", &dir, &"/chatter"]);
+    assert_clear_error(&o, &["ros2"]);
 }
