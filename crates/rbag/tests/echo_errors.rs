@@ -424,7 +424,7 @@ fn export_names_the_fault_and_leaves_no_file() {
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "a file was left in {}", out.display());
 
     let mut latin1 = 2u32.to_le_bytes().to_vec();
-    latin1.extend_from_slice(&[b'\xe9', b'!']);
+    latin1.extend_from_slice(b"\xe9!");
     let b = bag(
         &tmp.path().join("latin1.bag"),
         Format::Ros1,
