@@ -101,7 +101,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         println!("{}", serde_json::json!({"files": files, "skipped": skipped}));
     } else {
         for f in &report.files {
-            println!("{}\t{} rows\t{} columns\t{}", f.topic, f.rows, f.columns, f.path.display());
+            let s = if f.rows == 1 { "" } else { "s" };
+            println!("{}\t{} row{s}\t{} columns\t{}", f.topic, f.rows, f.columns, f.path.display());
         }
     }
     let lost = super::done_reading(&bag);
