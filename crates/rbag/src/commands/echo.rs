@@ -9,7 +9,6 @@ use rbag_bag::read::{DecodedReader, ReadSpec};
 use rbag_bag::text::{TextError, TextFormat, TextWriter};
 
 use crate::Outcome;
-use rbag_bag::units::parse_time;
 
 /// Print messages decoded, from any bag. A topic may carry a field path:
 /// `/imu.linear_acceleration.x`, `/tf.transforms[0].child_frame_id`.
@@ -34,12 +33,8 @@ pub struct Args {
     /// Stop after N messages.
     #[arg(short = 'n', long, value_name = "N")]
     count: Option<u64>,
-    /// Only messages at or after this time (seconds since the epoch, or integer ns with `ns`).
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    start: Option<u64>,
-    /// Only messages before this time.
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    end: Option<u64>,
+    #[command(flatten)]
+    window: super::WindowArgs,
     /// In YAML, print at most this many elements of each array.
     #[arg(short = 'l', long, value_name = "N", default_value_t = 128)]
     truncate_length: usize,
@@ -55,7 +50,13 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     let bag = super::open_with(&args.path, &args.read)?;
     let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
-    let spec = ReadSpec { topics: args.topics.clone(), start: args.start, end: args.end, types, settle: args.csv };
+    let spec = ReadSpec {
+        topics: args.topics.clone(),
+        start: args.window.start,
+        end: args.window.end,
+        types,
+        settle: args.csv,
+    };
     let mut reader = DecodedReader::new(&bag, spec)
         .map_err(super::with_hint)
         .with_context(|| format!("cannot decode {}", args.path.display()))?;

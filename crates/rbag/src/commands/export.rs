@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use rbag_arrow::export::{export, ExportFormat, ExportOptions};
-use rbag_bag::units::parse_time;
 use rbag_bag::StorageError;
 
 use crate::{output, Outcome, UsageError};
@@ -37,12 +36,8 @@ pub struct Args {
     /// The file format.
     #[arg(long, value_name = "FORMAT", default_value = "parquet", value_parser = ["parquet", "arrow", "csv"])]
     format: String,
-    /// Only messages at or after this time (seconds since the epoch, or integer ns with `ns`).
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    start: Option<u64>,
-    /// Only messages before this time.
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    end: Option<u64>,
+    #[command(flatten)]
+    window: super::WindowArgs,
     /// Replace files of the same names that rbag could have written.
     #[arg(long)]
     force: bool,
@@ -59,8 +54,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     let format = ExportFormat::from_name(&args.format).context("--format")?;
     let bag = super::open_with(&args.path, &args.read)?;
     let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
-    let options =
-        ExportOptions { format, topics: args.topics.clone(), start: args.start, end: args.end, replace: args.force };
+    let options = ExportOptions {
+        format,
+        topics: args.topics.clone(),
+        start: args.window.start,
+        end: args.window.end,
+        replace: args.force,
+    };
     let total = bag.info().map(|i| i.message_count).unwrap_or(0);
     let bar = output::progress_bar(total, "exporting");
     let report = export(&bag, &types, &args.output, &options, &mut |rows| bar.inc(rows)).map_err(|e| {

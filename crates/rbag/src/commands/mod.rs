@@ -117,6 +117,17 @@ pub mod undeclared {
     }
 }
 
+/// A window of log time, for verbs that read messages.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct WindowArgs {
+    /// Only messages at or after this time (seconds since the epoch, or integer ns with `ns`).
+    #[arg(long, value_name = "TIME", value_parser = rbag_bag::units::parse_time)]
+    pub start: Option<u64>,
+    /// Only messages before this time.
+    #[arg(long, value_name = "TIME", value_parser = rbag_bag::units::parse_time)]
+    pub end: Option<u64>,
+}
+
 /// Where message types come from, for verbs that decode.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TypeArgs {
