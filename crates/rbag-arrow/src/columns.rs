@@ -247,6 +247,20 @@ impl Col {
         Ok(p.len())
     }
 
+    /// Makes room for `n` more values, so that a batch's buffers are allocated once instead of
+    /// regrown (and copied) as they fill. Variable-length data cannot be foreseen.
+    fn reserve(&mut self, n: usize) {
+        match self {
+            Col::Bool(b) => b.reserve(n),
+            Col::Num { prim, le } => le.reserve(n * prim.size()),
+            Col::Utf8(b) | Col::Binary(b) => b.offsets.reserve(n),
+            Col::FixedBinary { size, data, .. } => data.reserve(n * *size),
+            Col::List { offsets, .. } => offsets.reserve(n),
+            Col::FixedList { size, item, .. } => item.reserve(n * *size),
+            Col::Struct { fields, .. } => fields.iter_mut().for_each(|(_, c)| c.reserve(n)),
+        }
+    }
+
     /// Values pushed since the last [`Col::finish`].
     fn len(&self) -> usize {
         match self {
@@ -380,6 +394,12 @@ impl Columns {
     /// Whether no row is waiting.
     pub fn is_empty(&self) -> bool {
         self.times.is_empty()
+    }
+
+    /// Makes room for `rows` more rows.
+    pub fn reserve(&mut self, rows: usize) {
+        self.times.reserve(rows);
+        self.cols.iter_mut().for_each(|c| c.reserve(rows));
     }
 
     /// Adds one message as a row. On an error the builders hold part of the row: the batch is

@@ -44,6 +44,8 @@ pub struct TopicBatches<'a> {
     columns: Columns,
     topic: String,
     options: TableOptions,
+    /// Messages still expected, from the bags' indexes (an estimate: a window reads fewer).
+    expected: u64,
     done: bool,
 }
 
@@ -91,7 +93,15 @@ impl<'a> TopicBatches<'a> {
         let filter =
             Filter { topics: vec![topic.to_string()], start: options.start, end: options.end, ..Filter::default() };
         let iter = rbag_bag::merged(bags, &filter)?;
-        Ok(TopicBatches { bags, decoders, iter, columns, topic: topic.to_string(), options, done: false })
+        // What the indexes say the topic holds (all of it, whatever the window): batches are
+        // sized from it.
+        let mut expected = 0;
+        for bag in bags {
+            let info = bag.storage_info()?;
+            let ids = bag.connections().iter().filter(|c| c.topic == topic).map(|c| c.id);
+            expected += ids.filter_map(|id| info.connections.get(&id)).map(|c| c.message_count).sum::<u64>();
+        }
+        Ok(TopicBatches { bags, decoders, iter, columns, topic: topic.to_string(), options, expected, done: false })
     }
 
     /// The schema of every batch: `log_time`, then the columns.
@@ -110,6 +120,8 @@ impl<'a> TopicBatches<'a> {
             return Ok(None);
         }
         let mut bytes = 0;
+        let rows = usize::try_from(self.expected).unwrap_or(usize::MAX).min(self.options.batch_rows);
+        self.columns.reserve(rows);
         while self.columns.len() < self.options.batch_rows && bytes < self.options.batch_bytes {
             let Some(next) = self.iter.next() else {
                 self.done = true;
@@ -136,6 +148,7 @@ impl<'a> TopicBatches<'a> {
         if self.columns.is_empty() {
             return Ok(None);
         }
+        self.expected = self.expected.saturating_sub(self.columns.len() as u64);
         let topic = &self.topic;
         self.columns.finish().map(Some).map_err(|source| Error::Arrow { topic: topic.clone(), source })
     }

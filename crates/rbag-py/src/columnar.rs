@@ -71,5 +71,7 @@ pub fn to_table<'py>(py: Python<'py>, schema: SchemaRef, batches: Vec<RecordBatc
     let reader: Box<dyn RecordBatchReader + Send> =
         Box::new(RecordBatchIterator::new(batches.into_iter().map(Ok), schema));
     let stream = Bound::new(py, ArrowStream(Mutex::new(Some(reader))))?;
-    pyarrow.getattr("table")?.call1((stream,))
+    // Not `pyarrow.table(stream)`: it checks for a DataFrame first, importing pandas (0.6 s
+    // on the first call).
+    pyarrow.getattr("RecordBatchReader")?.call_method1("from_stream", (stream,))?.call_method0("read_all")
 }
