@@ -18,6 +18,8 @@ mod writer;
 #[pymodule]
 fn _rbag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install(m)?;
+    // Readers open URLs (s3://, gs://, az://, http(s)://) wherever they open paths.
+    rbag_remote::register();
     m.add_class::<reader::Reader>()?;
     m.add_class::<reader::Messages>()?;
     m.add_class::<reader::Message>()?;

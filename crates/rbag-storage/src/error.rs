@@ -18,6 +18,16 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A remote object could not be read: the URL, and the server's or client's reason (with
+    /// the HTTP status where there is one).
+    #[error("{url}: {reason}")]
+    Remote {
+        /// The object's URL.
+        url: String,
+        /// What failed.
+        reason: String,
+    },
+
     /// Any other error, with the file it happened in.
     #[error("{path}: {inner}")]
     InFile {
@@ -295,6 +305,7 @@ impl Error {
             | Error::UnsafeOutput { .. }
             | Error::UnknownStorage { .. }
             | Error::BadOption { .. }
+            | Error::Remote { .. }
             | Error::Backend(_) => self,
             other => Error::InFile { path: path.into(), inner: Box::new(other) },
         }

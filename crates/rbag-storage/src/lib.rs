@@ -33,6 +33,7 @@ pub mod registry;
 pub mod ros1;
 pub mod rosbag2;
 mod sniff;
+pub mod source;
 mod time_merge;
 mod types;
 mod writeback;

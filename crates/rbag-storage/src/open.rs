@@ -83,11 +83,29 @@ pub fn open(path: &Path) -> Result<Box<dyn StorageReader>> {
 /// Opens a bag for reading, whatever its storage, with `options` ([`open`] uses the defaults:
 /// a message on an undeclared connection fails the read).
 pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Box<dyn StorageReader>> {
+    if let Some(url) = crate::source::as_url(path) {
+        return open_url(url, options);
+    }
     let backend = registry::detect_backend(path)?;
     if !backend.capabilities().read {
         return Err(Error::Unsupported { backend: backend.name().into(), what: "reading" });
     }
     backend.open(path, options)
+}
+
+/// Opens the bag at `url` through the registered remote opener ([`crate::source`]): by its
+/// first bytes, a ROS 1 bag. Other storages are not read remotely yet.
+fn open_url(url: &str, options: &ReadOptions) -> Result<Box<dyn StorageReader>> {
+    let source = crate::source::open_url(url)?;
+    // The format's magic, and for ROS 1 the whole bag header record.
+    let head = source.read(0, source.len().min(crate::ros1::FIRST_RECORD))?;
+    if head.starts_with(crate::ros1::record::MAGIC) {
+        return Ok(Box::new(crate::ros1::Ros1Reader::from_source(source, head, options)?));
+    }
+    Err(Error::Remote {
+        url: url.to_string(),
+        reason: "not a ROS 1 bag; MCAP files and rosbag2 directories are not read remotely yet".into(),
+    })
 }
 
 /// Creates a bag for writing in `storage` (a [`Format`], a backend name or a backend): a ROS 1

@@ -86,6 +86,8 @@ fn run_ros2(verb: &str, _args: Vec<std::ffi::OsString>) -> anyhow::Result<Outcom
 
 fn main() -> ExitCode {
     rbag_storage_jsonl::register();
+    #[cfg(feature = "remote")]
+    rbag_remote::register();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let result = match ros2_verb(&argv) {
         Some(verb) => memory_budget(None).and_then(|()| run_ros2(verb, argv)),

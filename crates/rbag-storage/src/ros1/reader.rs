@@ -6,6 +6,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
@@ -15,6 +16,7 @@ use super::merge::Merge;
 use super::record::{self, op, Limits, Records};
 use super::scan;
 use crate::mmap::{self, Mapped};
+use crate::source::RangeSource;
 use crate::{
     Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats,
     Result, StorageInfo, StorageReader,
@@ -25,8 +27,9 @@ pub struct Ros1Reader {
     /// Bytes and messages of a torn tail found by scanning an unindexed bag.
     torn: (u64, u64),
     path: PathBuf,
-    file: File,
-    /// The whole file, mapped; `None` where mapping failed and reads use `pread`.
+    io: Io,
+    /// The whole file, mapped; `None` where mapping failed (or the bag is remote) and reads use
+    /// `pread` (or range requests).
     map: Option<Mapped>,
     file_len: u64,
     limits: Limits,
@@ -43,6 +46,66 @@ pub struct Ros1Reader {
     chunks_read: AtomicU64,
     chunks_decompressed: AtomicU64,
     bytes_read: AtomicU64,
+    /// A remote bag's last chunk regions (chunk and the index data after it), each fetched in
+    /// one request: by start offset.
+    regions: Mutex<Vec<(u64, Bytes)>>,
+    /// The summary, once made.
+    summary: std::sync::OnceLock<StorageInfo>,
+}
+
+/// A remote read this small is kept for reuse.
+const SMALL_READ: u64 = 64 << 10;
+/// How many fetched ranges of a remote bag are kept (chunk regions and small reads).
+const KEPT_RANGES: usize = 16;
+
+/// Where a bag's bytes come from: a local file (mapped where possible), or a remote object
+/// read by byte range.
+enum Io {
+    File(File),
+    Remote(Arc<dyn RangeSource>),
+}
+
+impl Io {
+    /// Fills `buf` from `offset`.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64, path: &Path) -> Result<()> {
+        match self {
+            Io::File(f) => f.read_exact_at(buf, offset).map_err(|e| Error::io(path, e)),
+            Io::Remote(s) => {
+                let got = s.read(offset, buf.len() as u64)?;
+                buf.copy_from_slice(&got);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `Read` from an offset on, up to `end`: the index section, record by record.
+struct PosReader<'a> {
+    io: &'a Io,
+    pos: u64,
+    end: u64,
+}
+
+impl std::io::Read for PosReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (buf.len() as u64).min(self.end.saturating_sub(self.pos)) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
+        let k = match self.io {
+            Io::File(f) => f.read_at(&mut buf[..n], self.pos)?,
+            Io::Remote(s) => {
+                let got = s.read(self.pos, n as u64).map_err(|e| match e {
+                    Error::Remote { reason, .. } => std::io::Error::other(reason),
+                    other => std::io::Error::other(other.to_string()),
+                })?;
+                buf[..n].copy_from_slice(&got);
+                n
+            }
+        };
+        self.pos += k as u64;
+        Ok(k)
+    }
 }
 
 /// A chunk's header fields.
@@ -81,10 +144,32 @@ impl Ros1Reader {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let map = Mapped::new(&file, path).filter(|m| m.len() as u64 == file_len);
+        Self::load(path.into(), Io::File(file), map, file_len, limits, options, Bytes::new())
+    }
+
+    /// Opens a remote bag through its index: the bag header (in `head`, the object's first
+    /// bytes, already fetched), then the index section. A chunk is fetched, together with the
+    /// index data after it, when a read needs it.
+    pub fn from_source(source: Arc<dyn RangeSource>, head: Bytes, options: &ReadOptions) -> Result<Self> {
+        let path = PathBuf::from(source.url());
+        let file_len = source.len();
+        Self::load(path.clone(), Io::Remote(source), None, file_len, Limits::default(), *options, head)
+            .map_err(|e| e.in_file(&path))
+    }
+
+    fn load(
+        path: PathBuf,
+        io: Io,
+        map: Option<Mapped>,
+        file_len: u64,
+        limits: Limits,
+        options: ReadOptions,
+        head: Bytes,
+    ) -> Result<Self> {
         let mut reader = Ros1Reader {
             torn: (0, 0),
-            path: path.into(),
-            file,
+            path,
+            io,
             map,
             file_len,
             limits,
@@ -97,6 +182,8 @@ impl Ros1Reader {
             chunks_read: AtomicU64::new(0),
             chunks_decompressed: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
+            regions: Mutex::new(if head.is_empty() { Vec::new() } else { vec![(0, head)] }),
+            summary: std::sync::OnceLock::new(),
         };
         let header = reader.read_bag_header()?;
         if header.index_pos == 0 {
@@ -158,11 +245,56 @@ impl Ros1Reader {
         if let Some(map) = &self.map {
             return Ok(map.slice(offset as usize..(offset + len) as usize));
         }
+        if let Some(held) = self.fetched(offset, len) {
+            return Ok(held);
+        }
         // Without a map, what is read is held in memory: paid for from the budget.
         let (mut buf, paid) = crate::budget::buffer(len, offset, what)?;
         buf.resize(len as usize, 0);
-        self.file.read_exact_at(&mut buf, offset).map_err(|e| Error::io(&self.path, e))?;
-        Ok(crate::budget::Budgeted::bytes(buf, paid))
+        self.io.read_exact_at(&mut buf, offset, &self.path)?;
+        let bytes = crate::budget::Budgeted::bytes(buf, paid);
+        // A remote bag's small reads (chunk headers) are kept too: a summary asked for twice
+        // does not fetch them twice.
+        if matches!(self.io, Io::Remote(_)) && len <= SMALL_READ {
+            self.keep_range(offset, bytes.clone());
+        }
+        Ok(bytes)
+    }
+
+    /// Keeps a fetched range of a remote bag, dropping the oldest beyond [`KEPT_RANGES`].
+    fn keep_range(&self, start: u64, bytes: Bytes) {
+        let mut regions = self.regions.lock().unwrap_or_else(|e| e.into_inner());
+        if regions.len() >= KEPT_RANGES {
+            regions.remove(0);
+        }
+        regions.push((start, bytes));
+    }
+
+    /// `len` bytes at `offset` from a chunk region already fetched (remote bags).
+    fn fetched(&self, offset: u64, len: u64) -> Option<Bytes> {
+        let regions = self.regions.lock().unwrap_or_else(|e| e.into_inner());
+        regions.iter().find_map(|(start, b)| {
+            let at = offset.checked_sub(*start)?;
+            (at + len <= b.len() as u64).then(|| b.slice(at as usize..(at + len) as usize))
+        })
+    }
+
+    /// For a remote bag: fetches chunk `i` and the index data after it in one request, so that
+    /// the reads of its header, index and data that follow are served from memory.
+    fn fetch_region(&self, i: usize) -> Result<()> {
+        if !matches!(self.io, Io::Remote(_)) || self.chunks[i].located.is_some() {
+            return Ok(());
+        }
+        let start = self.chunks[i].pos;
+        let len = self.region_end(i).saturating_sub(start);
+        if len == 0 || len > self.limits.max_data_len || self.fetched(start, len).is_some() {
+            return Ok(());
+        }
+        let (mut buf, paid) = crate::budget::buffer(len, start, "chunk")?;
+        buf.resize(len as usize, 0);
+        self.io.read_exact_at(&mut buf, start, &self.path)?;
+        self.keep_range(start, crate::budget::Budgeted::bytes(buf, paid));
+        Ok(())
     }
 
     fn read_bag_header(&self) -> Result<BagHeader> {
@@ -195,9 +327,8 @@ impl Ros1Reader {
     fn load_index(&mut self, header: BagHeader) -> Result<()> {
         // Streamed record by record: a lying index position costs one bad record, not a read of
         // the rest of the file into memory.
-        let mut file = std::io::BufReader::with_capacity(1 << 20, &self.file);
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(header.index_pos))
-            .map_err(|e| Error::io(&self.path, e))?;
+        let section = PosReader { io: &self.io, pos: header.index_pos, end: self.file_len };
+        let mut file = std::io::BufReader::with_capacity(1 << 20, section);
         let mut conns = Vec::new();
         let mut pos = header.index_pos;
         let mut buf = Vec::new();
@@ -246,7 +377,18 @@ impl Ros1Reader {
     }
 
     fn load_by_scan(&mut self) -> Result<()> {
-        let scan = scan::scan(&self.file, &self.path, self.file_len, &self.limits)?;
+        let file = match &self.io {
+            Io::File(f) => f,
+            Io::Remote(s) => {
+                return Err(Error::Remote {
+                    url: s.url().to_string(),
+                    reason: "the bag has no index (was its recorder killed?), and a remote bag is read only \
+                             through its index: download it and reindex it"
+                        .into(),
+                })
+            }
+        };
+        let scan = scan::scan(file, &self.path, self.file_len, &self.limits)?;
         self.bytes_read.fetch_add(scan.bytes_read, Ordering::Relaxed);
         self.torn = (scan.torn_bytes, scan.torn_messages);
         self.chunks = scan.chunks;
@@ -362,6 +504,7 @@ impl Ros1Reader {
         if let Some(loc) = &self.chunks[i].located {
             return Ok(loc.entries.iter().copied().filter(|e| keep(e.conn, e.time)).collect());
         }
+        self.fetch_region(i)?;
         let h = self.read_chunk_header(i)?;
         let (buf, start) = self.index_region(i, &h)?;
         let mut entries = Vec::new();
@@ -380,6 +523,7 @@ impl Ros1Reader {
     pub(super) fn chunk_data(&self, i: usize, hold: bool) -> Result<ChunkData> {
         let meta = &self.chunks[i];
         self.chunks_read.fetch_add(1, Ordering::Relaxed);
+        self.fetch_region(i)?;
         let (compression, data_offset, data_len, size, salvaged) = match &meta.located {
             Some(loc) => (loc.compression, loc.data_offset, loc.data_len, loc.size, loc.salvaged),
             None => {
@@ -555,7 +699,12 @@ impl StorageReader for Ros1Reader {
     }
 
     fn info(&self) -> Result<StorageInfo> {
-        mmap::checked(self.map.as_ref(), self.summary().map_err(|e| e.in_file(&self.path)))
+        // Made once: it reads every chunk's header, which for a remote bag is a request each.
+        if let Some(info) = self.summary.get() {
+            return Ok(info.clone());
+        }
+        let info = mmap::checked(self.map.as_ref(), self.summary().map_err(|e| e.in_file(&self.path)))?;
+        Ok(self.summary.get_or_init(|| info).clone())
     }
 
     fn messages<'a>(&'a self, filter: &Filter) -> Result<MessageIter<'a>> {
@@ -571,6 +720,11 @@ impl StorageReader for Ros1Reader {
     }
 
     fn median_periods(&self) -> Result<BTreeMap<String, u64>> {
+        // Frequencies need every chunk's index data: a remote bag's summary is read from its
+        // index section alone, so they are not available remotely.
+        if matches!(self.io, Io::Remote(_)) {
+            return Ok(BTreeMap::new());
+        }
         mmap::checked(self.map.as_ref(), self.periods().map_err(|e| e.in_file(&self.path)))
     }
 
