@@ -50,6 +50,15 @@ impl ExportFormat {
         Self::ALL.into_iter().find(|f| f.name() == name)
     }
 
+    /// What a file of this format is, for a refusal to replace one that is not.
+    fn kind(self) -> &'static str {
+        match self {
+            ExportFormat::Parquet => "a Parquet file",
+            ExportFormat::Arrow => "an Arrow IPC file",
+            ExportFormat::Csv => "a CSV file that rbag wrote",
+        }
+    }
+
     /// Whether the file at `path` is one this format writes: what may be replaced.
     fn is_ours(self, path: &Path) -> bool {
         let mut head = [0u8; 8];
@@ -134,7 +143,7 @@ pub fn export(
     for t in &topics {
         let path = dir.join(file_name(t, options.format));
         let format = options.format;
-        checked.push(check_with(&path, &policy, &|p| format.is_ours(p)).map_err(rbag_bag::Error::from)?);
+        checked.push(check_with(&path, &policy, format.kind(), &|p| format.is_ours(p)).map_err(rbag_bag::Error::from)?);
     }
     let bags = std::slice::from_ref(bag);
     let mut report = ExportReport::default();

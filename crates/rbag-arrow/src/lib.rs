@@ -2,7 +2,7 @@
 //! messages, for Python's `Reader.to_arrow` and `rbag export`.
 //!
 //! [`TopicBatches`] reads a topic of one or more bags as record batches; [`columns`] says how
-//! a message type becomes columns. With the `export` feature, [`export`] writes every topic of
+//! a message type becomes columns. With the `export` feature, the `export` module writes every topic of
 //! a bag to Parquet, Arrow IPC or CSV files.
 //!
 //! ```no_run

@@ -21,7 +21,7 @@ pub struct ArrowStream(Mutex<Option<Box<dyn RecordBatchReader + Send>>>);
 
 #[pymethods]
 impl ArrowStream {
-    /// The Arrow PyCapsule stream interface (pyarrow ≥ 14 reads it with ``pyarrow.table``).
+    /// The Arrow PyCapsule stream interface (read by ``pyarrow.RecordBatchReader.from_stream``).
     #[pyo3(signature = (requested_schema = None))]
     fn __arrow_c_stream__<'py>(
         &self,

@@ -72,12 +72,18 @@ impl CheckedOutput {
 /// symlink, device, FIFO or socket, exists while replacing is not allowed, or exists but is not
 /// provably a bag.
 pub fn check(output: &Path, policy: &OutputPolicy) -> Result<CheckedOutput> {
-    check_with(output, policy, &|path| crate::detect(path).is_ok())
+    check_with(output, policy, "a bag", &|path| crate::detect(path).is_ok())
 }
 
 /// [`check`] for outputs that are not bags: an existing file is replaced only when `ours`
 /// says rbag could have written it (a Parquet file by its magic, say), or when it is empty.
-pub fn check_with(output: &Path, policy: &OutputPolicy, ours: &dyn Fn(&Path) -> bool) -> Result<CheckedOutput> {
+/// `kind` names what it should be (`"a Parquet file"`), for the refusal.
+pub fn check_with(
+    output: &Path,
+    policy: &OutputPolicy,
+    kind: &str,
+    ours: &dyn Fn(&Path) -> bool,
+) -> Result<CheckedOutput> {
     let out_meta = match std::fs::symlink_metadata(output) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -128,7 +134,8 @@ pub fn check_with(output: &Path, policy: &OutputPolicy, ours: &dyn Fn(&Path) -> 
     if !policy.replace {
         return Err(Error::OutputExists { path: output.into() });
     }
-    let existing = if meta.is_dir() { Existing::Dir(bag_dir_files(output)?) } else { our_file(output, &meta, ours)? };
+    let existing =
+        if meta.is_dir() { Existing::Dir(bag_dir_files(output)?) } else { our_file(output, &meta, kind, ours)? };
     Ok(CheckedOutput { path: output.into(), existing, identity: Some((meta.dev(), meta.ino())) })
 }
 
@@ -193,12 +200,15 @@ fn enclosing_bag(file: &Path) -> Option<&Path> {
     (file.is_file() && parent.join(FILE_NAME).is_file()).then_some(parent)
 }
 
-/// An existing file may be replaced only when it is a bag rbag reads (or empty).
-fn our_file(path: &Path, meta: &Metadata, ours: &dyn Fn(&Path) -> bool) -> Result<Existing> {
+/// An existing file may be replaced only when it is what rbag writes there (or empty).
+fn our_file(path: &Path, meta: &Metadata, kind: &str, ours: &dyn Fn(&Path) -> bool) -> Result<Existing> {
     if meta.len() == 0 || ours(path) {
         Ok(Existing::File)
     } else {
-        Err(unsafe_output(path, "it exists and is not a bag; rbag replaces only bags it could have written"))
+        Err(unsafe_output(
+            path,
+            &format!("it exists and is not {kind}; rbag replaces only files it could have written"),
+        ))
     }
 }
 

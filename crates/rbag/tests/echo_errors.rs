@@ -434,6 +434,17 @@ fn export_names_the_fault_and_leaves_no_file() {
     assert_clear_error(&o, &["latin1.bag", "/chatter", "column data", "not UTF-8"]);
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
 
+    // --force replaces only a file that export could have written.
+    std::fs::write(out.join("chatter.parquet"), b"my notes").unwrap();
+    let good = bag(
+        &tmp.path().join("good.bag"),
+        Format::Ros1,
+        &[topic("/chatter", "std_msgs/String", "string data\n", vec![ros1_string("fine")])],
+    );
+    let o = run(&[&"export", &good, &"-o", &out, &"--force"]);
+    assert_clear_error(&o, &["chatter.parquet", "not a Parquet file"]);
+    assert_eq!(std::fs::read(out.join("chatter.parquet")).unwrap(), b"my notes");
+
     // The output directory may not be the input's own bag directory.
     let dir = tmp.path().join("ros2");
     let o = run(&[&"convert", &b, &"-o", &dir]);

@@ -53,10 +53,8 @@ pub struct Ros1Reader {
     summary: std::sync::OnceLock<StorageInfo>,
 }
 
-/// A remote read this small is kept for reuse.
-const SMALL_READ: u64 = 64 << 10;
-/// How many fetched ranges of a remote bag are kept (chunk regions and small reads).
-const KEPT_RANGES: usize = 16;
+/// How many chunk regions of a remote bag are kept.
+const KEPT_RANGES: usize = 4;
 
 /// Where a bag's bytes come from: a local file (mapped where possible), or a remote object
 /// read by byte range.
@@ -252,16 +250,10 @@ impl Ros1Reader {
         let (mut buf, paid) = crate::budget::buffer(len, offset, what)?;
         buf.resize(len as usize, 0);
         self.io.read_exact_at(&mut buf, offset, &self.path)?;
-        let bytes = crate::budget::Budgeted::bytes(buf, paid);
-        // A remote bag's small reads (chunk headers) are kept too: a summary asked for twice
-        // does not fetch them twice.
-        if matches!(self.io, Io::Remote(_)) && len <= SMALL_READ {
-            self.keep_range(offset, bytes.clone());
-        }
-        Ok(bytes)
+        Ok(crate::budget::Budgeted::bytes(buf, paid))
     }
 
-    /// Keeps a fetched range of a remote bag, dropping the oldest beyond [`KEPT_RANGES`].
+    /// Keeps a fetched region of a remote bag, dropping the oldest beyond [`KEPT_RANGES`].
     fn keep_range(&self, start: u64, bytes: Bytes) {
         let mut regions = self.regions.lock().unwrap_or_else(|e| e.into_inner());
         if regions.len() >= KEPT_RANGES {
