@@ -32,6 +32,9 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RUNTIME
         .get_or_init(|| {
+            // reqwest is built without a TLS crypto provider of its own (Cargo.toml): install
+            // ring's for the process, unless the host program installed one already.
+            let _ = rustls::crypto::ring::default_provider().install_default();
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .thread_name("rbag-remote")
@@ -74,6 +77,7 @@ fn failed(url: &str, e: impl std::fmt::Display) -> Error {
 impl RemoteObject {
     /// Opens `url`: one `HEAD` request for its size and ETag.
     pub fn open(url: &str) -> Result<RemoteObject> {
+        let runtime = runtime()?;
         let parsed = url::Url::parse(url).map_err(|e| failed(url, format!("not a URL: {e}")))?;
         // An `http://` URL asks for plain HTTP itself; object stores need AWS_ALLOW_HTTP and the like.
         let plain = (parsed.scheme() == "http").then(|| ("allow_http".to_string(), "true".to_string()));
@@ -82,7 +86,7 @@ impl RemoteObject {
         let store: Arc<dyn ObjectStore> = Arc::from(store);
         let head = {
             let (store, path) = (store.clone(), path.clone());
-            runtime()?.block_on(async move { store.head(&path).await }).map_err(|e| failed(url, e))?
+            runtime.block_on(async move { store.head(&path).await }).map_err(|e| failed(url, e))?
         };
         Ok(RemoteObject {
             url: url.to_string(),
