@@ -20,6 +20,9 @@ pub struct OpenOptions {
     /// from the topics table) on stand-in topics `/rbag/undeclared/<id>` with no type, instead
     /// of failing on the first one. [`Bag::undeclared_read`] counts them.
     pub lenient: bool,
+    /// Download a remote file that can only be read by scanning it (an MCAP file without a
+    /// summary) instead of refusing it.
+    pub allow_remote_scan: bool,
 }
 
 /// A bag opened for reading: a ROS 1 bag, a rosbag2 directory, a single `.db3`/`.mcap`, or any
@@ -54,7 +57,7 @@ impl Bag {
     /// Opens a bag.
     pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Bag> {
         let path = path.as_ref();
-        let reader = rbag_storage::open_with(path, &ReadOptions { lenient: options.lenient })?;
+        let reader = rbag_storage::open_with(path, &ReadOptions { lenient: options.lenient, allow_remote_scan: options.allow_remote_scan })?;
         let stand_ins = if options.lenient {
             reader.info()?.undeclared.keys().copied().filter(|&id| reader.connection(id).is_some()).collect()
         } else {

@@ -62,10 +62,18 @@ impl Reader {
     /// Opens the bag at ``path``. ``msg_path`` lists directories of ``.msg`` files (or
     /// ``PKG=DIR``) for types neither the bag nor the bundled store define. ``lenient`` reads
     /// messages on connections the bag never declares as ``/rbag/undeclared/<id>`` instead of
-    /// failing.
+    /// failing. A path may be a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``): the bag is
+    /// read by byte range where it lies; ``allow_remote_scan`` downloads a remote file that has
+    /// no index to read it by (an MCAP file without a summary) instead of refusing it.
     #[new]
-    #[pyo3(signature = (path, *, msg_path = None, lenient = false))]
-    fn new(py: Python<'_>, path: PathsArg, msg_path: Option<Vec<String>>, lenient: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, msg_path = None, lenient = false, allow_remote_scan = false))]
+    fn new(
+        py: Python<'_>,
+        path: PathsArg,
+        msg_path: Option<Vec<String>>,
+        lenient: bool,
+        allow_remote_scan: bool,
+    ) -> PyResult<Self> {
         guard(|| {
             let paths = match path {
                 PathsArg::One(p) => vec![p],
@@ -75,12 +83,16 @@ impl Reader {
                 PathsArg::Many(v) => v,
             };
             let dirs = msg_path.unwrap_or_default();
+            for w in paths.iter().filter_map(|p| p.to_str().and_then(rbag_remote::profile_warning)) {
+                PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &std::ffi::CString::new(w).unwrap_or_default(), 1)?;
+            }
+            let options = OpenOptions { lenient, allow_remote_scan };
             let opened = py
                 .detach(|| -> rbag_bag::Result<Vec<_>> {
                     paths
                         .iter()
                         .map(|p| {
-                            let bag = Bag::open_with(p, &OpenOptions { lenient })?;
+                            let bag = Bag::open_with(p, &options)?;
                             let types = rbag_bag::types::sources_for(&bag.storage_info()?.properties, &dirs)?;
                             Ok((bag, types))
                         })
@@ -110,6 +122,28 @@ impl Reader {
     fn close(&self) -> PyResult<()> {
         *self.bags.write().map_err(poisoned)? = None;
         Ok(())
+    }
+
+    /// I/O so far, summed over the bags: ``requests`` and ``bytes_fetched`` of remote reads
+    /// (0 for local files), ``chunks_read``, ``chunks_decompressed`` and ``bytes_read``.
+    fn stats(&self) -> PyResult<std::collections::BTreeMap<&'static str, u64>> {
+        let mut total = rbag_bag::ReadStats::default();
+        for b in self.bags()?.iter() {
+            let s = b.stats();
+            total.requests += s.requests;
+            total.bytes_fetched += s.bytes_fetched;
+            total.chunks_read += s.chunks_read;
+            total.chunks_decompressed += s.chunks_decompressed;
+            total.bytes_read += s.bytes_read;
+        }
+        Ok([
+            ("requests", total.requests),
+            ("bytes_fetched", total.bytes_fetched),
+            ("chunks_read", total.chunks_read),
+            ("chunks_decompressed", total.chunks_decompressed),
+            ("bytes_read", total.bytes_read),
+        ]
+        .into())
     }
 
     /// The path the (first) bag was opened from.

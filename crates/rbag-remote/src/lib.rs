@@ -19,12 +19,13 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
-use rbag_storage::source::{RangeSource, SourceStats};
+use rbag_storage::source::{Listed, RangeSource, SourceStats};
 use rbag_storage::{Error, Result};
 
 /// The runtime every remote read runs on, made on first use.
@@ -46,10 +47,67 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
         .map_err(|e| Error::Remote { url: String::new(), reason: format!("cannot start the I/O runtime: {e}") })
 }
 
+/// Requests and bytes of every remote object this process opened.
+static TOTAL_REQUESTS: AtomicU64 = AtomicU64::new(0);
+static TOTAL_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// Requests made and bytes fetched by every remote read of this process so far (what the
+/// CLI's `--stats` prints).
+pub fn totals() -> SourceStats {
+    SourceStats { requests: TOTAL_REQUESTS.load(Ordering::Relaxed), bytes: TOTAL_BYTES.load(Ordering::Relaxed) }
+}
+
+/// What to tell a user who set `AWS_PROFILE` and reads `url`: object_store does not read
+/// `~/.aws` profiles, so the profile's credentials and region are not used.
+pub fn profile_warning(url: &str) -> Option<String> {
+    let profile = std::env::var("AWS_PROFILE").ok().filter(|p| !p.is_empty())?;
+    url.starts_with("s3://").then(|| {
+        format!(
+            "AWS_PROFILE={profile} is set, but profiles in ~/.aws are not read: give AWS_ACCESS_KEY_ID, \
+             AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) and AWS_REGION, or use instance or web identity"
+        )
+    })
+}
+
 /// Makes rbag-storage open URLs through this crate. Call once, early (the CLI and the Python
 /// module do); later calls do nothing.
 pub fn register() {
     rbag_storage::source::register_opener(|url| Ok(Arc::new(RemoteObject::open(url)?) as Arc<dyn RangeSource>));
+    rbag_storage::source::register_lister(list);
+}
+
+/// The store and object path a URL names, with credentials and endpoints from the environment.
+fn store_for(url: &str) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
+    let parsed = url::Url::parse(url).map_err(|e| failed(url, format!("not a URL: {e}")))?;
+    // An `http://` URL asks for plain HTTP itself; object stores need AWS_ALLOW_HTTP and the like.
+    let plain = (parsed.scheme() == "http").then(|| ("allow_http".to_string(), "true".to_string()));
+    let options = std::env::vars().chain(plain);
+    let (store, path) = object_store::parse_url_opts(&parsed, options).map_err(|e| failed(url, e))?;
+    Ok((Arc::from(store), path))
+}
+
+/// Every object under the URL prefix `url`, at any depth: one `LIST` request per page.
+pub fn list(url: &str) -> Result<Vec<Listed>> {
+    use futures_util::TryStreamExt;
+    let runtime = runtime()?;
+    let (store, prefix) = store_for(url)?;
+    // An object's URL is the prefix URL with the object's path in place of the URL's path.
+    let mut base = url::Url::parse(url).map_err(|e| failed(url, format!("not a URL: {e}")))?;
+    base.set_path("");
+    base.set_query(None);
+    let base = base.as_str().trim_end_matches('/').to_string();
+    let found = runtime
+        .block_on(async move { store.list(Some(&prefix)).try_collect::<Vec<_>>().await })
+        .map_err(|e| failed(url, e))?;
+    TOTAL_REQUESTS.fetch_add(1, Ordering::Relaxed);
+    Ok(found
+        .into_iter()
+        .map(|m| Listed {
+            url: format!("{base}/{}", m.location),
+            size: m.size,
+            version: m.e_tag.or_else(|| Some(m.last_modified.to_rfc3339())),
+        })
+        .collect())
 }
 
 /// One object in a bucket or on a web server, opened for range reads.
@@ -59,13 +117,44 @@ pub struct RemoteObject {
     path: ObjectPath,
     size: u64,
     etag: Option<String>,
+    counts: Arc<Counts>,
+    /// Ranges being fetched ahead of their reading ([`RangeSource::prefetch`]), oldest first.
+    ahead: Mutex<VecDeque<(Range<u64>, Fetch)>>,
+}
+
+type Fetch = tokio::task::JoinHandle<object_store::Result<Bytes>>;
+
+/// Ranges fetched ahead and not read are dropped (their requests cancelled) beyond this many.
+const MAX_AHEAD: usize = 8;
+
+/// Requests made and bytes fetched, by one object and by the process.
+#[derive(Default)]
+struct Counts {
     requests: AtomicU64,
     bytes: AtomicU64,
+}
+
+impl Counts {
+    fn add(&self, bytes: usize) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        TOTAL_REQUESTS.fetch_add(1, Ordering::Relaxed);
+        TOTAL_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
 }
 
 impl std::fmt::Debug for RemoteObject {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteObject").field("url", &self.url).field("size", &self.size).finish()
+    }
+}
+
+impl Drop for RemoteObject {
+    /// Cancels the fetches ahead that nobody will read.
+    fn drop(&mut self) {
+        for (_, f) in self.ahead.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            f.abort();
+        }
     }
 }
 
@@ -78,12 +167,9 @@ impl RemoteObject {
     /// Opens `url`: one `HEAD` request for its size and ETag.
     pub fn open(url: &str) -> Result<RemoteObject> {
         let runtime = runtime()?;
-        let parsed = url::Url::parse(url).map_err(|e| failed(url, format!("not a URL: {e}")))?;
-        // An `http://` URL asks for plain HTTP itself; object stores need AWS_ALLOW_HTTP and the like.
-        let plain = (parsed.scheme() == "http").then(|| ("allow_http".to_string(), "true".to_string()));
-        let options = std::env::vars().chain(plain);
-        let (store, path) = object_store::parse_url_opts(&parsed, options).map_err(|e| failed(url, e))?;
-        let store: Arc<dyn ObjectStore> = Arc::from(store);
+        let (store, path) = store_for(url)?;
+        let counts = Arc::new(Counts::default());
+        counts.add(0);
         let head = {
             let (store, path) = (store.clone(), path.clone());
             runtime.block_on(async move { store.head(&path).await }).map_err(|e| failed(url, e))?
@@ -94,8 +180,8 @@ impl RemoteObject {
             path,
             size: head.size,
             etag: head.e_tag,
-            requests: AtomicU64::new(1),
-            bytes: AtomicU64::new(0),
+            counts,
+            ahead: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -104,13 +190,27 @@ impl RemoteObject {
         self.etag.as_deref()
     }
 
+    /// A request for `range`, counted when its answer arrives.
+    fn fetch(&self, range: Range<u64>) -> impl std::future::Future<Output = object_store::Result<Bytes>> + Send + 'static {
+        let (store, path, counts) = (self.store.clone(), self.path.clone(), self.counts.clone());
+        async move {
+            let got = store.get_range(&path, range).await?;
+            counts.add(got.len());
+            Ok(got)
+        }
+    }
+
     fn get(&self, range: Range<u64>) -> Result<Bytes> {
-        let (store, path) = (self.store.clone(), self.path.clone());
-        let r = range.clone();
-        let got =
-            runtime()?.block_on(async move { store.get_range(&path, r).await }).map_err(|e| failed(&self.url, e))?;
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(got.len() as u64, Ordering::Relaxed);
+        let runtime = runtime()?;
+        let asked = {
+            let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+            ahead.iter().position(|(r, _)| *r == range).and_then(|i| ahead.remove(i)).map(|(_, f)| f)
+        };
+        let got = match asked {
+            Some(f) => runtime.block_on(f).map_err(|e| failed(&self.url, e))?,
+            None => runtime.block_on(self.fetch(range.clone())),
+        }
+        .map_err(|e| failed(&self.url, e))?;
         if got.len() as u64 != range.end - range.start {
             return Err(failed(
                 &self.url,
@@ -138,6 +238,25 @@ impl RangeSource for RemoteObject {
     }
 
     fn stats(&self) -> SourceStats {
-        SourceStats { requests: self.requests.load(Ordering::Relaxed), bytes: self.bytes.load(Ordering::Relaxed) }
+        SourceStats {
+            requests: self.counts.requests.load(Ordering::Relaxed),
+            bytes: self.counts.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    fn prefetch(&self, ranges: &[Range<u64>]) {
+        let Ok(runtime) = runtime() else { return };
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        for r in ranges.iter().filter(|r| !r.is_empty()) {
+            if ahead.iter().any(|(a, _)| a == r) {
+                continue;
+            }
+            if ahead.len() == MAX_AHEAD {
+                if let Some((_, f)) = ahead.pop_front() {
+                    f.abort();
+                }
+            }
+            ahead.push_back((r.clone(), runtime.spawn(self.fetch(r.clone()))));
+        }
     }
 }

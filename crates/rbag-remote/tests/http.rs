@@ -131,3 +131,156 @@ fn faults_are_clear_errors_or_retries() {
     let e = Bag::open(format!("{}/cut.bag", cut_server.base)).err().unwrap();
     assert_clear(e, &["cut.bag"]);
 }
+
+/// The rosbag2 bags of the corpus, as paths under its `ros2` directory (`mcap/wbag`).
+fn ros2_bags(root: &std::path::Path) -> Vec<String> {
+    let mut bags = Vec::new();
+    for storage in ["mcap", "sqlite3"] {
+        for e in std::fs::read_dir(root.join(storage)).unwrap() {
+            bags.push(format!("{storage}/{}", e.unwrap().file_name().to_string_lossy()));
+        }
+    }
+    bags.sort();
+    bags
+}
+
+/// The storage files of a rosbag2 directory, by name.
+fn storage_files(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mcap") || n.ends_with(".db3"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn rosbag2_directories_and_files_read_over_http_as_they_read_locally() {
+    let test = "rosbag2_directories_and_files_read_over_http_as_they_read_locally";
+    let Some(root) = rbag_testkit::corpus(test, "ros2") else { return };
+    rbag_remote::register();
+    let server = Server::start(&root);
+    for bag in ros2_bags(&root) {
+        let local = Bag::open(root.join(&bag)).unwrap();
+        for url in [format!("{}/{bag}", server.base), format!("{}/{bag}/metadata.yaml", server.base)] {
+            let remote = Bag::open(&url).unwrap();
+            assert_eq!(info_without_path(&remote), info_without_path(&local), "{url}");
+            assert_eq!(messages(&remote, &Filter::default()), messages(&local, &Filter::default()), "{url}");
+        }
+        for name in storage_files(&root.join(&bag)) {
+            let local = Bag::open(root.join(&bag).join(&name)).unwrap();
+            let url = format!("{}/{bag}/{name}", server.base);
+            server.clear();
+            let remote = Bag::open(&url).unwrap();
+            let (requests, bytes) = server.totals();
+            println!("{bag}/{name}: open and info took {requests} requests, {bytes} bytes");
+            if name.ends_with(".mcap") {
+                // HEAD, the head, the tail (footer and summary), and perhaps a Metadata record.
+                assert!(requests <= 4, "{url}: {requests} requests to open");
+            }
+            assert_eq!(info_without_path(&remote), info_without_path(&local), "{url}");
+            assert_eq!(messages(&remote, &Filter::default()), messages(&local, &Filter::default()), "{url}");
+        }
+    }
+}
+
+#[test]
+fn a_missing_split_file_is_an_error_naming_it() {
+    let Some(root) = rbag_testkit::corpus("a_missing_split_file_is_an_error_naming_it", "ros2") else { return };
+    rbag_remote::register();
+    let tmp = tempfile::tempdir().unwrap();
+    for storage in ["mcap", "sqlite3"] {
+        let dir = tmp.path().join(storage);
+        std::fs::create_dir(&dir).unwrap();
+        for name in storage_files(&root.join(storage).join("wbag")) {
+            std::fs::copy(root.join(storage).join("wbag").join(&name), dir.join(&name)).unwrap();
+        }
+        std::fs::copy(root.join(storage).join("wbag/metadata.yaml"), dir.join("metadata.yaml")).unwrap();
+        let gone = storage_files(&dir)[2].clone();
+        std::fs::remove_file(dir.join(&gone)).unwrap();
+    }
+    let server = Server::start(tmp.path());
+    for (storage, gone) in [("mcap", "wbag_2.mcap"), ("sqlite3", "wbag_2.db3")] {
+        let e = Bag::open(format!("{}/{storage}", server.base)).err().unwrap();
+        assert_clear(e, &[&format!("{storage}/{gone}"), "404"]);
+    }
+}
+
+#[test]
+fn an_mcap_file_without_summary_is_refused_or_downloaded() {
+    let Some(root) = rbag_testkit::corpus("an_mcap_file_without_summary_is_refused_or_downloaded", "ros2") else {
+        return;
+    };
+    rbag_remote::register();
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(root.join("mcap/wbag/wbag_0.mcap")).unwrap();
+    // A recorder killed before it wrote the summary: everything after two thirds is gone.
+    std::fs::write(tmp.path().join("torn.mcap"), &whole[..whole.len() * 2 / 3]).unwrap();
+    let server = Server::start(tmp.path());
+    let url = format!("{}/torn.mcap", server.base);
+    let e = Bag::open(&url).err().unwrap();
+    assert!(matches!(e.storage(), Some(rbag_bag::StorageError::RemoteScan { .. })), "{e}");
+    assert_clear(&e, &["torn.mcap", "no summary"]);
+    let options = rbag_bag::OpenOptions { allow_remote_scan: true, ..Default::default() };
+    let remote = Bag::open_with(&url, &options).unwrap();
+    let local = Bag::open(tmp.path().join("torn.mcap")).unwrap();
+    assert_eq!(messages(&remote, &Filter::default()), messages(&local, &Filter::default()));
+    assert!(remote.warnings().iter().any(|w| w.contains("downloaded whole")), "{:?}", remote.warnings());
+}
+
+/// The file regions (start, end) of each chunk and the index data after it, with its time
+/// span, for a generated bag.
+fn chunk_regions(path: &std::path::Path, format: rbag_storage::Format) -> Vec<(u64, u64, u64, u64)> {
+    if format == rbag_storage::Format::Ros1 {
+        let r = rbag_storage::ros1::Ros1Reader::open(path).unwrap();
+        let spans = r.chunk_spans();
+        let len = std::fs::metadata(path).unwrap().len();
+        (0..spans.len())
+            .map(|i| (spans[i].0, spans.get(i + 1).map_or(len, |s| s.0), spans[i].1, spans[i].2))
+            .collect()
+    } else {
+        let bytes = std::fs::read(path).unwrap();
+        let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+        summary
+            .chunk_indexes
+            .iter()
+            .map(|c| {
+                let start = c.chunk_start_offset;
+                (start, start + c.chunk_length + c.message_index_length, c.message_start_time, c.message_end_time)
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn a_ten_second_window_of_ten_minutes_fetches_its_chunks_and_little_more() {
+    rbag_remote::register();
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path());
+    for (format, name) in [(rbag_storage::Format::Ros1, "ten.bag"), (rbag_storage::Format::Mcap, "ten.mcap")] {
+        let path = tmp.path().join(name);
+        // 10 minutes at 20 Hz of 2 KiB: 24 MB in chunks of 256 KiB (about 6 s each).
+        common::generate(&path, format, 600, 20, 2048, 256 << 10);
+        let local = Bag::open(&path).unwrap();
+        let start = local.storage_info().unwrap().start_ns.unwrap();
+        let window = Filter {
+            start: Some(start + 300_000_000_000),
+            end: Some(start + 310_000_000_000),
+            ..Filter::default()
+        };
+        let remote = Bag::open(format!("{}/{name}", server.base)).unwrap();
+        server.clear();
+        let got = messages(&remote, &window);
+        assert_eq!(got, messages(&local, &window), "{name}");
+        assert_eq!(got.len(), 200, "{name}");
+        let (requests, bytes) = server.totals();
+        let overlapping: u64 = chunk_regions(&path, format)
+            .iter()
+            .filter(|(_, _, t0, t1)| *t1 >= window.start.unwrap() && *t0 <= window.end.unwrap())
+            .map(|(a, b, _, _)| b - a)
+            .sum();
+        println!("{name}: a 10 s window took {requests} requests, {bytes} bytes; its chunks hold {overlapping}");
+        assert!(bytes as f64 <= 1.2 * overlapping as f64, "{name}: {bytes} bytes for chunks of {overlapping}");
+    }
+}

@@ -118,7 +118,7 @@ fn a_bad_line_names_its_file_and_number() {
     let r = rbag_storage::open(&path).unwrap();
     let e = r.messages(&Filter::default()).unwrap().find_map(Result::err).expect("undeclared");
     assert!(e.to_string().contains("connection 9"), "{e}");
-    let r = rbag_storage::open_with(&path, &rbag_storage::ReadOptions { lenient: true }).unwrap();
+    let r = rbag_storage::open_with(&path, &rbag_storage::ReadOptions { lenient: true, ..Default::default() }).unwrap();
     assert_eq!(r.messages(&Filter::default()).unwrap().filter(|m| m.as_ref().unwrap().connection == 9).count(), 1);
 }
 

@@ -27,6 +27,17 @@ pub enum Error {
         /// What failed.
         reason: String,
     },
+    /// A remote file has no index to read it by (an MCAP file without a summary): reading it
+    /// means fetching all of it, which [`crate::ReadOptions::allow_remote_scan`] allows.
+    #[error("{url}: {why}: reading it means scanning it, which fetches all {size} bytes")]
+    RemoteScan {
+        /// The object's URL.
+        url: String,
+        /// Why it has no usable index.
+        why: String,
+        /// Its size in bytes.
+        size: u64,
+    },
 
     /// Any other error, with the file it happened in.
     #[error("{path}: {inner}")]
@@ -306,6 +317,7 @@ impl Error {
             | Error::UnknownStorage { .. }
             | Error::BadOption { .. }
             | Error::Remote { .. }
+            | Error::RemoteScan { .. }
             | Error::Backend(_) => self,
             other => Error::InFile { path: path.into(), inner: Box::new(other) },
         }

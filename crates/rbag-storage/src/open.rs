@@ -94,18 +94,30 @@ pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Box<dyn StorageRe
 }
 
 /// Opens the bag at `url` through the registered remote opener ([`crate::source`]): by its
-/// first bytes, a ROS 1 bag. Other storages are not read remotely yet.
+/// first bytes, a ROS 1 bag or a single MCAP or SQLite file; or, at a URL prefix with a
+/// metadata.yaml, a rosbag2 directory.
 fn open_url(url: &str, options: &ReadOptions) -> Result<Box<dyn StorageReader>> {
-    let source = crate::source::open_url(url)?;
+    use crate::rosbag2::Rosbag2Reader;
+    let dir = |e: Error| match Rosbag2Reader::from_url_dir(url, options)? {
+        Some(r) => Ok(Box::new(r) as Box<dyn StorageReader>),
+        None => Err(e),
+    };
+    if url.ends_with('/') || url.ends_with(crate::rosbag2::metadata::FILE_NAME) {
+        return dir(Error::Remote { url: url.into(), reason: format!("no {} there", crate::rosbag2::metadata::FILE_NAME) });
+    }
+    // A directory is no object of its own: a failed open may still find its metadata.yaml.
+    let source = match crate::source::open_url(url) {
+        Ok(s) => s,
+        Err(e) => return dir(e),
+    };
     // The format's magic, and for ROS 1 the whole bag header record.
     let head = source.read(0, source.len().min(crate::ros1::FIRST_RECORD))?;
-    if head.starts_with(crate::ros1::record::MAGIC) {
-        return Ok(Box::new(crate::ros1::Ros1Reader::from_source(source, head, options)?));
+    match crate::sniff::file_format(std::path::Path::new(url), &head)? {
+        Some(Format::Ros1) => Ok(Box::new(crate::ros1::Ros1Reader::from_source(source, head, options)?)),
+        Some(Format::Mcap | Format::Sqlite3) => Ok(Box::new(Rosbag2Reader::from_source(source, head, options)?)),
+        // A web server's page for a directory, say.
+        None => dir(Error::Remote { url: url.into(), reason: "not a bag: unrecognised first bytes".into() }),
     }
-    Err(Error::Remote {
-        url: url.to_string(),
-        reason: "not a ROS 1 bag; MCAP files and rosbag2 directories are not read remotely yet".into(),
-    })
 }
 
 /// Creates a bag for writing in `storage` (a [`Format`], a backend name or a backend): a ROS 1

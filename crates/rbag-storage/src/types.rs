@@ -49,6 +49,9 @@ pub struct ReadOptions {
     /// ([`Connection::undeclared`]) and counted in the reader's warnings, instead of failing
     /// the read with [`crate::Error::UndeclaredConnection`].
     pub lenient: bool,
+    /// A remote file that can only be read by scanning it (an MCAP file without a summary) is
+    /// downloaded whole, instead of refused with [`crate::Error::Remote`].
+    pub allow_remote_scan: bool,
 }
 
 /// One stored message. `data` shares the buffer it was read into, so handing messages out does
@@ -198,6 +201,10 @@ pub struct ReadStats {
     pub chunks_decompressed: u64,
     /// Bytes read from the file.
     pub bytes_read: u64,
+    /// Requests made to a remote object (0 for a local file), the opening `HEAD` included.
+    pub requests: u64,
+    /// Bytes those requests fetched.
+    pub bytes_fetched: u64,
 }
 
 /// Options for creating a bag.

@@ -31,6 +31,14 @@ pub struct Cli {
     /// error. Default: RBAG_MEMORY_BUDGET, else 512MiB.
     #[arg(long, global = true, value_name = "SIZE", value_parser = rbag_bag::units::parse_size)]
     memory_budget: Option<u64>,
+    /// Print, at the end, how many requests remote reads made and how many bytes they
+    /// fetched (on stderr).
+    #[arg(long, global = true)]
+    stats: bool,
+    /// Read a remote file that has no index to read it by (an MCAP file without a summary) by
+    /// downloading it whole, instead of refusing it.
+    #[arg(long, global = true)]
+    allow_remote_scan: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -93,10 +101,27 @@ fn main() -> ExitCode {
         Some(verb) => memory_budget(None).and_then(|()| run_ros2(verb, argv)),
         None => {
             let cli = Cli::parse_from(argv);
-            memory_budget(cli.memory_budget).and_then(|()| run(cli))
+            let stats = cli.stats;
+            commands::remote::allow_scan(cli.allow_remote_scan);
+            let result = memory_budget(cli.memory_budget).and_then(|()| run(cli));
+            if stats {
+                remote_stats();
+            }
+            result
         }
     };
     finish(result)
+}
+
+/// `--stats`: the remote requests and bytes of the run.
+fn remote_stats() {
+    #[cfg(feature = "remote")]
+    {
+        let t = rbag_remote::totals();
+        note!("stats: {} remote request(s), {} byte(s) fetched", t.requests, t.bytes);
+    }
+    #[cfg(not(feature = "remote"))]
+    note!("stats: this rbag was built without remote reading");
 }
 
 /// Sets the memory budget from `--memory-budget`, or checks `RBAG_MEMORY_BUDGET` (a usage error

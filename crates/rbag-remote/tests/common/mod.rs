@@ -2,7 +2,7 @@
 //! request log and fault injection, started per test on 127.0.0.1.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -101,22 +101,21 @@ fn serve(stream: TcpStream, root: &Path, log: &Mutex<Vec<Logged>>, faults: &Mute
         let cut = if method == "GET" && range.is_some() { f.cut_after.remove(&rel) } else { None };
         drop(f);
         let file = root.join(&rel);
-        let data = match (status, std::fs::read(&file)) {
+        let len = match (status, std::fs::metadata(&file).ok().filter(|m| m.is_file())) {
             (Some(s), _) => {
                 write!(out, "HTTP/1.1 {s}\r\nContent-Length: 0\r\n\r\n")?;
                 out.flush()?;
                 log.lock().unwrap().push(Logged { method, path: rel, range: None, sent: 0 });
                 continue;
             }
-            (None, Err(_)) => {
+            (None, None) => {
                 write!(out, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")?;
                 out.flush()?;
                 log.lock().unwrap().push(Logged { method, path: rel, range: None, sent: 0 });
                 continue;
             }
-            (None, Ok(d)) => d,
+            (None, Some(m)) => m.len(),
         };
-        let len = data.len() as u64;
         let etag = format!(
             "\"{:x}-{len}\"",
             file.metadata()
@@ -138,26 +137,55 @@ fn serve(stream: TcpStream, root: &Path, log: &Mutex<Vec<Logged>>, faults: &Mute
             }
             None => ("200 OK", 0, len),
         };
-        let body = if method == "HEAD" { &[][..] } else { &data[start as usize..end as usize] };
         write!(out, "HTTP/1.1 {status}\r\nContent-Length: {}\r\nETag: {etag}\r\nAccept-Ranges: bytes\r\nLast-Modified: Thu, 26 Nov 2026 00:00:00 GMT\r\n", end - start)?;
         if status.starts_with("206") {
             write!(out, "Content-Range: bytes {start}-{}/{len}\r\n", end - 1)?;
         }
         write!(out, "\r\n")?;
+        let body_len = if method == "HEAD" { 0 } else { end - start };
+        // Read from the file as it is sent: objects may be gigabytes.
+        let mut body = std::fs::File::open(&file)?;
+        body.seek(SeekFrom::Start(start))?;
         let sent = match cut {
             Some(n) => {
-                let n = (n as usize).min(body.len());
-                out.write_all(&body[..n])?;
+                let n = std::io::copy(&mut body.take(n.min(body_len)), &mut out)?;
                 out.flush()?;
-                log.lock().unwrap().push(Logged { method, path: rel, range: Some((start, end)), sent: n as u64 });
+                log.lock().unwrap().push(Logged { method, path: rel, range: Some((start, end)), sent: n });
                 return Ok(()); // connection dropped mid-body
             }
-            None => {
-                out.write_all(body)?;
-                body.len() as u64
-            }
+            None => std::io::copy(&mut body.take(body_len), &mut out)?,
         };
         out.flush()?;
         log.lock().unwrap().push(Logged { method, path: rel, range: range.map(|_| (start, end)), sent });
     }
+}
+
+/// Writes a bag of one topic: `seconds` of messages at `hz`, `payload` bytes each, in chunks of
+/// `chunk` bytes, uncompressed (so that its size is what the test asks for).
+#[allow(dead_code)] // not every test binary generates bags
+pub fn generate(path: &Path, format: rbag_storage::Format, seconds: u64, hz: u64, payload: usize, chunk: u64) {
+    use rbag_storage::{Connection, Format, WriteOptions};
+    let mut c = Connection { topic: "/data".into(), definition: "string data\n".into(), ..Connection::default() };
+    if format == Format::Ros1 {
+        c.message_type = "std_msgs/String".into();
+        c.encoding = "ros1".into();
+        c.definition_encoding = "ros1msg".into();
+        c.metadata.insert("md5sum".into(), "992ce8a1687cec8c8bd883ec73ca41d1".into());
+        c.metadata.insert("callerid".into(), "/gen".into());
+    } else {
+        c.message_type = "std_msgs/msg/String".into();
+        c.encoding = "cdr".into();
+        c.definition_encoding = "ros2msg".into();
+    }
+    let options = WriteOptions { chunk_size: chunk, ..WriteOptions::default() };
+    let mut w = rbag_storage::create(path, format, &options).unwrap();
+    let id = w.add_connection(&c).unwrap();
+    let start = 1_700_000_000_000_000_000u64;
+    let mut data = vec![0u8; payload];
+    for i in 0..seconds * hz {
+        let t = start + i * 1_000_000_000 / hz;
+        data[..8].copy_from_slice(&i.to_le_bytes());
+        w.write(id, t, t, &data).unwrap();
+    }
+    w.finish().unwrap();
 }

@@ -149,6 +149,7 @@ pub struct ChunkIndex {
     pub chunk_start_offset: u64,
     pub chunk_length: u64,
     pub message_index_offsets: BTreeMap<u16, u64>,
+    pub message_index_length: u64,
     pub compression: String,
     pub compressed_size: u64,
     pub uncompressed_size: u64,
@@ -161,27 +162,29 @@ pub fn chunk_index(body: &[u8], offset: u64) -> Result<ChunkIndex> {
     let chunk_start_offset = c.u64()?;
     let chunk_length = c.u64()?;
     let message_index_offsets = c.map(|c| Ok((c.u16()?, c.u64()?)))?;
-    c.u64()?; // message index length
+    let message_index_length = c.u64()?;
     Ok(ChunkIndex {
         message_start_time,
         message_end_time,
         chunk_start_offset,
         chunk_length,
         message_index_offsets,
+        message_index_length,
         compression: c.string()?,
         compressed_size: c.u64()?,
         uncompressed_size: c.u64()?,
     })
 }
 
-/// Where a Metadata record is (its length and name are read from the record itself).
+/// Where a Metadata record is, and its length (op and length prefix included).
 pub struct MetadataIndex {
     pub offset: u64,
+    pub length: u64,
 }
 
 pub fn metadata_index(body: &[u8], offset: u64) -> Result<MetadataIndex> {
     let mut c = Cursor::new(body, offset, "MCAP metadata index");
-    Ok(MetadataIndex { offset: c.u64()? })
+    Ok(MetadataIndex { offset: c.u64()?, length: c.u64()? })
 }
 
 pub fn metadata(body: &[u8], offset: u64) -> Result<(String, BTreeMap<String, String>)> {
@@ -189,26 +192,28 @@ pub fn metadata(body: &[u8], offset: u64) -> Result<(String, BTreeMap<String, St
     Ok((c.string()?, c.string_map()?))
 }
 
-/// Where the summary section starts, from the footer; `None` when the file has no summary.
-pub fn footer(buf: &[u8]) -> Result<Option<u64>> {
+/// Where the summary section starts, from the footer at the end of `buf` (the file's bytes
+/// from offset `base` to its end); `None` when the file has no summary.
+pub fn footer(buf: &[u8], base: u64) -> Result<Option<u64>> {
     // Footer record (op, len, summary_start, summary_offset_start, crc) then the magic.
     let len = buf.len();
     let at = len.checked_sub(super::records::MAGIC.len() + 29).ok_or_else(|| Error::Malformed {
-        offset: 0,
+        offset: base,
         what: "MCAP footer",
         reason: "the file is too short to hold one".into(),
     })?;
     let rec = &buf[at..at + 29];
+    let at_file = base + at as u64;
     if rec[0] != super::records::op::FOOTER {
         return Err(Error::Malformed {
-            offset: at as u64,
+            offset: at_file,
             what: "MCAP footer",
             reason: format!("op 0x{:02x} where the footer belongs", rec[0]),
         });
     }
-    let mut c = Cursor::new(&rec[9..], at as u64, "MCAP footer");
+    let mut c = Cursor::new(&rec[9..], at_file, "MCAP footer");
     let start = c.u64()?;
-    Ok((start != 0).then_some(start).filter(|&s| (s as usize) < at))
+    Ok((start != 0).then_some(start).filter(|&s| s < at_file))
 }
 
 #[cfg(test)]

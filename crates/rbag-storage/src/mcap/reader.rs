@@ -1,6 +1,11 @@
 //! Reading MCAP through its summary: chunk indexes pick the chunks a query needs (by time and
 //! channel), statistics give the counts. A file without a summary (a recorder that crashed) is
 //! scanned once at open, with a warning.
+//!
+//! A remote file (a [`RangeSource`]) is read the same way: its head, then its tail (the footer
+//! and, in most files, the whole summary) in one request, then each chunk a read needs together
+//! with the message indexes after it. A remote file without a summary is refused, or downloaded
+//! whole with [`ReadOptions::allow_remote_scan`].
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
@@ -8,6 +13,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -17,6 +23,7 @@ use super::records::{self, op, Raw, Walk, MAGIC};
 use crate::mmap::{self, Mapped};
 use crate::ros1::record::Limits;
 use crate::rosbag2::TYPE_HASH_KEY;
+use crate::source::{self, Backing, RangeSource, Regions};
 use crate::{
     Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats,
     Result, StorageInfo, StorageReader,
@@ -28,7 +35,7 @@ pub const MCAP_TYPE_HASH_KEY: &str = "topic_type_hash";
 /// An MCAP file opened for reading.
 pub struct McapReader {
     path: PathBuf,
-    map: Mapped,
+    backing: Backing,
     profile: String,
     library: String,
     connections: Vec<Connection>,
@@ -65,6 +72,9 @@ struct ChunkMeta {
     channels: Option<BTreeSet<u16>>,
     /// MessageIndex records (file offsets) by channel.
     message_indexes: Vec<u64>,
+    /// Where the message indexes after the chunk end (the chunk's own end when it has none):
+    /// a remote read fetches the chunk up to here in one request.
+    index_end: u64,
     compression: String,
     compressed: u64,
     uncompressed: u64,
@@ -74,10 +84,16 @@ struct ChunkMeta {
 }
 
 impl ChunkMeta {
+    /// The chunk and the message indexes after it.
+    fn region(&self) -> Range<u64> {
+        self.offset..self.index_end.max(self.range.end as u64)
+    }
+
     /// A run found by scanning: its channels, times and counts are filled in as it is read.
     fn scanned(offset: u64, range: Range<usize>, loose: bool, compression: &str) -> Self {
         ChunkMeta {
             offset,
+            index_end: range.end as u64,
             range,
             loose,
             start: u64::MAX,
@@ -114,6 +130,12 @@ struct Entry {
 /// Chunks up to this many decompressed bytes (and within the memory budget) are read whole as
 /// soon as a query reaches them; larger ones only when one of their messages is next, with
 /// their entries taken from their message indexes (or a streamed pass).
+/// The first bytes of a remote object, fetched to tell its format (and holding MCAP's header).
+const REMOTE_HEAD: u64 = crate::ros1::FIRST_RECORD;
+/// The last bytes of a remote MCAP file, fetched in one request at open: the footer and, in
+/// most files, the whole summary section (a summary beyond them costs one more request).
+const REMOTE_TAIL: u64 = 64 << 10;
+
 fn eager_max() -> u64 {
     (crate::budget::limit() / 16).min(32 << 20)
 }
@@ -136,22 +158,46 @@ impl McapReader {
         // Checked with the map still in hand, so that a file shrinking during open is named
         // as such, not as the damage its lost pages (read as zeros) look like.
         let watch = map.clone();
-        mmap::checked(Some(&watch), Self::open_mapped(path, map, options))
+        mmap::checked(Some(&watch), Self::open_mapped(path.into(), map, options))
     }
 
-    fn open_mapped(path: &Path, map: Mapped, options: ReadOptions) -> Result<Self> {
-        let buf = map.slice(0..map.len());
-        if !buf.starts_with(MAGIC) {
-            return Err(Error::Malformed {
-                offset: 0,
-                what: "MCAP magic",
-                reason: "the file does not start with \\x89MCAP0\\r\\n".into(),
-            });
+    /// Opens a remote MCAP file through its summary: the head (in `head`, the object's first
+    /// bytes, already fetched), then the footer and summary. A file without a usable summary is
+    /// an [`Error::Remote`], or downloaded whole and scanned with
+    /// [`ReadOptions::allow_remote_scan`].
+    pub fn from_source(source: Arc<dyn RangeSource>, head: Bytes, options: &ReadOptions) -> Result<Self> {
+        let path = PathBuf::from(source.url());
+        let regions = Regions::new(source.clone());
+        regions.pin(0, head);
+        let len = source.len();
+        if len > REMOTE_HEAD {
+            // The footer and, in most files, the whole summary: one request, kept.
+            regions.get(len.saturating_sub(REMOTE_TAIL)..len, true)?;
         }
-        let mut reader = McapReader {
+        let mut reader = Self::blank(path.clone(), Backing::Remote(regions), *options);
+        let unsummarised = reader.read_header().and_then(|()| reader.try_summary()).map_err(|e| e.in_file(&path))?;
+        let Some(why) = unsummarised else {
+            reader.finish_open();
+            return Ok(reader);
+        };
+        if !options.allow_remote_scan {
+            return Err(Error::RemoteScan { url: source.url().to_string(), why, size: len });
+        }
+        let temp = std::env::temp_dir();
+        let mut file = tempfile::tempfile().map_err(|e| Error::io(&temp, e))?;
+        source::download(&*source, &mut file, &temp)?;
+        let map = Mapped::new(&file, &path).ok_or_else(|| Error::Invalid("the downloaded copy cannot be mapped".into()))?;
+        let watch = map.clone();
+        let mut reader = mmap::checked(Some(&watch), Self::open_mapped(path.clone(), map, *options))?;
+        reader.warnings.push(format!("{} was downloaded whole ({} bytes) to be scanned", source.url(), source.len()));
+        Ok(reader)
+    }
+
+    fn blank(path: PathBuf, backing: Backing, options: ReadOptions) -> Self {
+        McapReader {
             lost: Vec::new(),
-            path: path.into(),
-            map,
+            path,
+            backing,
             profile: String::new(),
             library: String::new(),
             connections: Vec::new(),
@@ -166,37 +212,43 @@ impl McapReader {
             chunks_read: AtomicU64::new(0),
             chunks_decompressed: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
-        };
-        reader.read_header(&buf)?;
-        let summarised = if buf.ends_with(MAGIC) && buf.len() >= 2 * MAGIC.len() + 29 {
-            match reader.read_summary(&buf) {
-                Ok(true) => true,
-                Ok(false) => {
-                    reader
-                        .warnings
-                        .push("the file has no summary with statistics and chunk indexes; it was scanned".into());
-                    false
-                }
-                Err(e) => {
-                    reader.warnings.push(format!("the summary section is damaged ({e}); the file was scanned instead"));
-                    false
-                }
-            }
-        } else {
-            reader.warnings.push(
-                "no summary section (the file was not closed: a recorder crash?); the file was scanned instead".into(),
-            );
-            false
-        };
-        if !summarised {
+        }
+    }
+
+    fn open_mapped(path: PathBuf, map: Mapped, options: ReadOptions) -> Result<Self> {
+        let buf = map.slice(0..map.len());
+        let mut reader = Self::blank(path, Backing::Local(map), options);
+        reader.read_header()?;
+        if let Some(why) = reader.try_summary()? {
+            reader.warnings.push(format!("{why}; the file was scanned instead"));
             reader.chunks.clear();
             reader.counts.clear();
             reader.metadata.clear();
             reader.scan(&buf)?;
         }
-        reader.chunks.sort_by_key(|c| (c.start, c.offset));
-        reader.find_undeclared();
+        reader.finish_open();
         Ok(reader)
+    }
+
+    /// Reads the summary when the file has a usable one; otherwise says why not.
+    fn try_summary(&mut self) -> Result<Option<String>> {
+        let len = self.backing.len();
+        let (tail, base) = self.backing.around(len.saturating_sub(MAGIC.len() as u64)..len, true)?;
+        if !(tail.ends_with(MAGIC) && base + tail.len() as u64 == len && len >= 2 * MAGIC.len() as u64 + 29) {
+            return Ok(Some("no summary section (the file was not closed: a recorder crash?)".into()));
+        }
+        match self.read_summary() {
+            Ok(true) => Ok(None),
+            Ok(false) => Ok(Some("the file has no summary with statistics and chunk indexes".into())),
+            // A remote read that failed is not damage: it is the error.
+            Err(e @ Error::Remote { .. }) => Err(e),
+            Err(e) => Ok(Some(format!("the summary section is damaged ({e})"))),
+        }
+    }
+
+    fn finish_open(&mut self) {
+        self.chunks.sort_by_key(|c| (c.start, c.offset));
+        self.find_undeclared();
     }
 
     /// Finds the channels that messages use (by the statistics or the scan's counts, and the
@@ -237,9 +289,28 @@ impl McapReader {
                 && filter.accepts_undeclared(u32::from(ch)))
     }
 
-    fn read_header(&mut self, buf: &[u8]) -> Result<()> {
-        let mut walk = Walk::new(buf, MAGIC.len(), 0, false);
-        match walk.next() {
+    fn read_header(&mut self) -> Result<()> {
+        let prefix = MAGIC.len() as u64 + 9;
+        let (buf, _) = self.backing.around(0..prefix.min(self.backing.len()), true)?;
+        if !buf.starts_with(MAGIC) {
+            return Err(Error::Malformed {
+                offset: 0,
+                what: "MCAP magic",
+                reason: "the file does not start with \\x89MCAP0\\r\\n".into(),
+            });
+        }
+        let not_header = || Error::Malformed {
+            offset: MAGIC.len() as u64,
+            what: "MCAP header",
+            reason: "the first record is not a Header".into(),
+        };
+        let head = buf.get(MAGIC.len()..prefix as usize).ok_or_else(not_header)?;
+        let body_len = parse::Cursor::new(&head[1..], MAGIC.len() as u64 + 1, "MCAP header").u64()?;
+        if head[0] != op::HEADER || body_len > self.limits.max_data_len {
+            return Err(not_header());
+        }
+        let (buf, base) = self.backing.around(0..(prefix + body_len).min(self.backing.len()), true)?;
+        match Walk::new(&buf, MAGIC.len() - base as usize, base, false).next() {
             Some(Ok(r)) if r.op == op::HEADER => {
                 let h = parse::header(&buf[r.body.clone()], r.offset)?;
                 self.profile = h.profile;
@@ -247,23 +318,22 @@ impl McapReader {
                 Ok(())
             }
             Some(Err(e)) => Err(e),
-            _ => Err(Error::Malformed {
-                offset: MAGIC.len() as u64,
-                what: "MCAP header",
-                reason: "the first record is not a Header".into(),
-            }),
+            _ => Err(not_header()),
         }
     }
 
     /// Reads the summary section; `false` when it lacks what reading needs (statistics, and
     /// chunk indexes for the messages).
-    fn read_summary(&mut self, buf: &Bytes) -> Result<bool> {
-        let Some(start) = parse::footer(buf)? else { return Ok(false) };
-        let end = buf.len() - MAGIC.len() - 29;
+    fn read_summary(&mut self) -> Result<bool> {
+        let len = self.backing.len();
+        let end = len - MAGIC.len() as u64 - 29;
+        let (tail, base) = self.backing.around(end..len, true)?;
+        let Some(start) = parse::footer(&tail[(end - base) as usize..], end)? else { return Ok(false) };
+        let (buf, base) = self.backing.around(start..end, true)?;
         let mut schemas = HashMap::new();
         let mut channels = BTreeMap::new();
         let mut stats = None;
-        for rec in Walk::new(&buf[..end], start as usize, 0, false) {
+        for rec in Walk::new(&buf[..(end - base) as usize], (start - base) as usize, base, false) {
             let rec = rec?;
             let body = &buf[rec.body.clone()];
             match rec.op {
@@ -274,7 +344,7 @@ impl McapReader {
                     let end = ci
                         .chunk_start_offset
                         .checked_add(ci.chunk_length)
-                        .filter(|&e| e <= buf.len() as u64 && ci.chunk_start_offset >= MAGIC.len() as u64);
+                        .filter(|&e| e <= len && ci.chunk_start_offset >= MAGIC.len() as u64);
                     let Some(end) = end else {
                         return Err(Error::Malformed {
                             offset: rec.offset,
@@ -285,8 +355,12 @@ impl McapReader {
                             ),
                         });
                     };
+                    // The message indexes follow the chunk; a length that runs past the file
+                    // is not trusted.
+                    let index_end = end.checked_add(ci.message_index_length).filter(|&e| e <= len).unwrap_or(end);
                     self.chunks.push(ChunkMeta {
                         offset: ci.chunk_start_offset,
+                        index_end,
                         range: ci.chunk_start_offset as usize..end as usize,
                         loose: false,
                         start: ci.message_start_time,
@@ -302,10 +376,18 @@ impl McapReader {
                 }
                 op::METADATA_INDEX => {
                     let mi = parse::metadata_index(body, rec.offset)?;
-                    let at = usize::try_from(mi.offset).ok().filter(|&a| a < buf.len());
-                    match at.and_then(|a| Walk::new(buf, a, 0, false).next()) {
-                        Some(Ok(m)) if m.op == op::METADATA => {
-                            let (name, map) = parse::metadata(&buf[m.body.clone()], m.offset)?;
+                    let at = mi.offset.checked_add(mi.length).filter(|&e| e <= len && mi.length <= self.limits.max_data_len);
+                    let found = match at {
+                        Some(e) => {
+                            let (m, b) = self.backing.around(mi.offset..e, false)?;
+                            let rec = Walk::new(&m, (mi.offset - b) as usize, b, false).next();
+                            rec.map(|r| r.map(|r| (r, m)))
+                        }
+                        None => None,
+                    };
+                    match found {
+                        Some(Ok((m, mb))) if m.op == op::METADATA => {
+                            let (name, map) = parse::metadata(&mb[m.body.clone()], m.offset)?;
                             self.metadata.insert(name, map);
                         }
                         _ => {
@@ -480,13 +562,12 @@ impl McapReader {
     /// Where chunk `i`'s records are and how they decode.
     fn source(&self, i: usize) -> Result<chunks::Source> {
         let meta = &self.chunks[i];
-        let buf = self.map.slice(0..self.map.len());
-        let rec = match Walk::new(&buf, meta.range.start, 0, false).next() {
+        let (buf, base) = self.region(meta)?;
+        let start = (meta.offset - base) as usize;
+        let rec = match Walk::new(&buf, start, base, false).next() {
             Some(Ok(r)) if r.op == op::CHUNK => r,
             // A torn chunk runs to the end of the file.
-            Some(Err(_)) | None if meta.salvaged => {
-                Raw { op: op::CHUNK, body: meta.range.start + 9..buf.len(), offset: meta.offset }
-            }
+            Some(Err(_)) | None if meta.salvaged => Raw { op: op::CHUNK, body: start + 9..buf.len(), offset: meta.offset },
             Some(Err(e)) => return Err(e),
             _ => {
                 return Err(Error::Malformed {
@@ -514,7 +595,8 @@ impl McapReader {
         self.bytes_read.fetch_add(meta.range.len() as u64, Ordering::Relaxed);
         let mut entries = Vec::new();
         if meta.loose {
-            let buf = self.map.slice(0..self.map.len());
+            // Only scanned (local) files have loose runs: `buf` is the whole file.
+            let (buf, _) = self.region(meta)?;
             for rec in Walk::new(&buf[..meta.range.end], meta.range.start, 0, false) {
                 let rec = rec?;
                 if rec.op == op::MESSAGE {
@@ -529,25 +611,13 @@ impl McapReader {
         }
         let large = meta.uncompressed > eager_max();
         if large && !meta.salvaged && !meta.message_indexes.is_empty() {
-            let buf = self.map.slice(0..self.map.len());
+            let (buf, base) = self.region(meta)?;
             for &off in &meta.message_indexes {
-                match Walk::new(&buf, off as usize, 0, false).next() {
-                    Some(Ok(r)) if r.op == op::MESSAGE_INDEX => {
-                        records::message_index(&buf[r.body.clone()], r.offset, &mut |ch, t, at| {
-                            if want(ch, t) {
-                                entries.push(Entry { log_time: t, at, channel: ch });
-                            }
-                        })?
+                message_index_at(&buf, base, off, &mut |ch, t, at| {
+                    if want(ch, t) {
+                        entries.push(Entry { log_time: t, at, channel: ch });
                     }
-                    Some(Err(e)) => return Err(e),
-                    _ => {
-                        return Err(Error::Malformed {
-                            offset: off,
-                            what: "MCAP chunk index",
-                            reason: "message index offset does not point at a MessageIndex".into(),
-                        })
-                    }
-                }
+                })?;
             }
             entries.sort_by_key(|e| (e.log_time, e.at));
             return Ok((entries, None));
@@ -563,6 +633,20 @@ impl McapReader {
         })?;
         entries.sort_by_key(|e| (e.log_time, e.at));
         Ok((entries, Some(data)))
+    }
+
+    /// The bytes around chunk `meta` and its message indexes, and the file offset of the first:
+    /// the whole map for a local file, one kept region (one request) for a remote one.
+    fn region(&self, meta: &ChunkMeta) -> Result<(Bytes, u64)> {
+        self.backing.around(meta.region(), false)
+    }
+
+    /// Asks a remote file for the regions of chunks `next` (in reading order) ahead of their
+    /// reading.
+    fn read_ahead(&self, next: impl Iterator<Item = usize>) {
+        if let Backing::Remote(r) = &self.backing {
+            r.ahead(next.map(|j| self.chunks[j].region()));
+        }
     }
 
     /// Chunk `i`'s records, held whole when `hold` and the memory budget has room, else
@@ -586,7 +670,7 @@ impl McapReader {
             format: "mcap",
             version: "0".into(),
             files: vec![self.path.clone()],
-            size_bytes: self.map.len() as u64,
+            size_bytes: self.backing.len(),
             indexed: self.indexed,
             chunk_count: self.chunks.iter().filter(|c| !c.loose).count() as u64,
             ..StorageInfo::default()
@@ -637,7 +721,7 @@ impl McapReader {
             filter,
             failed: false,
         };
-        mmap::checked_iter(Some(&self.map), Box::new(merge))
+        mmap::checked_iter(self.backing.map(), Box::new(merge))
     }
 }
 
@@ -669,6 +753,7 @@ struct Merge<'a> {
 impl Merge<'_> {
     fn load_next(&mut self) -> Result<()> {
         let Some(i) = self.pending.pop_front() else { return Ok(()) };
+        self.reader.read_ahead(self.pending.iter().copied());
         let (wanted, filter, reader) = (&self.wanted, &self.filter, self.reader);
         let (entries, data) =
             self.reader.entries(i, &|ch, t| filter.accepts_time(t) && reader.selects(wanted, filter, ch))?;
@@ -778,13 +863,30 @@ impl Iterator for Merge<'_> {
         } else if self.open.remove(&chunk).is_some() {
             let meta = &self.reader.chunks[chunk];
             if meta.compression.is_empty() {
-                self.reader.map.release(meta.range.clone());
+                if let Some(map) = self.reader.backing.map() {
+                    map.release(meta.range.clone());
+                }
             }
         }
         if msg.is_err() {
             self.failed = true;
         }
         Some(msg.map_err(|e| e.in_file(&self.reader.path)))
+    }
+}
+
+/// Calls `out` with each (channel, log time, offset in the chunk) of the MessageIndex record at
+/// file offset `off`, read from `buf` (the file's bytes from offset `base`).
+fn message_index_at(buf: &[u8], base: u64, off: u64, out: &mut impl FnMut(u16, u64, u64)) -> Result<()> {
+    let rec = off.checked_sub(base).and_then(|at| Walk::new(buf, at as usize, base, false).next());
+    match rec {
+        Some(Ok(r)) if r.op == op::MESSAGE_INDEX => records::message_index(&buf[r.body.clone()], r.offset, out),
+        Some(Err(e)) => Err(e),
+        _ => Err(Error::Malformed {
+            offset: off,
+            what: "MCAP chunk index",
+            reason: "message index offset does not point at a MessageIndex".into(),
+        }),
     }
 }
 
@@ -874,30 +976,19 @@ impl StorageReader for McapReader {
     }
 
     fn median_periods(&self) -> Result<BTreeMap<String, u64>> {
+        // Frequencies need every chunk's message indexes, which a remote file's summary does
+        // not hold: they are not available remotely.
+        if matches!(self.backing, Backing::Remote(_)) {
+            return Ok(BTreeMap::new());
+        }
         let mut times: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
         let indexed = self.chunks.iter().all(|c| !c.loose && !c.message_indexes.is_empty());
         if indexed {
             for c in &self.chunks {
+                let (buf, base) = self.region(c).map_err(|e| e.in_file(&self.path))?;
                 for &off in &c.message_indexes {
-                    let rec = Walk::new(&self.map.slice(0..self.map.len()), off as usize, 0, false).next();
-                    match rec {
-                        Some(Ok(r)) if r.op == op::MESSAGE_INDEX => {
-                            let body = self.map.slice(r.body.clone());
-                            records::message_index(&body, r.offset, &mut |ch, t, _| {
-                                times.entry(ch).or_default().push(t)
-                            })
-                            .map_err(|e| e.in_file(&self.path))?;
-                        }
-                        Some(Err(e)) => return Err(e.in_file(&self.path)),
-                        _ => {
-                            return Err(Error::Malformed {
-                                offset: off,
-                                what: "MCAP chunk index",
-                                reason: "message index offset does not point at a MessageIndex".into(),
-                            }
-                            .in_file(&self.path))
-                        }
-                    }
+                    message_index_at(&buf, base, off, &mut |ch, t, _| times.entry(ch).or_default().push(t))
+                        .map_err(|e| e.in_file(&self.path))?;
                 }
             }
         } else {
@@ -911,7 +1002,7 @@ impl StorageReader for McapReader {
             }
         }
         let topic = |ch: u16| self.connection(ch as u32).map(|c| c.topic.as_str()).unwrap_or("");
-        mmap::checked(Some(&self.map), Ok(crate::periods::by_topic(times.into_iter().map(|(ch, t)| (topic(ch), t)))))
+        mmap::checked(self.backing.map(), Ok(crate::periods::by_topic(times.into_iter().map(|(ch, t)| (topic(ch), t)))))
     }
 
     fn stats(&self) -> ReadStats {
@@ -919,6 +1010,7 @@ impl StorageReader for McapReader {
             chunks_read: self.chunks_read.load(Ordering::Relaxed),
             chunks_decompressed: self.chunks_decompressed.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            ..self.backing.fetched()
         }
     }
 

@@ -53,6 +53,9 @@ pub struct Ros1Reader {
     summary: std::sync::OnceLock<StorageInfo>,
 }
 
+/// Bytes read at a chunk's start for its header (it is longer only with unusual fields).
+const CHUNK_HEAD: u64 = 4096;
+
 /// How many chunk regions of a remote bag are kept.
 const KEPT_RANGES: usize = 4;
 
@@ -271,6 +274,24 @@ impl Ros1Reader {
         })
     }
 
+    /// For a remote bag: starts fetching, in the background, what reading chunks `next` (in
+    /// reading order) will need: their whole regions, or (`whole` false) their first 4 KiB,
+    /// which hold their headers.
+    pub(super) fn read_ahead(&self, next: impl Iterator<Item = usize>, whole: bool) {
+        let Io::Remote(source) = &self.io else { return };
+        let ranges: Vec<std::ops::Range<u64>> = next
+            .filter(|&i| self.chunks[i].located.is_none())
+            .take(crate::source::READ_AHEAD)
+            .map(|i| {
+                let (pos, end) = (self.chunks[i].pos, self.region_end(i));
+                pos..if whole { end } else { end.min(pos + CHUNK_HEAD) }
+            })
+            .filter(|r| !r.is_empty() && r.end - r.start <= self.limits.max_data_len)
+            .filter(|r| self.fetched(r.start, r.end - r.start).is_none())
+            .collect();
+        source.prefetch(&ranges);
+    }
+
     /// For a remote bag: fetches chunk `i` and the index data after it in one request, so that
     /// the reads of its header, index and data that follow are served from memory.
     fn fetch_region(&self, i: usize) -> Result<()> {
@@ -445,7 +466,7 @@ impl Ros1Reader {
     fn read_chunk_header(&self, i: usize) -> Result<ChunkHeader> {
         let pos = self.chunks[i].pos;
         let avail = self.region_end(i).saturating_sub(pos);
-        let buf = self.read_at(pos, avail.min(4096), "chunk header")?;
+        let buf = self.read_at(pos, avail.min(CHUNK_HEAD), "chunk header")?;
         let hl = record::read_u32(&buf, pos, "chunk header length")?;
         record::check_header_len(hl, pos, &self.limits)?;
         if (hl as u64 + 8) as usize > buf.len() {
@@ -725,6 +746,8 @@ impl StorageReader for Ros1Reader {
             chunks_read: self.chunks_read.load(Ordering::Relaxed),
             chunks_decompressed: self.chunks_decompressed.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            requests: if let Io::Remote(s) = &self.io { s.stats().requests } else { 0 },
+            bytes_fetched: if let Io::Remote(s) = &self.io { s.stats().bytes } else { 0 },
         }
     }
 }
@@ -744,6 +767,8 @@ impl Ros1Reader {
             info.connections.insert(c.id, ConnectionStats::default());
         }
         for (i, c) in self.chunks.iter().enumerate() {
+            // A remote bag's chunk headers are fetched a few ahead, in parallel.
+            self.read_ahead(i..self.chunks.len(), false);
             for &(conn, n) in c.counts.iter().filter(|(conn, _)| self.declared(*conn)) {
                 info.connections.entry(conn).or_default().message_count += n as u64;
             }

@@ -3,10 +3,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::metadata::{BagMetadata, FILE_NAME};
+use bytes::Bytes;
+
+use super::metadata::{BagMetadata, FILE_NAME, MAX_FILE_LEN};
 use crate::mcap::McapReader;
 use crate::rosbag2::SqliteReader;
+use crate::source::{self, RangeSource};
 use crate::{
     CompressionMode, Connection, Error, Filter, Message, MessageIter, ReadOptions, ReadStats, Result, StorageInfo,
     StorageReader, TimeMerge,
@@ -77,7 +81,7 @@ impl Rosbag2Reader {
                 warnings.push(format!("{}: {} lists {} storage file(s) but the directory also holds {}, which were not read (a recorder killed before it listed them?)", dir.display(), FILE_NAME, names.len(), unlisted.join(", ")));
             }
         }
-        let mut unpacked = None;
+        let mut unpacked: Option<tempfile::TempDir> = None;
         let mut files = Vec::new();
         let mut seen: HashMap<(u64, u64), &String> = HashMap::new();
         for name in &names {
@@ -109,20 +113,57 @@ impl Rosbag2Reader {
                 });
             }
             if name.ends_with(".zstd") {
-                let tmp = match &mut unpacked {
-                    Some(t) => t,
-                    None => unpacked.insert(
-                        tempfile::Builder::new()
-                            .prefix("rbag-unpack-")
-                            .tempdir()
-                            .map_err(|e| Error::io(std::env::temp_dir(), e))?,
-                    ),
-                };
-                path = unzstd(&path, tmp.path())?;
+                path = unzstd(&path, scratch(&mut unpacked)?)?;
             }
             files.push(open_file(&path, options)?.0);
         }
         Self::assemble(dir, metadata, files, warnings, unpacked)
+    }
+
+    /// Opens one remote `.mcap`/`.db3` object (`head` holds its first bytes), as
+    /// [`open_with`](Self::open_with) opens a local file.
+    pub(crate) fn from_source(source: Arc<dyn RangeSource>, head: Bytes, options: &ReadOptions) -> Result<Self> {
+        let url = source.url().to_string();
+        let mut unpacked = None;
+        let (reader, meta) = open_remote_file(source, head, options, &mut unpacked)?;
+        let metadata = meta.and_then(|text| BagMetadata::parse(&text, Path::new(&url)).ok());
+        Self::assemble(Path::new(&url), metadata, vec![reader], Vec::new(), unpacked)
+    }
+
+    /// Opens the rosbag2 directory at the URL prefix `url` (or its metadata.yaml's URL): the
+    /// metadata.yaml, then each storage file it lists. `None` when there is no metadata.yaml
+    /// to read there; a listed file that cannot be read is an error naming its URL.
+    pub(crate) fn from_url_dir(url: &str, options: &ReadOptions) -> Result<Option<Self>> {
+        let dir = url.strip_suffix(FILE_NAME).unwrap_or(url).trim_end_matches('/');
+        let meta_url = format!("{dir}/{FILE_NAME}");
+        let Ok(meta_source) = source::open_url(&meta_url) else { return Ok(None) };
+        if meta_source.len() > MAX_FILE_LEN {
+            return Err(Error::Remote {
+                url: meta_url,
+                reason: format!("{} bytes, more than a {FILE_NAME} may hold ({MAX_FILE_LEN})", meta_source.len()),
+            });
+        }
+        let text = meta_source.read(0, meta_source.len())?;
+        let text = String::from_utf8_lossy(&text);
+        let metadata = BagMetadata::parse(&text, Path::new(&meta_url))?;
+        let mut unpacked = None;
+        let mut files = Vec::new();
+        for name in &metadata.relative_file_paths {
+            let file_url = format!("{dir}/{name}");
+            let source = source::open_url(&file_url)?;
+            if name.ends_with(".zstd") {
+                // File compression: the whole file is needed to inflate it.
+                let tmp = scratch(&mut unpacked)?;
+                let packed = tmp.join(name.rsplit('/').next().unwrap_or(name));
+                fetch_whole(&*source, &packed)?;
+                let path = unzstd(&packed, tmp)?;
+                files.push(open_file(&path, options)?.0);
+                continue;
+            }
+            let head = source.read(0, source.len().min(crate::ros1::FIRST_RECORD))?;
+            files.push(open_remote_file(source, head, options, &mut unpacked)?.0);
+        }
+        Self::assemble(Path::new(dir), Some(metadata), files, Vec::new(), unpacked).map(Some)
     }
 
     fn assemble(
@@ -200,6 +241,55 @@ fn open_file(path: &Path, options: &ReadOptions) -> Result<(Box<dyn StorageReade
         }
         None => Err(Error::UnknownFormat { path: path.into(), reason: "unrecognised magic bytes".into() }),
     }
+}
+
+/// Opens one remote storage file by its magic bytes: MCAP by byte range; SQLite downloaded into
+/// the scratch directory first, since SQLite reads through its own file layer (docs/fleet.md).
+fn open_remote_file(
+    source: Arc<dyn RangeSource>,
+    head: Bytes,
+    options: &ReadOptions,
+    unpacked: &mut Option<tempfile::TempDir>,
+) -> Result<(Box<dyn StorageReader>, Option<String>)> {
+    let url = source.url().to_string();
+    match crate::sniff::file_format(Path::new(&url), &head)? {
+        Some(crate::Format::Mcap) => {
+            let r = McapReader::from_source(source, head, options)?;
+            let meta = r.bag_metadata();
+            Ok((Box::new(r), meta))
+        }
+        Some(crate::Format::Sqlite3) => {
+            let name = url.rsplit('/').find(|n| !n.is_empty()).unwrap_or("bag.db3");
+            let path = scratch(unpacked)?.join(name);
+            fetch_whole(&*source, &path)?;
+            let r = SqliteReader::open_with(&path, options)?.shown_as(PathBuf::from(&url));
+            let meta = r.bag_metadata();
+            Ok((Box::new(r), meta))
+        }
+        Some(crate::Format::Ros1) => {
+            Err(Error::Remote { url, reason: "a ROS 1 bag inside a rosbag2 directory".into() })
+        }
+        None => Err(Error::Remote { url, reason: "not a bag: unrecognised first bytes".into() }),
+    }
+}
+
+/// A temporary directory for unpacked and downloaded files, made on first use and removed with
+/// the reader.
+fn scratch(slot: &mut Option<tempfile::TempDir>) -> Result<&Path> {
+    if slot.is_none() {
+        let dir = tempfile::Builder::new()
+            .prefix("rbag-unpack-")
+            .tempdir()
+            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        *slot = Some(dir);
+    }
+    Ok(slot.as_ref().map(|d| d.path()).unwrap_or(Path::new(".")))
+}
+
+/// Downloads all of `source` to `path`.
+fn fetch_whole(source: &dyn RangeSource, path: &Path) -> Result<()> {
+    let mut file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    source::download(source, &mut file, path)
 }
 
 /// `.db3`/`.mcap` (and `.zstd`) files of a directory without metadata.yaml, in split order.
@@ -351,6 +441,8 @@ impl StorageReader for Rosbag2Reader {
             s.chunks_read += fs.chunks_read;
             s.chunks_decompressed += fs.chunks_decompressed;
             s.bytes_read += fs.bytes_read;
+            s.requests += fs.requests;
+            s.bytes_fetched += fs.bytes_fetched;
         }
         s
     }

@@ -46,7 +46,12 @@ pub struct ReadArgs {
 /// messages call [`done_reading`] at the end, so that messages read on stand-ins for undeclared
 /// connections end the run with exit code 3 (see `main`).
 pub fn open_with(path: &Path, read: &ReadArgs) -> Result<Bag> {
-    let bag = Bag::open_with(path, &OpenOptions { lenient: read.lenient }).map_err(with_hint)?;
+    #[cfg(feature = "remote")]
+    if let Some(w) = path.to_str().and_then(rbag_remote::profile_warning) {
+        note!("warning: {w}");
+    }
+    let options = OpenOptions { lenient: read.lenient, allow_remote_scan: remote::scan_allowed() };
+    let bag = Bag::open_with(path, &options).map_err(with_hint)?;
     let warnings = bag.warnings();
     for w in &warnings {
         note!("warning: {}: {w}", path.display());
@@ -72,6 +77,7 @@ pub fn done_reading(bag: &Bag) -> bool {
 pub fn with_hint(e: rbag_bag::Error) -> anyhow::Error {
     let hint = match (e.storage(), e.decode()) {
         (Some(s), _) if s.needs_reindex() => REINDEX_HINT,
+        (Some(rbag_bag::StorageError::RemoteScan { .. }), _) => "--allow-remote-scan downloads it whole",
         (_, Some(d)) => match decode_hint(d) {
             Some(h) => h,
             None => return anyhow::Error::new(e),
@@ -96,6 +102,24 @@ pub fn decode_error(e: &DecodeError) -> anyhow::Error {
     match decode_hint(e) {
         Some(h) => anyhow::anyhow!("{e}; {h}"),
         None => anyhow::anyhow!("{e}"),
+    }
+}
+
+pub mod remote {
+    //! The run's remote-reading switches, set once from the global flags.
+
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static ALLOW_SCAN: AtomicBool = AtomicBool::new(false);
+
+    /// `--allow-remote-scan`: download remote files that can only be scanned.
+    pub fn allow_scan(on: bool) {
+        ALLOW_SCAN.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether `--allow-remote-scan` was given.
+    pub fn scan_allowed() -> bool {
+        ALLOW_SCAN.load(Ordering::Relaxed)
     }
 }
 

@@ -76,6 +76,12 @@ impl SqliteReader {
         Self::open_inner(path, *options).map_err(|e| e.in_file(path))
     }
 
+    /// The reader of a downloaded copy, named (in its info and errors) as the original.
+    pub(crate) fn shown_as(mut self, name: PathBuf) -> Self {
+        self.path = name;
+        self
+    }
+
     fn open_inner(path: &Path, options: ReadOptions) -> Result<Self> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if meta.is_dir() {
@@ -315,7 +321,7 @@ impl StorageReader for SqliteReader {
     }
 
     fn stats(&self) -> ReadStats {
-        ReadStats { chunks_read: 0, chunks_decompressed: 0, bytes_read: self.bytes_read.load(Ordering::Relaxed) }
+        ReadStats { bytes_read: self.bytes_read.load(Ordering::Relaxed), ..ReadStats::default() }
     }
 }
 
