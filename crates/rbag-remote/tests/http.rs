@@ -4,34 +4,13 @@
 
 mod common;
 
-use common::Server;
+use common::{info_without_path, messages, ros2_bags, storage_files, Server};
 use rbag_bag::{Bag, Filter};
 
-const ROS1: [&str; 4] = ["multi_none.bag", "multi_lz4.bag", "multi_bz2.bag", "small_chunks.bag"];
+use common::ROS1;
 
 fn corpus_ros1(test: &str) -> Option<std::path::PathBuf> {
     rbag_testkit::corpus(test, "ros1")
-}
-
-/// Every message of a bag: topic, log time, payload.
-fn messages(bag: &Bag, filter: &Filter) -> Vec<(String, u64, Vec<u8>)> {
-    bag.messages(filter)
-        .unwrap()
-        .map(|m| {
-            let m = m.unwrap();
-            (bag.connection(m.connection).unwrap().topic.clone(), m.log_time, m.data.to_vec())
-        })
-        .collect()
-}
-
-/// The info without what differs remotely: the path, and the frequencies, which need every
-/// chunk's index data and are not fetched for a remote bag.
-fn info_without_path(bag: &Bag) -> String {
-    let mut info = bag.info().unwrap();
-    info.path = Default::default();
-    info.files.clear();
-    info.topics.iter_mut().for_each(|t| t.frequency_hz = None);
-    format!("{info:?}")
 }
 
 #[test]
@@ -130,29 +109,6 @@ fn faults_are_clear_errors_or_retries() {
     let cut_server = Server::start(tmp.path());
     let e = Bag::open(format!("{}/cut.bag", cut_server.base)).err().unwrap();
     assert_clear(e, &["cut.bag"]);
-}
-
-/// The rosbag2 bags of the corpus, as paths under its `ros2` directory (`mcap/wbag`).
-fn ros2_bags(root: &std::path::Path) -> Vec<String> {
-    let mut bags = Vec::new();
-    for storage in ["mcap", "sqlite3"] {
-        for e in std::fs::read_dir(root.join(storage)).unwrap() {
-            bags.push(format!("{storage}/{}", e.unwrap().file_name().to_string_lossy()));
-        }
-    }
-    bags.sort();
-    bags
-}
-
-/// The storage files of a rosbag2 directory, by name.
-fn storage_files(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".mcap") || n.ends_with(".db3"))
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -282,5 +238,33 @@ fn a_ten_second_window_of_ten_minutes_fetches_its_chunks_and_little_more() {
             .sum();
         println!("{name}: a 10 s window took {requests} requests, {bytes} bytes; its chunks hold {overlapping}");
         assert!(bytes as f64 <= 1.2 * overlapping as f64, "{name}: {bytes} bytes for chunks of {overlapping}");
+    }
+}
+
+#[test]
+fn info_on_a_gigabyte_bag_fetches_under_one_percent() {
+    rbag_remote::register();
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path());
+    for (format, name) in [(rbag_storage::Format::Ros1, "big.bag"), (rbag_storage::Format::Mcap, "big.mcap")] {
+        let path = tmp.path().join(name);
+        // 1 GiB: 1024 messages of 1 MiB, in chunks of 4 MiB (256 chunks).
+        common::generate(&path, format, 1024, 1, 1 << 20, 4 << 20);
+        let size = std::fs::metadata(&path).unwrap().len();
+        server.clear();
+        let bag = Bag::open(format!("{}/{name}", server.base)).unwrap();
+        let info = bag.info().unwrap();
+        assert_eq!(info.message_count, 1024);
+        let (requests, bytes) = server.totals();
+        // The reader's counters agree with the server's log.
+        let stats = bag.stats();
+        assert_eq!((stats.requests as usize, stats.bytes_fetched), (requests, bytes), "{name}");
+        println!("info of {name} ({size} bytes): {requests} requests, {bytes} bytes ({:.3}%)", bytes as f64 * 100.0 / size as f64);
+        assert!(bytes * 100 <= size, "{name}: {bytes} of {size} bytes for info");
+        if format == rbag_storage::Format::Mcap {
+            assert!(requests <= 4, "{name}: {requests} requests for info");
+        }
+        drop(bag);
+        std::fs::remove_file(&path).unwrap();
     }
 }

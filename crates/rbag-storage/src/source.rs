@@ -279,30 +279,6 @@ impl Backing {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Pieces a whole-object download is fetched in.
-const DOWNLOAD_PIECE: u64 = 8 << 20;
-
-/// Copies all of `source` into an unnamed temporary file (in the system's temp directory), for
-/// what cannot be read by range: an MCAP file without a summary, a SQLite database. Costs the
-/// object's size in requests' bytes and in temp space.
-pub(crate) fn download(source: &dyn RangeSource) -> Result<std::fs::File> {
-    let temp = std::env::temp_dir();
-    let fail = |e: std::io::Error| Error::io(&temp, e);
-    let mut file = tempfile::tempfile().map_err(fail)?;
-    let mut at = 0;
-    while at < source.len() {
-        let n = DOWNLOAD_PIECE.min(source.len() - at);
-        file.write_all(&source.read(at, n)?).map_err(fail)?;
-        at += n;
-    }
-    file.flush().map_err(fail)?;
-    Ok(file)
-}
-
 #[cfg(test)]
 mod tests {
     use super::as_url;

@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod decoded;
+pub mod objects;
 pub mod ros1;
 pub mod ros2;
 

@@ -1,15 +1,19 @@
 //! A small HTTP/1.1 file server that honours `Range` (Python's http.server does not), with a
 //! request log and fault injection, started per test on 127.0.0.1.
 
+// Shared by several test binaries, each of which uses part of it.
+#![allow(dead_code)]
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use rbag_bag::{Bag, Filter};
+
 /// One request the server answered: method, path, the range asked for, bytes sent.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // read by tests that print the log
 pub struct Logged {
     pub method: String,
     pub path: String,
@@ -162,7 +166,6 @@ fn serve(stream: TcpStream, root: &Path, log: &Mutex<Vec<Logged>>, faults: &Mute
 
 /// Writes a bag of one topic: `seconds` of messages at `hz`, `payload` bytes each, in chunks of
 /// `chunk` bytes, uncompressed (so that its size is what the test asks for).
-#[allow(dead_code)] // not every test binary generates bags
 pub fn generate(path: &Path, format: rbag_storage::Format, seconds: u64, hz: u64, payload: usize, chunk: u64) {
     use rbag_storage::{Connection, Format, WriteOptions};
     let mut c = Connection { topic: "/data".into(), definition: "string data\n".into(), ..Connection::default() };
@@ -189,3 +192,51 @@ pub fn generate(path: &Path, format: rbag_storage::Format, seconds: u64, hz: u64
     }
     w.finish().unwrap();
 }
+
+/// The corpus's indexed ROS 1 bags.
+pub const ROS1: [&str; 4] = ["multi_none.bag", "multi_lz4.bag", "multi_bz2.bag", "small_chunks.bag"];
+
+/// Every message of a bag: topic, log time, payload.
+pub fn messages(bag: &Bag, filter: &Filter) -> Vec<(String, u64, Vec<u8>)> {
+    bag.messages(filter)
+        .unwrap()
+        .map(|m| {
+            let m = m.unwrap();
+            (bag.connection(m.connection).unwrap().topic.clone(), m.log_time, m.data.to_vec())
+        })
+        .collect()
+}
+
+/// The info without what differs remotely: the path, and the frequencies, which need every
+/// chunk's index data and are not fetched for a remote bag.
+pub fn info_without_path(bag: &Bag) -> String {
+    let mut info = bag.info().unwrap();
+    info.path = Default::default();
+    info.files.clear();
+    info.topics.iter_mut().for_each(|t| t.frequency_hz = None);
+    format!("{info:?}")
+}
+
+/// The rosbag2 bags of the corpus, as paths under its `ros2` directory (`mcap/wbag`).
+pub fn ros2_bags(root: &std::path::Path) -> Vec<String> {
+    let mut bags = Vec::new();
+    for storage in ["mcap", "sqlite3"] {
+        for e in std::fs::read_dir(root.join(storage)).unwrap() {
+            bags.push(format!("{storage}/{}", e.unwrap().file_name().to_string_lossy()));
+        }
+    }
+    bags.sort();
+    bags
+}
+
+/// The storage files of a rosbag2 directory, by name.
+pub fn storage_files(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mcap") || n.ends_with(".db3"))
+        .collect();
+    names.sort();
+    names
+}
+

@@ -337,7 +337,7 @@ impl McapReader {
             let rec = rec?;
             let body = &buf[rec.body.clone()];
             match rec.op {
-                op::SCHEMA | op::CHANNEL => schema_or_channel(&rec, buf, &mut schemas, &mut channels)?,
+                op::SCHEMA | op::CHANNEL => schema_or_channel(&rec, &buf, &mut schemas, &mut channels)?,
                 op::STATISTICS => stats = Some(parse::statistics(body, rec.offset)?),
                 op::CHUNK_INDEX => {
                     let ci = parse::chunk_index(body, rec.offset)?;
