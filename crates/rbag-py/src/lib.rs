@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 mod columnar;
 mod data;
 mod errors;
+mod fleet;
 mod genpy;
 mod reader;
 mod value;
@@ -27,6 +28,7 @@ fn _rbag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reader::Topic>()?;
     m.add_class::<value::Msg>()?;
     m.add_class::<writer::Writer>()?;
+    m.add_function(wrap_pyfunction!(fleet::_plan, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

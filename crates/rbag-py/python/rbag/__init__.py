@@ -35,6 +35,7 @@ from rbag._rbag import (
     Writer,
     __version__,
 )
+from rbag._fleet import Partition, plan, read_partition
 
 __all__ = [
     "ClosedError",
@@ -45,10 +46,13 @@ __all__ = [
     "Message",
     "Messages",
     "Msg",
+    "Partition",
     "Reader",
     "StorageError",
     "Topic",
     "TopicError",
     "Writer",
     "__version__",
+    "plan",
+    "read_partition",
 ]

@@ -235,3 +235,11 @@ class Writer:
         self,
         *exc: Union[Optional[Type[BaseException]], Optional[BaseException], Optional[TracebackType]],
     ) -> bool: ...
+
+def _plan(
+    bags: List[str],
+    topics: Optional[List[str]],
+    start: Optional[int],
+    end: Optional[int],
+    target_bytes: int,
+) -> List[Dict[str, Any]]: ...
