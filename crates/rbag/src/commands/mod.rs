@@ -1,5 +1,6 @@
 //! One module per verb. Each has an `Args` (clap) and a `run` returning an [`crate::Outcome`].
 
+pub mod catalog;
 pub mod completions;
 pub mod convert;
 pub mod echo;
