@@ -25,6 +25,7 @@
 use std::path::PathBuf;
 
 pub mod catalog;
+pub mod plan;
 
 /// A result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
