@@ -78,7 +78,7 @@ fn plan_bag(path: &str, options: &PlanOptions, parts: &mut Vec<Partition>) -> Re
     // Messages and known payload bytes per topic, over its connections.
     let mut topics: BTreeMap<&str, (u64, Option<u64>)> = BTreeMap::new();
     for c in bag.connections() {
-        if !options.topics.is_empty() && !options.topics.iter().any(|t| *t == c.topic) {
+        if !options.topics.is_empty() && !options.topics.contains(&c.topic) {
             continue;
         }
         let stats = info.connections.get(&c.id).cloned().unwrap_or_default();

@@ -21,6 +21,7 @@ __all__ = [
     "TopicError",
     "Writer",
     "__version__",
+    "_plan",
 ]
 
 class Error(Exception):

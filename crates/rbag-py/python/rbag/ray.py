@@ -18,14 +18,22 @@ def _datasource(parts: List[Partition], columns: Optional[Sequence[str]]) -> Any
         def estimate_inmemory_data_size(self) -> Optional[int]:
             return sum(p.bytes for p in parts)
 
-        def get_read_tasks(self, parallelism: int, **_kwargs: Any) -> List[Any]:
-            tasks = []
-            for p in parts:
-                meta = BlockMetadata(
-                    num_rows=p.messages, size_bytes=p.bytes, input_files=[p.bag], exec_stats=None
-                )
-                tasks.append(ReadTask(lambda p=p: [read_partition(p, columns)], meta))
-            return tasks
+        def get_read_tasks(
+            self,
+            parallelism: int,
+            per_task_row_limit: Optional[int] = None,
+            data_context: Optional[Any] = None,
+        ) -> List[ReadTask]:
+            # One task per partition: the plan already sized them (``parallelism`` is Ray's
+            # suggestion, and ``override_num_blocks`` set it to the plan's length).
+            return [_task(p) for p in parts]
+
+    def _task(p: Partition) -> ReadTask:
+        def read() -> List[Any]:
+            return [read_partition(p, columns)]
+
+        meta = BlockMetadata(num_rows=p.messages, size_bytes=p.bytes, input_files=(p.bag,), exec_stats=None)
+        return ReadTask(read, meta)
 
     return RbagDatasource()
 
