@@ -57,7 +57,10 @@ impl Bag {
     /// Opens a bag.
     pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Bag> {
         let path = path.as_ref();
-        let reader = rbag_storage::open_with(path, &ReadOptions { lenient: options.lenient, allow_remote_scan: options.allow_remote_scan })?;
+        let reader = rbag_storage::open_with(
+            path,
+            &ReadOptions { lenient: options.lenient, allow_remote_scan: options.allow_remote_scan },
+        )?;
         let stand_ins = if options.lenient {
             reader.info()?.undeclared.keys().copied().filter(|&id| reader.connection(id).is_some()).collect()
         } else {

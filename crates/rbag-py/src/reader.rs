@@ -84,7 +84,12 @@ impl Reader {
             };
             let dirs = msg_path.unwrap_or_default();
             for w in paths.iter().filter_map(|p| p.to_str().and_then(rbag_remote::profile_warning)) {
-                PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &std::ffi::CString::new(w).unwrap_or_default(), 1)?;
+                PyErr::warn(
+                    py,
+                    &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                    &std::ffi::CString::new(w).unwrap_or_default(),
+                    1,
+                )?;
             }
             let options = OpenOptions { lenient, allow_remote_scan };
             let opened = py

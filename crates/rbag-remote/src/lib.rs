@@ -17,9 +17,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
@@ -191,7 +191,10 @@ impl RemoteObject {
     }
 
     /// A request for `range`, counted when its answer arrives.
-    fn fetch(&self, range: Range<u64>) -> impl std::future::Future<Output = object_store::Result<Bytes>> + Send + 'static {
+    fn fetch(
+        &self,
+        range: Range<u64>,
+    ) -> impl std::future::Future<Output = object_store::Result<Bytes>> + Send + 'static {
         let (store, path, counts) = (self.store.clone(), self.path.clone(), self.counts.clone());
         async move {
             let got = store.get_range(&path, range).await?;

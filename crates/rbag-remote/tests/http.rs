@@ -192,9 +192,7 @@ fn chunk_regions(path: &std::path::Path, format: rbag_storage::Format) -> Vec<(u
         let r = rbag_storage::ros1::Ros1Reader::open(path).unwrap();
         let spans = r.chunk_spans();
         let len = std::fs::metadata(path).unwrap().len();
-        (0..spans.len())
-            .map(|i| (spans[i].0, spans.get(i + 1).map_or(len, |s| s.0), spans[i].1, spans[i].2))
-            .collect()
+        (0..spans.len()).map(|i| (spans[i].0, spans.get(i + 1).map_or(len, |s| s.0), spans[i].1, spans[i].2)).collect()
     } else {
         let bytes = std::fs::read(path).unwrap();
         let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
@@ -220,11 +218,8 @@ fn a_ten_second_window_of_ten_minutes_fetches_its_chunks_and_little_more() {
         common::generate(&path, format, 600, 20, 2048, 256 << 10);
         let local = Bag::open(&path).unwrap();
         let start = local.storage_info().unwrap().start_ns.unwrap();
-        let window = Filter {
-            start: Some(start + 300_000_000_000),
-            end: Some(start + 310_000_000_000),
-            ..Filter::default()
-        };
+        let window =
+            Filter { start: Some(start + 300_000_000_000), end: Some(start + 310_000_000_000), ..Filter::default() };
         let remote = Bag::open(format!("{}/{name}", server.base)).unwrap();
         server.clear();
         let got = messages(&remote, &window);
@@ -259,7 +254,10 @@ fn info_on_a_gigabyte_bag_fetches_under_one_percent() {
         // The reader's counters agree with the server's log.
         let stats = bag.stats();
         assert_eq!((stats.requests as usize, stats.bytes_fetched), (requests, bytes), "{name}");
-        println!("info of {name} ({size} bytes): {requests} requests, {bytes} bytes ({:.3}%)", bytes as f64 * 100.0 / size as f64);
+        println!(
+            "info of {name} ({size} bytes): {requests} requests, {bytes} bytes ({:.3}%)",
+            bytes as f64 * 100.0 / size as f64
+        );
         assert!(bytes * 100 <= size, "{name}: {bytes} of {size} bytes for info");
         if format == rbag_storage::Format::Mcap {
             assert!(requests <= 4, "{name}: {requests} requests for info");

@@ -103,7 +103,10 @@ fn open_url(url: &str, options: &ReadOptions) -> Result<Box<dyn StorageReader>> 
         None => Err(e),
     };
     if url.ends_with('/') || url.ends_with(crate::rosbag2::metadata::FILE_NAME) {
-        return dir(Error::Remote { url: url.into(), reason: format!("no {} there", crate::rosbag2::metadata::FILE_NAME) });
+        return dir(Error::Remote {
+            url: url.into(),
+            reason: format!("no {} there", crate::rosbag2::metadata::FILE_NAME),
+        });
     }
     // A directory is no object of its own: a failed open may still find its metadata.yaml.
     let source = match crate::source::open_url(url) {

@@ -77,7 +77,14 @@ impl ObjectServer {
                 cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
             }
             Kind::Azure => {
-                cmd.args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string(), "--silent", "--disableTelemetry"]);
+                cmd.args([
+                    "--blobHost",
+                    "127.0.0.1",
+                    "--blobPort",
+                    &port.to_string(),
+                    "--silent",
+                    "--disableTelemetry",
+                ]);
                 cmd.arg("--location").arg(dir.path());
             }
             Kind::Gcs => {
@@ -169,7 +176,9 @@ impl ObjectServer {
     pub fn put(&self, bucket: &str, key: &str, path: &Path) {
         let octets = ("Content-Type", "application/octet-stream");
         let status = match self.kind {
-            Kind::S3 => self.request("PUT", &format!("/{bucket}/{key}"), &[("Authorization", S3_AUTH), octets], Some(path)),
+            Kind::S3 => {
+                self.request("PUT", &format!("/{bucket}/{key}"), &[("Authorization", S3_AUTH), octets], Some(path))
+            }
             Kind::Azure => self.request(
                 "PUT",
                 &format!("/{AZURE_ACCOUNT}/{bucket}/{key}?{AZURE_SAS}"),
@@ -202,7 +211,13 @@ impl ObjectServer {
     }
 
     /// One HTTP/1.1 request with the file at `body` (streamed) as its body; the status code.
-    fn request(&self, method: &str, target: &str, headers: &[(&str, &str)], body: Option<&Path>) -> std::io::Result<u16> {
+    fn request(
+        &self,
+        method: &str,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: Option<&Path>,
+    ) -> std::io::Result<u16> {
         match body {
             Some(p) => {
                 let mut f = std::fs::File::open(p)?;
@@ -227,7 +242,10 @@ impl ObjectServer {
     ) -> std::io::Result<u16> {
         let mut s = TcpStream::connect(&self.addr)?;
         s.set_read_timeout(Some(Duration::from_secs(120)))?;
-        let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {len}\r\n", self.addr);
+        let mut head = format!(
+            "{method} {target} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {len}\r\n",
+            self.addr
+        );
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
         }

@@ -71,5 +71,9 @@ fn the_cli_reads_s3_urls_as_paths() {
     // AWS_PROFILE is not read: said so.
     let profiled = cmd(&["info", &server.url("cli", "sample.bag")]).env("AWS_PROFILE", "robots").output().unwrap();
     assert!(profiled.status.success());
-    assert!(stderr(&profiled).contains("AWS_PROFILE=robots is set, but profiles in ~/.aws are not read"), "{}", stderr(&profiled));
+    assert!(
+        stderr(&profiled).contains("AWS_PROFILE=robots is set, but profiles in ~/.aws are not read"),
+        "{}",
+        stderr(&profiled)
+    );
 }

@@ -239,4 +239,3 @@ pub fn storage_files(dir: &std::path::Path) -> Vec<String> {
     names.sort();
     names
 }
-

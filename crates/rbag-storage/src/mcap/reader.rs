@@ -186,7 +186,8 @@ impl McapReader {
         let temp = std::env::temp_dir();
         let mut file = tempfile::tempfile().map_err(|e| Error::io(&temp, e))?;
         source::download(&*source, &mut file, &temp)?;
-        let map = Mapped::new(&file, &path).ok_or_else(|| Error::Invalid("the downloaded copy cannot be mapped".into()))?;
+        let map =
+            Mapped::new(&file, &path).ok_or_else(|| Error::Invalid("the downloaded copy cannot be mapped".into()))?;
         let watch = map.clone();
         let mut reader = mmap::checked(Some(&watch), Self::open_mapped(path.clone(), map, *options))?;
         reader.warnings.push(format!("{} was downloaded whole ({} bytes) to be scanned", source.url(), source.len()));
@@ -376,7 +377,8 @@ impl McapReader {
                 }
                 op::METADATA_INDEX => {
                     let mi = parse::metadata_index(body, rec.offset)?;
-                    let at = mi.offset.checked_add(mi.length).filter(|&e| e <= len && mi.length <= self.limits.max_data_len);
+                    let at =
+                        mi.offset.checked_add(mi.length).filter(|&e| e <= len && mi.length <= self.limits.max_data_len);
                     let found = match at {
                         Some(e) => {
                             let (m, b) = self.backing.around(mi.offset..e, false)?;
@@ -567,7 +569,9 @@ impl McapReader {
         let rec = match Walk::new(&buf, start, base, false).next() {
             Some(Ok(r)) if r.op == op::CHUNK => r,
             // A torn chunk runs to the end of the file.
-            Some(Err(_)) | None if meta.salvaged => Raw { op: op::CHUNK, body: start + 9..buf.len(), offset: meta.offset },
+            Some(Err(_)) | None if meta.salvaged => {
+                Raw { op: op::CHUNK, body: start + 9..buf.len(), offset: meta.offset }
+            }
             Some(Err(e)) => return Err(e),
             _ => {
                 return Err(Error::Malformed {
