@@ -76,7 +76,8 @@ export AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ALLOW_HTTP=true AWS_ACCESS
 for _ in $(seq 100); do curl -sf "$AWS_ENDPOINT_URL/moto-api/" >/dev/null && break; sleep 0.1; done
 # moto checks no signature, but wants one to be present.
 AUTH='Authorization: AWS4-HMAC-SHA256 Credential=bench/20240101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0'
-s3_put() { curl -sf -X PUT -H "$AUTH" -H 'Content-Type: application/octet-stream' ${2:+--data-binary "@$2"} "$AWS_ENDPOINT_URL/$1" >/dev/null; }
+# -T streams the file (--data-binary would hold it in memory).
+s3_put() { curl -sf -X PUT -H "$AUTH" -H 'Content-Type: application/octet-stream' ${2:+-T "$2"} "$AWS_ENDPOINT_URL/$1" >/dev/null; }
 s3_put bench
 
 # time_of CMD...: seconds one run takes (output discarded).
@@ -93,7 +94,7 @@ med_of() {
 if want info || want read; then
     say "== generating a ~1 GiB ROS 1 bag ($BIG_SECONDS s) and its MCAP conversion"
     "$GEN" "$TMP/big.bag" --seconds "$BIG_SECONDS" >/dev/null
-    "$RBAG" convert "$TMP/big.bag" "$TMP/big.mcap" -q 2>/dev/null || "$RBAG" convert "$TMP/big.bag" "$TMP/big.mcap" >/dev/null
+    "$RBAG" convert "$TMP/big.bag" -o "$TMP/big.mcap" >/dev/null 2>&1
     s3_put bench/big.bag "$TMP/big.bag"
     s3_put bench/big.mcap "$TMP/big.mcap"
 fi

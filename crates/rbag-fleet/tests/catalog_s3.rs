@@ -3,7 +3,7 @@
 //! the listing.
 
 use rbag_fleet::catalog::{self, Row};
-use rbag_storage::{Connection, Format, WriteOptions};
+use rbag_storage::{Format, WriteOptions};
 use rbag_testkit::objects::{Kind, ObjectServer};
 
 const BAGS: u64 = 200;
@@ -12,21 +12,7 @@ const BAGS: u64 = 200;
 /// fifth bag also has `/odom`. ROS 1 bags, and every fourth one is MCAP.
 fn write(path: &std::path::Path, i: u64, format: Format) {
     let mut w = rbag_storage::create(path, format, &WriteOptions::default()).unwrap();
-    let mut conn = |topic: &str| {
-        let mut c = Connection { topic: topic.into(), definition: "string data\n".into(), ..Connection::default() };
-        if format == Format::Ros1 {
-            c.message_type = "std_msgs/String".into();
-            c.encoding = "ros1".into();
-            c.definition_encoding = "ros1msg".into();
-            c.metadata.insert("md5sum".into(), "992ce8a1687cec8c8bd883ec73ca41d1".into());
-            c.metadata.insert("callerid".into(), "/gen".into());
-        } else {
-            c.message_type = "std_msgs/msg/String".into();
-            c.encoding = "cdr".into();
-            c.definition_encoding = "ros2msg".into();
-        }
-        w.add_connection(&c).unwrap()
-    };
+    let mut conn = |topic: &str| w.add_connection(&rbag_testkit::sample::string_connection(format, topic)).unwrap();
     let chatter = conn("/chatter");
     let odom = (i % 5 == 0).then(|| conn("/odom"));
     let start = 1_700_000_000_000_000_000 + i * 1_000_000_000;

@@ -59,6 +59,23 @@ def test_a_url_reads_like_the_local_bag(server):
     theirs = [(m.topic, m.log_time, bytes(m.data)) for m in local.messages(topics="/imu")]
     assert ours == theirs and len(ours) > 100
     assert remote.to_arrow("/imu").equals(local.to_arrow("/imu"))
+    # Requests and bytes are counted for the URL; a local file makes none.
+    stats = remote.stats()
+    assert stats["requests"] >= 4 and 0 < stats["bytes_fetched"] <= 2 * corpus("ros1/multi_lz4.bag").stat().st_size
+    assert local.stats()["requests"] == 0 and local.stats()["bytes_fetched"] == 0
+
+
+def test_aws_profile_is_said_to_be_unused(server, monkeypatch):
+    monkeypatch.setenv("AWS_PROFILE", "robots")
+    # The "bucket" is the local server, which answers 404: no request leaves the machine.
+    for k, v in {"AWS_ENDPOINT_URL": server, "AWS_ALLOW_HTTP": "true", "AWS_ACCESS_KEY_ID": "test",
+                 "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    # Only s3:// URLs read AWS settings: an http:// URL says nothing.
+    rbag.Reader(f"{server}/multi_lz4.bag")
+    with pytest.warns(UserWarning, match="AWS_PROFILE=robots is set, but profiles in ~/.aws are not read"):
+        with pytest.raises(rbag.StorageError):
+            rbag.Reader("s3://no-such-bucket-rbag-test/a.bag")
 
 
 def test_a_missing_url_is_a_storage_error(server):

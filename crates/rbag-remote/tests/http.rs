@@ -28,10 +28,10 @@ fn ros1_bags_read_over_http_as_they_read_locally() {
         let (requests, bytes) = server.totals();
         let size = std::fs::metadata(dir.join(name)).unwrap().len();
         println!("{name}: info took {requests} requests, {bytes} of {size} bytes");
-        // HEAD, the header, the index section, and each chunk's header (for the compression
-        // figures), 4 KiB each.
-        let chunks = local.storage_info().unwrap().chunk_count as usize;
-        assert!(requests <= 3 + chunks, "{name}: {requests} requests for info of {chunks} chunks");
+        // HEAD, the header, the index section; nothing after any chunk. (The reader's count:
+        // the server's log may also hold a request a loaded machine made it retry.)
+        assert_eq!(remote.stats().requests, 3, "{name}: {requests} requests for info");
+        assert!(remote.info().unwrap().compression.is_empty(), "{name}: compression figures read remotely");
         assert_eq!(messages(&remote, &Filter::default()), messages(&local, &Filter::default()), "{name}");
     }
 }
@@ -259,10 +259,29 @@ fn info_on_a_gigabyte_bag_fetches_under_one_percent() {
             bytes as f64 * 100.0 / size as f64
         );
         assert!(bytes * 100 <= size, "{name}: {bytes} of {size} bytes for info");
-        if format == rbag_storage::Format::Mcap {
-            assert!(requests <= 4, "{name}: {requests} requests for info");
-        }
+        assert!(requests <= 4, "{name}: {requests} requests for info");
         drop(bag);
         std::fs::remove_file(&path).unwrap();
+    }
+}
+
+#[test]
+fn a_remote_chunk_larger_than_the_memory_budget_is_a_clear_error() {
+    rbag_remote::register();
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(tmp.path());
+    for (format, name) in [(rbag_storage::Format::Ros1, "wide.bag"), (rbag_storage::Format::Mcap, "wide.mcap")] {
+        // Chunks of 4 MiB, read whole when remote, against a budget of 1 MiB.
+        common::generate(&tmp.path().join(name), format, 64, 1, 256 << 10, 4 << 20);
+    }
+    rbag_storage::budget::set_limit(1 << 20);
+    for name in ["wide.bag", "wide.mcap"] {
+        let url = format!("{}/{name}", server.base);
+        let bag = Bag::open(&url).unwrap();
+        let e = match bag.messages(&Filter::default()) {
+            Err(e) => e.to_string(),
+            Ok(mut it) => it.find_map(|m| m.err()).expect("an error").to_string(),
+        };
+        assert_clear(e, &[name, "budget"]);
     }
 }

@@ -171,6 +171,13 @@ impl Regions {
         if let Some(kept) = self.kept(&range) {
             return Ok(kept);
         }
+        // A region is held whole in memory: one larger than the whole budget is refused
+        // before it is asked for (a huge chunk length would otherwise be an allocation).
+        let len = range.end - range.start;
+        if len > budget::limit() {
+            return Err(budget::over(len, range.start, "remote region (a chunk and its index)")
+                .in_file(std::path::Path::new(self.source.url())));
+        }
         let asked = {
             let mut asked = lock(&self.asked);
             asked.iter().position(|(r, _)| *r == range).and_then(|i| asked.remove(i)).map(|(_, paid)| paid)

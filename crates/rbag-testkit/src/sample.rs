@@ -125,3 +125,21 @@ pub fn write(
 /// rosbag2's QoS text, for rosbag2 writers.
 #[path = "../../rbag-storage/tests/common/cdr.rs"]
 pub mod cdr;
+
+/// A `std_msgs/String` connection on `topic` in the encoding `format` stores natively: ROS 1
+/// (`ros1`, with its MD5 sum) for ROS 1 bags, CDR for rosbag2 storages.
+pub fn string_connection(format: rbag_storage::Format, topic: &str) -> Connection {
+    let mut c = Connection { topic: topic.into(), definition: "string data\n".into(), ..Connection::default() };
+    if format == rbag_storage::Format::Ros1 {
+        c.message_type = "std_msgs/String".into();
+        c.encoding = "ros1".into();
+        c.definition_encoding = "ros1msg".into();
+        c.metadata.insert("md5sum".into(), "992ce8a1687cec8c8bd883ec73ca41d1".into());
+        c.metadata.insert("callerid".into(), "/sample".into());
+    } else {
+        c.message_type = "std_msgs/msg/String".into();
+        c.encoding = "cdr".into();
+        c.definition_encoding = "ros2msg".into();
+    }
+    c
+}

@@ -40,6 +40,10 @@ fn the_cli_reads_s3_urls_as_paths() {
             let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
             v["path"] = serde_json::Value::Null;
             v["files"] = serde_json::Value::Null;
+            if v["storage"] == "ros1" {
+                // In each chunk's header: not read remotely.
+                v["compression"] = serde_json::Value::Null;
+            }
             for t in v["topics"].as_array_mut().unwrap() {
                 t["frequency_hz"] = serde_json::Value::Null;
             }

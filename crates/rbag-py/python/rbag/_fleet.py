@@ -54,6 +54,16 @@ def plan(
     return [Partition(**p) for p in _plan(bags, wanted, start, end, target_bytes)]
 
 
+def _topic_plan(
+    paths: _PathOrPaths, topic: str, start: Optional[int], end: Optional[int], target_bytes: int
+) -> List[Partition]:
+    """The plan of one topic, refused when it holds nothing (an engine needs a schema)."""
+    parts = plan(paths, [topic], start=start, end=end, target_bytes=target_bytes)
+    if not parts:
+        raise ValueError(f"topic {topic}: no messages in the given bags and time window")
+    return parts
+
+
 # Readers a worker keeps open, by bag: a worker that reads several partitions of one bag opens
 # (and for a URL, fetches the summary of) that bag once.
 _OPEN: "OrderedDict[str, Reader]" = OrderedDict()

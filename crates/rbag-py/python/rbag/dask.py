@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from rbag._fleet import Partition, _PathOrPaths, _reader, plan, read_partition
+from rbag._fleet import Partition, _PathOrPaths, _reader, _topic_plan, plan, read_partition
 
 
 def _frame(partition: Partition, columns: Optional[Sequence[str]]) -> Any:
@@ -39,9 +39,7 @@ def read_topic(
     ``log_time``, one partition per ``rbag.plan`` partition, in the order of ``paths``."""
     import dask.dataframe as dd
 
-    parts = plan(paths, [topic], start=start, end=end, target_bytes=target_bytes)
-    if not parts:
-        raise ValueError(f"topic {topic}: no messages in the given bags and time window")
+    parts = _topic_plan(paths, topic, start, end, target_bytes)
     meta = _frame(parts[0], columns).iloc[:0]
     return dd.from_map(
         functools.partial(_frame, columns=columns),

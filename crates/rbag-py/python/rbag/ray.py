@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
 
-from rbag._fleet import Partition, _PathOrPaths, plan, read_partition
+from rbag._fleet import Partition, _PathOrPaths, _topic_plan, read_partition
 
 
 def _datasource(parts: List[Partition], columns: Optional[Sequence[str]]) -> Any:
@@ -52,7 +52,5 @@ def read_topic(
     data context, as Ray needs for any ordered read)."""
     import ray.data
 
-    parts = plan(paths, [topic], start=start, end=end, target_bytes=target_bytes)
-    if not parts:
-        raise ValueError(f"topic {topic}: no messages in the given bags and time window")
+    parts = _topic_plan(paths, topic, start, end, target_bytes)
     return ray.data.read_datasource(_datasource(parts, columns), override_num_blocks=len(parts))

@@ -167,19 +167,8 @@ fn serve(stream: TcpStream, root: &Path, log: &Mutex<Vec<Logged>>, faults: &Mute
 /// Writes a bag of one topic: `seconds` of messages at `hz`, `payload` bytes each, in chunks of
 /// `chunk` bytes, uncompressed (so that its size is what the test asks for).
 pub fn generate(path: &Path, format: rbag_storage::Format, seconds: u64, hz: u64, payload: usize, chunk: u64) {
-    use rbag_storage::{Connection, Format, WriteOptions};
-    let mut c = Connection { topic: "/data".into(), definition: "string data\n".into(), ..Connection::default() };
-    if format == Format::Ros1 {
-        c.message_type = "std_msgs/String".into();
-        c.encoding = "ros1".into();
-        c.definition_encoding = "ros1msg".into();
-        c.metadata.insert("md5sum".into(), "992ce8a1687cec8c8bd883ec73ca41d1".into());
-        c.metadata.insert("callerid".into(), "/gen".into());
-    } else {
-        c.message_type = "std_msgs/msg/String".into();
-        c.encoding = "cdr".into();
-        c.definition_encoding = "ros2msg".into();
-    }
+    use rbag_storage::WriteOptions;
+    let c = rbag_testkit::sample::string_connection(format, "/data");
     let options = WriteOptions { chunk_size: chunk, ..WriteOptions::default() };
     let mut w = rbag_storage::create(path, format, &options).unwrap();
     let id = w.add_connection(&c).unwrap();
@@ -207,13 +196,16 @@ pub fn messages(bag: &Bag, filter: &Filter) -> Vec<(String, u64, Vec<u8>)> {
         .collect()
 }
 
-/// The info without what differs remotely: the path, and the frequencies, which need every
-/// chunk's index data and are not fetched for a remote bag.
+/// The info without what differs remotely: the path; the frequencies, which need every chunk's
+/// index data; and a ROS 1 bag's compression figures, which are in every chunk's header.
 pub fn info_without_path(bag: &Bag) -> String {
     let mut info = bag.info().unwrap();
     info.path = Default::default();
     info.files.clear();
     info.topics.iter_mut().for_each(|t| t.frequency_hz = None);
+    if info.storage == "ros1" {
+        info.compression.clear();
+    }
     format!("{info:?}")
 }
 

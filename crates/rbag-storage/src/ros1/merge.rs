@@ -60,7 +60,7 @@ impl<'a> Merge<'a> {
     fn open_next(&mut self) -> Result<()> {
         let i = self.order[self.next];
         self.next += 1;
-        self.reader.read_ahead(self.order[self.next..].iter().copied(), true);
+        self.reader.read_ahead(self.order[self.next..].iter().copied());
         let (want, filter) = (&self.want, &self.filter);
         let reader = self.reader;
         let keep = |conn: u32, t: u64| reader.keep(want, filter, conn, t);

@@ -274,17 +274,16 @@ impl Ros1Reader {
         })
     }
 
-    /// For a remote bag: starts fetching, in the background, what reading chunks `next` (in
-    /// reading order) will need: their whole regions, or (`whole` false) their first 4 KiB,
-    /// which hold their headers.
-    pub(super) fn read_ahead(&self, next: impl Iterator<Item = usize>, whole: bool) {
+    /// For a remote bag: starts fetching, in the background, the regions (chunk and index
+    /// data) that reading chunks `next` (in reading order) will need.
+    pub(super) fn read_ahead(&self, next: impl Iterator<Item = usize>) {
         let Io::Remote(source) = &self.io else { return };
         let ranges: Vec<std::ops::Range<u64>> = next
             .filter(|&i| self.chunks[i].located.is_none())
             .take(crate::source::READ_AHEAD)
             .map(|i| {
                 let (pos, end) = (self.chunks[i].pos, self.region_end(i));
-                pos..if whole { end } else { end.min(pos + CHUNK_HEAD) }
+                pos..end
             })
             .filter(|r| !r.is_empty() && r.end - r.start <= self.limits.max_data_len)
             .filter(|r| self.fetched(r.start, r.end - r.start).is_none())
@@ -754,6 +753,7 @@ impl StorageReader for Ros1Reader {
 
 impl Ros1Reader {
     fn summary(&self) -> Result<StorageInfo> {
+        let remote = matches!(self.io, Io::Remote(_));
         let mut info = StorageInfo {
             format: "ros1",
             version: "2.0".into(),
@@ -767,14 +767,17 @@ impl Ros1Reader {
             info.connections.insert(c.id, ConnectionStats::default());
         }
         for (i, c) in self.chunks.iter().enumerate() {
-            // A remote bag's chunk headers are fetched a few ahead, in parallel.
-            self.read_ahead(i..self.chunks.len(), false);
             for &(conn, n) in c.counts.iter().filter(|(conn, _)| self.declared(*conn)) {
                 info.connections.entry(conn).or_default().message_count += n as u64;
             }
             if c.message_count() > 0 {
                 info.start_ns = Some(info.start_ns.map_or(c.start, |s| s.min(c.start)));
                 info.end_ns = Some(info.end_ns.map_or(c.end, |e| e.max(c.end)));
+            }
+            // A remote bag's info reads its index section only: the compression figures are in
+            // each chunk's header, a request per chunk, so they are not available remotely.
+            if remote && c.located.is_none() {
+                continue;
             }
             let (compression, stats) = match &c.located {
                 Some(loc) => (loc.compression, (loc.data_len, loc.size)),
