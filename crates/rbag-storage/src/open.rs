@@ -114,7 +114,7 @@ fn open_url(url: &str, options: &ReadOptions) -> Result<Box<dyn StorageReader>> 
         Err(e) => return dir(e),
     };
     // The format's magic, and for ROS 1 the whole bag header record.
-    let head = source.read(0, source.len().min(crate::ros1::FIRST_RECORD))?;
+    let head = crate::source::head(&*source)?;
     match crate::sniff::file_format(std::path::Path::new(url), &head)? {
         Some(Format::Ros1) => Ok(Box::new(crate::ros1::Ros1Reader::from_source(source, head, options)?)),
         Some(Format::Mcap | Format::Sqlite3) => Ok(Box::new(Rosbag2Reader::from_source(source, head, options)?)),

@@ -109,6 +109,17 @@ pub fn open_url(url: &str) -> Result<Arc<dyn RangeSource>> {
     }
 }
 
+/// Objects up to this size are read whole by their first request.
+const SMALL: u64 = 64 << 10;
+
+/// The first bytes of `source`, which tell its format and hold a ROS 1 bag's header record
+/// and an MCAP file's Header: all of a small object (one request instead of a head and a
+/// tail).
+pub(crate) fn head(source: &dyn RangeSource) -> Result<Bytes> {
+    let len = source.len();
+    source.read(0, if len <= SMALL { len } else { crate::ros1::FIRST_RECORD.min(len) })
+}
+
 /// How many unpinned regions [`Regions`] keeps: the chunks a merge has open at once, mostly.
 const RECENT: usize = 4;
 /// How many regions may be asked for ahead of their reading, at most.

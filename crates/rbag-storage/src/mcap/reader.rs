@@ -130,11 +130,13 @@ struct Entry {
 /// Chunks up to this many decompressed bytes (and within the memory budget) are read whole as
 /// soon as a query reaches them; larger ones only when one of their messages is next, with
 /// their entries taken from their message indexes (or a streamed pass).
-/// The first bytes of a remote object, fetched to tell its format (and holding MCAP's header).
-const REMOTE_HEAD: u64 = crate::ros1::FIRST_RECORD;
 /// The last bytes of a remote MCAP file, fetched in one request at open: the footer and, in
-/// most files, the whole summary section (a summary beyond them costs one more request).
-const REMOTE_TAIL: u64 = 64 << 10;
+/// most files, the whole summary section and the Metadata records before it (a summary beyond
+/// them costs one more request). A 4,096th of the file, within 64 KiB..1 MiB: a summary grows
+/// with the chunk count, so with the file.
+fn remote_tail(len: u64) -> u64 {
+    (len / 4096).clamp(64 << 10, 1 << 20)
+}
 
 fn eager_max() -> u64 {
     (crate::budget::limit() / 16).min(32 << 20)
@@ -168,11 +170,11 @@ impl McapReader {
     pub fn from_source(source: Arc<dyn RangeSource>, head: Bytes, options: &ReadOptions) -> Result<Self> {
         let path = PathBuf::from(source.url());
         let regions = Regions::new(source.clone());
+        let (len, whole) = (source.len(), head.len() as u64 == source.len());
         regions.pin(0, head);
-        let len = source.len();
-        if len > REMOTE_HEAD {
+        if !whole {
             // The footer and, in most files, the whole summary: one request, kept.
-            regions.get(len.saturating_sub(REMOTE_TAIL)..len, true)?;
+            regions.get(len.saturating_sub(remote_tail(len))..len, true)?;
         }
         let mut reader = Self::blank(path.clone(), Backing::Remote(regions), *options);
         let unsummarised = reader.read_header().and_then(|()| reader.try_summary()).map_err(|e| e.in_file(&path))?;

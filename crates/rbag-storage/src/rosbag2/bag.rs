@@ -160,7 +160,7 @@ impl Rosbag2Reader {
                 files.push(open_file(&path, options)?.0);
                 continue;
             }
-            let head = source.read(0, source.len().min(crate::ros1::FIRST_RECORD))?;
+            let head = source::head(&*source)?;
             files.push(open_remote_file(source, head, options, &mut unpacked)?.0);
         }
         Self::assemble(Path::new(dir), Some(metadata), files, Vec::new(), unpacked).map(Some)
