@@ -14,7 +14,7 @@ fn write(path: &std::path::Path, i: u64, format: Format) {
     let mut w = rbag_storage::create(path, format, &WriteOptions::default()).unwrap();
     let mut conn = |topic: &str| w.add_connection(&rbag_testkit::sample::string_connection(format, topic)).unwrap();
     let chatter = conn("/chatter");
-    let odom = (i % 5 == 0).then(|| conn("/odom"));
+    let odom = i.is_multiple_of(5).then(|| conn("/odom"));
     let start = 1_700_000_000_000_000_000 + i * 1_000_000_000;
     let hz = 10 + i % 7;
     for k in 0..2 * hz {
