@@ -188,7 +188,9 @@ fn ros1_snapshot_writes_the_newest_messages_on_a_trigger() {
     for i in 0..10 {
         chatter.publish(string_msg(&format!("hello {i}")));
     }
-    std::thread::sleep(Duration::from_millis(1000));
+    // Time for the ten messages to cross TCPROS into the ring: a second was too little once,
+    // with the whole suite running on 2 cores (the snapshot came out empty).
+    std::thread::sleep(Duration::from_millis(3000));
     let bag = dir.path().join("snap.bag");
     assert!(!bag.exists(), "nothing is written before the trigger");
     rec.controls.snapshot();
