@@ -134,12 +134,7 @@ impl Reader {
     fn stats(&self) -> PyResult<std::collections::BTreeMap<&'static str, u64>> {
         let mut total = rbag_bag::ReadStats::default();
         for b in self.bags()?.iter() {
-            let s = b.stats();
-            total.requests += s.requests;
-            total.bytes_fetched += s.bytes_fetched;
-            total.chunks_read += s.chunks_read;
-            total.chunks_decompressed += s.chunks_decompressed;
-            total.bytes_read += s.bytes_read;
+            total += b.stats();
         }
         Ok([
             ("requests", total.requests),

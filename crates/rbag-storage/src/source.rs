@@ -25,6 +25,13 @@ pub struct SourceStats {
     pub bytes: u64,
 }
 
+impl From<SourceStats> for ReadStats {
+    /// A remote source's counters, as the reader's I/O counters.
+    fn from(s: SourceStats) -> ReadStats {
+        ReadStats { requests: s.requests, bytes_fetched: s.bytes, ..ReadStats::default() }
+    }
+}
+
 /// A remote object read by byte range.
 pub trait RangeSource: Send + Sync + 'static {
     /// The URL it was opened from (what errors name).
@@ -289,10 +296,7 @@ impl Backing {
     pub(crate) fn fetched(&self) -> ReadStats {
         match self {
             Backing::Local(_) => ReadStats::default(),
-            Backing::Remote(r) => {
-                let s = r.source.stats();
-                ReadStats { requests: s.requests, bytes_fetched: s.bytes, ..ReadStats::default() }
-            }
+            Backing::Remote(r) => r.source.stats().into(),
         }
     }
 }

@@ -207,6 +207,17 @@ pub struct ReadStats {
     pub bytes_fetched: u64,
 }
 
+impl std::ops::AddAssign for ReadStats {
+    /// Sums the counters of several readers (a rosbag2 bag's files, a reader of many bags).
+    fn add_assign(&mut self, o: ReadStats) {
+        self.chunks_read += o.chunks_read;
+        self.chunks_decompressed += o.chunks_decompressed;
+        self.bytes_read += o.bytes_read;
+        self.requests += o.requests;
+        self.bytes_fetched += o.bytes_fetched;
+    }
+}
+
 /// Options for creating a bag.
 #[derive(Debug, Clone)]
 pub struct WriteOptions {

@@ -741,12 +741,12 @@ impl StorageReader for Ros1Reader {
     }
 
     fn stats(&self) -> ReadStats {
+        let fetched = if let Io::Remote(s) = &self.io { s.stats().into() } else { ReadStats::default() };
         ReadStats {
             chunks_read: self.chunks_read.load(Ordering::Relaxed),
             chunks_decompressed: self.chunks_decompressed.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
-            requests: if let Io::Remote(s) = &self.io { s.stats().requests } else { 0 },
-            bytes_fetched: if let Io::Remote(s) = &self.io { s.stats().bytes } else { 0 },
+            ..fetched
         }
     }
 }

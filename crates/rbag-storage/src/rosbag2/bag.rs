@@ -437,12 +437,7 @@ impl StorageReader for Rosbag2Reader {
     fn stats(&self) -> ReadStats {
         let mut s = ReadStats::default();
         for f in &self.files {
-            let fs = f.stats();
-            s.chunks_read += fs.chunks_read;
-            s.chunks_decompressed += fs.chunks_decompressed;
-            s.bytes_read += fs.bytes_read;
-            s.requests += fs.requests;
-            s.bytes_fetched += fs.bytes_fetched;
+            s += f.stats();
         }
         s
     }
