@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use rbag_storage::{Backend, Connection, Filter, OutputPolicy, StorageOptions, WriteOptions};
+use rbag_storage::{Backend, Connection, Filter, Message, OutputPolicy, StorageOptions, WriteOptions};
 
 use crate::decode::{Decoders, TypeSources};
 use crate::transcode::{self, ConnectionPlan, Targets};
@@ -79,6 +79,22 @@ pub struct Progress {
     pub messages_total: u64,
 }
 
+/// Decides, message by message, which messages a conversion writes (`rbag filter`'s
+/// expression). Called in log-time order, after the topic and time filters.
+pub trait Select {
+    /// Whether to write `msg`, read from `inputs[input]` (which is `bag`) on `connection`.
+    fn select(&mut self, input: usize, bag: &Bag, connection: &Connection, msg: &Message) -> Result<bool>;
+}
+
+/// Writes every message.
+struct All;
+
+impl Select for All {
+    fn select(&mut self, _: usize, _: &Bag, _: &Connection, _: &Message) -> Result<bool> {
+        Ok(true)
+    }
+}
+
 /// Converts `inputs` (already opened) into a new bag at `output` in `storage` (see
 /// [`storage_for`](crate::storage_for)).
 ///
@@ -89,6 +105,18 @@ pub fn convert(
     output: &Path,
     storage: &Arc<dyn Backend>,
     options: &ConvertOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ConvertReport> {
+    convert_selecting(inputs, output, storage, options, &mut All, progress)
+}
+
+/// [`convert`], writing only the messages `select` accepts.
+pub fn convert_selecting(
+    inputs: &[Bag],
+    output: &Path,
+    storage: &Arc<dyn Backend>,
+    options: &ConvertOptions,
+    select: &mut dyn Select,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ConvertReport> {
     // Refuse an output that is, holds or sits inside an input before any work is done; the
@@ -173,6 +201,12 @@ pub fn convert(
     let mut buf = Vec::new();
     for item in crate::merged(inputs, &options.filter)? {
         let (i, msg) = item?;
+        let Some(conn) = inputs[i].connection(msg.connection) else {
+            return Err(rbag_storage::Error::UnknownConnection { id: msg.connection }.into());
+        };
+        if !select.select(i, &inputs[i], conn, &msg)? {
+            continue;
+        }
         match plans.get(&(i, msg.connection)) {
             Some(ConnectionPlan::Rewrite(rw)) => {
                 rw.apply(&mut decoders[i], msg.log_time, &msg.data, &mut buf)

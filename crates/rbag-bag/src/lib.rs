@@ -47,9 +47,14 @@
 #![warn(missing_docs)]
 
 mod bag;
+pub mod compress;
 mod convert;
 pub mod decode;
+pub mod doctor;
+pub mod du;
 mod error;
+pub mod expr;
+pub mod extras;
 mod info;
 mod info_text;
 pub mod read;
@@ -60,7 +65,7 @@ pub mod units;
 mod writer;
 
 pub use bag::{merged, Bag, OpenOptions};
-pub use convert::{convert, ConvertOptions, ConvertReport, Progress, Skipped};
+pub use convert::{convert, convert_selecting, ConvertOptions, Select, ConvertReport, Progress, Skipped};
 pub use error::{Error, Result};
 pub use info::{BagInfo, CompressionInfo, TopicInfo, TypeInfo, UndeclaredInfo};
 pub use writer::Writer;

@@ -20,6 +20,7 @@
 
 pub mod budget;
 mod builtin;
+pub mod doctor;
 pub use builtin::with_storage_options;
 mod error;
 mod filter;

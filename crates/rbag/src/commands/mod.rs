@@ -1,14 +1,20 @@
 //! One module per verb. Each has an `Args` (clap) and a `run` returning an [`crate::Outcome`].
 
+pub mod attachment;
 pub mod catalog;
+pub mod compress;
 pub mod completions;
 pub mod convert;
+pub mod doctor;
+pub mod du;
 pub mod echo;
 pub mod export;
+pub mod filter;
 pub mod info;
 pub mod keyboard;
 pub mod list;
 pub mod master;
+pub mod metadata;
 pub mod middleware;
 pub mod play;
 #[cfg(feature = "ros2")]

@@ -1,0 +1,1 @@
+//! The filter expression language (being written).

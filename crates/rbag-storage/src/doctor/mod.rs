@@ -1,0 +1,1 @@
+//! Structural checks of bag files (being written).
