@@ -80,4 +80,10 @@ if ! "$VENV/bin/python" -c 'import dask.dataframe, distributed, ray.data' 2>/dev
   "$VENV/bin/pip" install -q --disable-pip-version-check 'dask[dataframe]==2026.8.0' distributed==2026.8.0 \
     'ray[data]==2.60.0'
 fi
+# Foxglove's `mcap` CLI (Rust), the peer of `rbag doctor`'s MCAP damage table (issue 17). Built
+# once from ../shared/peers/mcap-rust (about 3.6 min cold); skipped when the binary exists.
+if [ ! -x .peers/mcap/bin/mcap ] && [ -d ../shared/peers/mcap-rust/cli ]; then
+  echo "setup-peers: building the mcap CLI into .peers/mcap" >&2
+  cargo install -q --locked --path ../shared/peers/mcap-rust/cli --root .peers/mcap --target-dir .peers/mcap-target
+fi
 echo "setup-peers: ok (rosbag $(dpkg-query -W -f='${Version}' python3-rosbag 2>/dev/null || echo '?'), rosbags $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("rosbags"))'))" >&2

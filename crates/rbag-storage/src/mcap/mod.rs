@@ -1,11 +1,13 @@
 //! MCAP files (<https://mcap.dev/spec>), with the `ros2` profile rosbag2 writes and the `ros1`
 //! profile for ROS 1 data.
 
+mod amend;
 mod chunks;
-mod parse;
-mod reader;
-mod records;
+pub(crate) mod parse;
+pub(crate) mod reader;
+pub(crate) mod records;
 mod writer;
 
+pub use amend::amend;
 pub use reader::{McapReader, MCAP_TYPE_HASH_KEY};
 pub use writer::McapWriter;

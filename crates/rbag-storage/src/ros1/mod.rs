@@ -4,7 +4,7 @@
 //! index position), then chunks, each followed by one index-data record per connection it holds,
 //! and at the end every connection record and one chunk-info record per chunk.
 
-mod chunk;
+pub(crate) mod chunk;
 pub(crate) mod compression;
 mod merge;
 mod reader;

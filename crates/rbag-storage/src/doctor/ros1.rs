@@ -1,0 +1,494 @@
+//! ROS 1 bag v2.0: every record walked with the reader's bounds-checked parser, chunks
+//! decompressed, the bag header's index position and counts, the chunk-info records (counts per
+//! connection, time ranges) and the index-data records (times and offsets) against what each
+//! chunk holds, connections against their index copies, and log-time order. ROS 1 bags have no
+//! CRCs.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use super::{FileSummary, Finding, Kind, Place, Report, Severity, Visitor};
+use crate::ros1::chunk::{self, ChunkMeta, Entry};
+use crate::ros1::compression;
+use crate::ros1::record::{self, op, Limits, Records};
+use crate::{budget, Compression, Connection};
+
+struct Chunk {
+    /// Entries found in its data; `None` when the data could not be read.
+    entries: Option<Vec<Entry>>,
+    /// Index-data entries after it, per connection.
+    index: BTreeMap<u32, (u64, Vec<Entry>)>,
+}
+
+struct Ctx<'a> {
+    path: &'a Path,
+    file_index: usize,
+    report: &'a mut Report,
+    visitor: &'a mut dyn Visitor,
+    wants_messages: bool,
+    connections: HashMap<u32, Connection>,
+    index_connections: BTreeSet<u32>,
+    unknown: BTreeSet<u32>,
+    chunks: BTreeMap<u64, Chunk>,
+    last_chunk: Option<u64>,
+    infos: Vec<(u64, ChunkMeta)>,
+    latest: Option<u64>,
+    summary: FileSummary,
+}
+
+impl Ctx<'_> {
+    fn add(&mut self, severity: Severity, kind: Kind, offset: u64, record: &str, message: String) {
+        self.report.push(Finding::new(severity, kind, self.path, Some(offset), record, message));
+    }
+
+    fn topic(&self, conn: u32) -> String {
+        self.connections.get(&conn).map(|c| c.topic.clone()).unwrap_or_else(|| format!("<connection {conn}>"))
+    }
+
+    fn connection(&mut self, rec: &record::Record<'_>, offset: u64, record: &'static str, in_index: bool) {
+        let c = match chunk::parse_connection(rec) {
+            Ok(c) => c,
+            Err(e) => return self.add(Severity::Error, Kind::Structure, offset, record, e.to_string()),
+        };
+        if in_index {
+            self.index_connections.insert(c.id);
+        }
+        if let Some(prev) = self.connections.get(&c.id) {
+            if prev.topic != c.topic || prev.message_type != c.message_type || prev.definition != c.definition {
+                let msg = format!("connection {} differs from an earlier record of the same id", c.id);
+                self.report.push(
+                    Finding::new(Severity::Error, Kind::Connection, self.path, Some(offset), record, msg)
+                        .topic(&c.topic),
+                );
+            }
+            return;
+        }
+        self.report.checked.connections += 1;
+        let at = Place { file: self.path, file_index: self.file_index, offset: Some(offset), record };
+        self.visitor.connection(&at, &c, self.report);
+        self.connections.insert(c.id, c);
+    }
+
+    fn chunk(&mut self, rec: &record::Record<'_>, offset: u64, limits: &Limits) {
+        const REC: &str = "ROS 1 chunk";
+        self.report.checked.chunks += 1;
+        self.last_chunk = Some(offset);
+        self.chunks.insert(offset, Chunk { entries: None, index: BTreeMap::new() });
+        let (compression, size) = match chunk::chunk_fields(&rec.header, offset) {
+            Ok(f) => f,
+            Err(e) => return self.add(Severity::Error, Kind::Structure, offset, REC, e.to_string()),
+        };
+        let data: Cow<'_, [u8]> = if compression == Compression::None {
+            if rec.data.len() as u64 != size {
+                self.add(
+                    Severity::Error,
+                    Kind::Structure,
+                    offset,
+                    REC,
+                    format!("the header says {size} bytes, the uncompressed data holds {}", rec.data.len()),
+                );
+            }
+            Cow::Borrowed(rec.data)
+        } else {
+            let out = budget::reserve(size, offset, "chunk")
+                .and_then(|r| compression::decompress(compression, rec.data, size, offset, r, false));
+            match out {
+                Ok(b) => Cow::Owned(b.to_vec()),
+                Err(e) => return self.add(Severity::Error, Kind::Decompress, offset, REC, e.to_string()),
+            }
+        };
+        let mut entries = Vec::new();
+        let (mut prev, mut first, mut disorder) = (None::<u64>, None::<u64>, 0u64);
+        let latest_before = self.latest;
+        let mut records = Records::new(&data, 0, *limits);
+        loop {
+            let at = records.position() as u64;
+            let Some(r) = records.next() else { break };
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    self.add(Severity::Error, Kind::Structure, offset, REC, format!("at byte {at} of its data: {e}"));
+                    break;
+                }
+            };
+            match r.op() {
+                Ok(op::CONNECTION) => self.connection(&r, offset, REC, false),
+                Ok(op::MSG_DATA) => {
+                    let (conn, time) = match (r.header.u32("conn"), r.header.time("time")) {
+                        (Ok(c), Ok(t)) => (c, t),
+                        (Err(e), _) | (_, Err(e)) => {
+                            self.add(
+                                Severity::Error,
+                                Kind::Structure,
+                                offset,
+                                REC,
+                                format!("at byte {at} of its data: {e}"),
+                            );
+                            continue;
+                        }
+                    };
+                    if let Some(p) = prev.filter(|&p| time < p) {
+                        disorder += 1;
+                        if disorder == 1 {
+                            let msg = format!(
+                                "message at byte {at} of the chunk's data has time {time}, before the previous message's {p}"
+                            );
+                            let f =
+                                Finding::new(Severity::Warning, Kind::MessageOrder, self.path, Some(offset), REC, msg)
+                                    .topic(self.topic(conn));
+                            self.report.push(f);
+                        }
+                    }
+                    prev = Some(time);
+                    first = Some(first.map_or(time, |f| f.min(time)));
+                    self.latest = Some(self.latest.map_or(time, |l| l.max(time)));
+                    entries.push(Entry { time, offset: at as u32, conn });
+                    self.message(conn, time, r.data, offset);
+                }
+                Ok(other) => self.add(
+                    Severity::Error,
+                    Kind::Structure,
+                    offset,
+                    REC,
+                    format!("record at byte {at} of its data has op 0x{other:02x}, which may not be in a chunk"),
+                ),
+                Err(e) => {
+                    self.add(Severity::Error, Kind::Structure, offset, REC, format!("at byte {at} of its data: {e}"))
+                }
+            }
+        }
+        if disorder > 1 {
+            self.add(
+                Severity::Warning,
+                Kind::MessageOrder,
+                offset,
+                REC,
+                format!("{disorder} messages of the chunk are out of time order in all"),
+            );
+        }
+        if let (Some(first), Some(l)) = (first, latest_before) {
+            if first < l {
+                self.add(
+                    Severity::Warning,
+                    Kind::ChunkOrder,
+                    offset,
+                    REC,
+                    format!("its first message ({first} ns) is older than the latest message before it ({l} ns)"),
+                );
+            }
+        }
+        if let Some(c) = self.chunks.get_mut(&offset) {
+            c.entries = Some(entries);
+        }
+    }
+
+    fn message(&mut self, conn: u32, time: u64, data: &[u8], offset: u64) {
+        self.report.checked.messages += 1;
+        let Some(c) = self.connections.get(&conn) else {
+            if self.unknown.insert(conn) {
+                self.add(
+                    Severity::Error,
+                    Kind::Connection,
+                    offset,
+                    "ROS 1 chunk",
+                    format!("a message on connection {conn}, which no connection record before it declares"),
+                );
+            }
+            self.summary.add(&format!("<connection {conn}>"), "", time);
+            return;
+        };
+        self.summary.add(&c.topic, &c.message_type, time);
+        if self.wants_messages {
+            let at =
+                Place { file: self.path, file_index: self.file_index, offset: Some(offset), record: "ROS 1 chunk" };
+            self.visitor.message(&at, c, time, data, self.report);
+        }
+    }
+
+    fn index_data(&mut self, rec: &record::Record<'_>, offset: u64) {
+        const REC: &str = "ROS 1 index data";
+        let mut entries = Vec::new();
+        if let Err(e) = chunk::for_each_entry(rec, |e| entries.push(e)) {
+            return self.add(Severity::Error, Kind::Structure, offset, REC, e.to_string());
+        }
+        let conn = rec.header.u32("conn").unwrap_or(u32::MAX);
+        match self.last_chunk.and_then(|c| self.chunks.get_mut(&c)) {
+            Some(c) => {
+                c.index.insert(conn, (offset, entries));
+            }
+            None => {
+                self.add(Severity::Error, Kind::Structure, offset, REC, "index data with no chunk before it".into())
+            }
+        }
+    }
+
+    /// The index (bag header, chunk infos, index data, index connections) against the data.
+    fn cross_check(&mut self, index_pos: u64, conn_count: u32, chunk_count: u32, indexed: bool) {
+        // Index data against each chunk's messages.
+        let chunks = std::mem::take(&mut self.chunks);
+        for (&at, c) in &chunks {
+            let Some(actual) = &c.entries else { continue };
+            let mut by_conn: BTreeMap<u32, Vec<(u64, u32)>> = BTreeMap::new();
+            for e in actual {
+                by_conn.entry(e.conn).or_default().push((e.time, e.offset));
+            }
+            let conns: BTreeSet<u32> = by_conn.keys().chain(c.index.keys()).copied().collect();
+            for conn in conns {
+                let mut found = by_conn.remove(&conn).unwrap_or_default();
+                let topic = self.topic(conn);
+                let Some((ioff, idx)) = c.index.get(&conn) else {
+                    let msg =
+                        format!("{} message(s) of connection {conn} have no index data after the chunk", found.len());
+                    self.report.push(
+                        Finding::new(Severity::Error, Kind::Index, self.path, Some(at), "ROS 1 chunk", msg)
+                            .topic(topic),
+                    );
+                    continue;
+                };
+                let mut listed: Vec<(u64, u32)> = idx.iter().map(|e| (e.time, e.offset)).collect();
+                listed.sort_unstable();
+                found.sort_unstable();
+                let msg = if listed.len() != found.len() {
+                    format!(
+                        "lists {} message(s) of connection {conn} for the chunk at {at}, which holds {}",
+                        listed.len(),
+                        found.len()
+                    )
+                } else if let Some((l, f)) = listed.iter().zip(&found).find(|(l, f)| l != f) {
+                    format!(
+                        "entry (time {}, offset {}) does not match the chunk's message (time {}, offset {})",
+                        l.0, l.1, f.0, f.1
+                    )
+                } else {
+                    continue;
+                };
+                self.report.push(
+                    Finding::new(Severity::Error, Kind::Index, self.path, Some(*ioff), "ROS 1 index data", msg)
+                        .topic(topic),
+                );
+            }
+        }
+        if !indexed {
+            return;
+        }
+        const HDR: &str = "ROS 1 bag header";
+        if conn_count as usize != self.index_connections.len() {
+            self.add(
+                Severity::Error,
+                Kind::Index,
+                13,
+                HDR,
+                format!(
+                    "conn_count {conn_count}, the index holds {} connection record(s)",
+                    self.index_connections.len()
+                ),
+            );
+        }
+        if chunk_count as usize != self.infos.len() {
+            self.add(
+                Severity::Error,
+                Kind::Index,
+                13,
+                HDR,
+                format!("chunk_count {chunk_count}, the index holds {} chunk info record(s)", self.infos.len()),
+            );
+        }
+        let missing: Vec<u32> =
+            self.connections.keys().filter(|c| !self.index_connections.contains(c)).copied().collect();
+        for conn in missing {
+            let topic = self.topic(conn);
+            let msg = format!("connection {conn} is not in the index section (after {index_pos})");
+            self.report
+                .push(Finding::new(Severity::Error, Kind::Index, self.path, Some(index_pos), HDR, msg).topic(topic));
+        }
+        let infos = std::mem::take(&mut self.infos);
+        let mut described = BTreeSet::new();
+        for (ioff, info) in &infos {
+            const REC: &str = "ROS 1 chunk info";
+            let Some(c) = chunks.get(&info.pos) else {
+                self.add(Severity::Error, Kind::Index, *ioff, REC, format!("chunk_pos {} is not a chunk", info.pos));
+                continue;
+            };
+            described.insert(info.pos);
+            let Some(actual) = &c.entries else { continue };
+            let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
+            for e in actual {
+                *counts.entry(e.conn).or_default() += 1;
+            }
+            let said: BTreeMap<u32, u32> = info.counts.iter().copied().collect();
+            let conns: BTreeSet<u32> = said.keys().chain(counts.keys()).copied().collect();
+            for conn in conns {
+                let (s, f) = (said.get(&conn).copied().unwrap_or(0), counts.get(&conn).copied().unwrap_or(0));
+                if s != f {
+                    let topic = self.topic(conn);
+                    let msg = format!(
+                        "connection {conn}: count {s} for the chunk at {}, which holds {f} of its messages",
+                        info.pos
+                    );
+                    self.report.push(
+                        Finding::new(Severity::Error, Kind::Index, self.path, Some(*ioff), REC, msg).topic(topic),
+                    );
+                }
+            }
+            let first = actual.iter().map(|e| e.time).min();
+            let last = actual.iter().map(|e| e.time).max();
+            if let (Some(first), Some(last)) = (first, last) {
+                if first != info.start || last != info.end {
+                    self.add(
+                        Severity::Error,
+                        Kind::Index,
+                        *ioff,
+                        REC,
+                        format!(
+                            "says the chunk at {} spans {}..{} ns, its messages span {first}..{last}",
+                            info.pos, info.start, info.end
+                        ),
+                    );
+                }
+            }
+        }
+        for at in chunks.keys().filter(|k| !described.contains(k)) {
+            self.add(
+                Severity::Error,
+                Kind::Index,
+                *at,
+                "ROS 1 chunk",
+                "no chunk info record describes this chunk: readers that use the index skip it".into(),
+            );
+        }
+    }
+}
+
+/// Checks the ROS 1 bag `buf` (the whole of `path`).
+pub(super) fn check(
+    path: &Path,
+    file_index: usize,
+    buf: &[u8],
+    report: &mut Report,
+    visitor: &mut dyn Visitor,
+) -> FileSummary {
+    let limits = Limits::default();
+    let wants_messages = visitor.wants_messages();
+    let mut cx = Ctx {
+        path,
+        file_index,
+        report,
+        visitor,
+        wants_messages,
+        connections: HashMap::new(),
+        index_connections: BTreeSet::new(),
+        unknown: BTreeSet::new(),
+        chunks: BTreeMap::new(),
+        last_chunk: None,
+        infos: Vec::new(),
+        latest: None,
+        summary: FileSummary::default(),
+    };
+    const HDR: &str = "ROS 1 bag header";
+    if !buf.starts_with(crate::ros1::MAGIC) {
+        cx.add(Severity::Error, Kind::Structure, 0, "ROS 1 magic", "the file does not start with #ROSBAG V2.0".into());
+        return cx.summary;
+    }
+    let start = crate::ros1::MAGIC.len();
+    let header = match record::parse_record(&buf[start..], start as u64, &limits) {
+        Ok(r) => r,
+        Err(e) => {
+            cx.add(Severity::Error, Kind::Structure, start as u64, HDR, e.to_string());
+            return cx.summary;
+        }
+    };
+    let fields = (|| {
+        if header.op()? != op::BAG_HEADER {
+            return Err(crate::Error::Malformed {
+                offset: start as u64,
+                what: "bag header",
+                reason: "the first record is not a bag header".into(),
+            });
+        }
+        Ok((header.header.u64("index_pos")?, header.header.u32("conn_count")?, header.header.u32("chunk_count")?))
+    })();
+    let (index_pos, conn_count, chunk_count) = match fields {
+        Ok(f) => f,
+        Err(e) => {
+            cx.add(Severity::Error, Kind::Structure, start as u64, HDR, e.to_string());
+            (0, 0, 0)
+        }
+    };
+    let len = buf.len() as u64;
+    let indexed = index_pos != 0 && index_pos <= len;
+    if index_pos == 0 {
+        cx.add(
+            Severity::Error,
+            Kind::Index,
+            start as u64,
+            HDR,
+            "index_pos is 0: the bag was never closed (a killed recorder?) and has no index; `rbag reindex` rebuilds it"
+                .into(),
+        );
+    } else if index_pos > len {
+        cx.add(
+            Severity::Error,
+            Kind::Index,
+            start as u64,
+            HDR,
+            format!("index_pos {index_pos} is past the end of the file ({len} bytes)"),
+        );
+    }
+    let mut pos = (start + header.len) as u64;
+    let mut index_found = !indexed;
+    while pos < len {
+        if pos == index_pos {
+            index_found = true;
+        }
+        let in_index = indexed && pos >= index_pos;
+        let rec = match record::parse_record(&buf[pos as usize..], pos, &limits) {
+            Ok(r) => r,
+            Err(e) => {
+                cx.add(Severity::Error, Kind::Structure, pos, "ROS 1 record", e.to_string());
+                break;
+            }
+        };
+        let next = pos + rec.len as u64;
+        match rec.op() {
+            Ok(op::CHUNK) => {
+                if in_index {
+                    cx.add(
+                        Severity::Error,
+                        Kind::Structure,
+                        pos,
+                        "ROS 1 chunk",
+                        "a chunk inside the index section".into(),
+                    );
+                }
+                cx.chunk(&rec, pos, &limits)
+            }
+            Ok(op::INDEX_DATA) => cx.index_data(&rec, pos),
+            Ok(op::CONNECTION) => cx.connection(&rec, pos, "ROS 1 connection", in_index),
+            Ok(op::CHUNK_INFO) => match chunk::parse_chunk_info(&rec) {
+                Ok(info) => cx.infos.push((pos, info)),
+                Err(e) => cx.add(Severity::Error, Kind::Structure, pos, "ROS 1 chunk info", e.to_string()),
+            },
+            Ok(op::MSG_DATA) => {
+                cx.add(Severity::Warning, Kind::Structure, pos, "ROS 1 message", "a message outside any chunk".into())
+            }
+            Ok(op::BAG_HEADER) => cx.add(Severity::Error, Kind::Structure, pos, HDR, "a second bag header".into()),
+            Ok(other) => {
+                cx.add(Severity::Warning, Kind::Structure, pos, "ROS 1 record", format!("unknown op 0x{other:02x}"))
+            }
+            Err(e) => cx.add(Severity::Error, Kind::Structure, pos, "ROS 1 record", e.to_string()),
+        }
+        pos = next;
+    }
+    if !index_found {
+        cx.add(
+            Severity::Error,
+            Kind::Index,
+            start as u64,
+            HDR,
+            format!("index_pos {index_pos} does not point at the start of a record"),
+        );
+    }
+    cx.cross_check(index_pos, conn_count, chunk_count, indexed);
+    cx.summary
+}
