@@ -59,6 +59,9 @@ pub enum Error {
         /// Why the ROS 2 parser refused it.
         ros2: Box<rbag_msg::Error>,
     },
+    /// A filter expression does not parse, or cannot be evaluated on a message (`rbag filter`).
+    #[error(transparent)]
+    Expr(Box<crate::expr::ExprError>),
     /// A file of migration rules could not be read or parsed.
     #[error("{}: {reason}", path.display())]
     Rules {
