@@ -130,6 +130,27 @@ impl Bag {
         Ok(self.reader.median_periods()?)
     }
 
+    /// Files attached to the bag (MCAP attachments), in file order; CRCs are checked by
+    /// [`crate::attachments::check`], not here.
+    pub fn attachments(&self) -> Result<Vec<rbag_storage::Attachment>> {
+        Ok(self.reader.attachments()?)
+    }
+
+    /// The bag's metadata records (MCAP Metadata; rosbag2's own is named `rosbag2`).
+    pub fn metadata(&self) -> Result<Vec<rbag_storage::MetadataRecord>> {
+        Ok(self.reader.metadata()?)
+    }
+
+    /// The chunks of a ROS 1 or MCAP bag, from the index (`rbag list chunks`).
+    pub fn chunks(&self) -> Result<Vec<rbag_storage::ChunkInfo>> {
+        Ok(self.reader.chunks()?)
+    }
+
+    /// The schemas of the bag's connections (`rbag list schemas`).
+    pub fn schemas(&self) -> Result<Vec<rbag_storage::SchemaInfo>> {
+        Ok(self.reader.schemas()?)
+    }
+
     /// Problems found at open that did not stop reading (a scanned file, a skipped chunk).
     pub fn warnings(&self) -> Vec<String> {
         self.reader.warnings()

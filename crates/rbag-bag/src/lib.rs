@@ -46,6 +46,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod attachments;
 mod bag;
 pub mod compress;
 mod convert;
@@ -89,7 +90,7 @@ pub use rbag_storage::{
     StorageOptions,
 };
 pub use rbag_storage::{
-    budget, Compression, CompressionMode, Connection, Filter, Format, McapPreset, Message, MessageIter, OutputPolicy,
+    budget, Attachment, ChunkInfo, IndexedSizes, MetadataRecord, SchemaInfo, StorageWriter, Compression, CompressionMode, Connection, Filter, Format, McapPreset, Message, MessageIter, OutputPolicy,
     ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, TimeMerge, WriteOptions,
     UNDECLARED_TOPIC_PREFIX,
 };

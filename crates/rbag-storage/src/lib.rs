@@ -49,9 +49,9 @@ pub use registry::{
 };
 pub use time_merge::TimeMerge;
 pub use types::{
-    Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, McapPreset, Message, ReadOptions,
-    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, StorageOptions, WriteOptions,
-    UNDECLARED_TOPIC_PREFIX,
+    Attachment, ChunkInfo, Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, IndexedSizes,
+    McapPreset, Message, MetadataRecord, ReadOptions, ReadStats, ReindexReport, Rosbag2Options, SchemaInfo,
+    SqlitePreset, StorageInfo, StorageOptions, WriteOptions, UNDECLARED_TOPIC_PREFIX,
 };
 
 /// A bag opened for reading. Every backend implements it, so the layers above never know
@@ -111,6 +111,58 @@ pub trait StorageReader: Send + Sync {
     }
 
     /// The connection a message refers to.
+    /// The files attached to the bag (MCAP Attachment records), in file order; storages
+    /// without attachments have none. CRCs are not checked here: see [`Attachment::crc_ok`].
+    fn attachments(&self) -> Result<Vec<Attachment>> {
+        Ok(Vec::new())
+    }
+
+    /// The named metadata records of the bag (MCAP Metadata records, rosbag2's `rosbag2`
+    /// among them), in file order; storages without them have none.
+    fn metadata(&self) -> Result<Vec<MetadataRecord>> {
+        Ok(Vec::new())
+    }
+
+    /// The chunks of a chunked storage (ROS 1, MCAP), in file order, from the index; none
+    /// for storages without chunks.
+    fn chunks(&self) -> Result<Vec<ChunkInfo>> {
+        Ok(Vec::new())
+    }
+
+    /// The schemas of the bag's connections. MCAP overrides this with its Schema records; the
+    /// default gives one per distinct (type, definition encoding, definition), numbered from 1
+    /// in connection order, so that listings read the same for every storage.
+    fn schemas(&self) -> Result<Vec<SchemaInfo>> {
+        let mut out: Vec<SchemaInfo> = Vec::new();
+        for c in self.connections().iter().filter(|c| !c.message_type.is_empty()) {
+            let same = |s: &SchemaInfo| {
+                s.name == c.message_type && s.encoding == c.definition_encoding && s.data == c.definition.as_bytes()
+            };
+            match out.iter_mut().find(|s| same(s)) {
+                Some(s) => s.connections.push(c.id),
+                None => out.push(SchemaInfo {
+                    id: out.len() as u32 + 1,
+                    name: c.message_type.clone(),
+                    encoding: c.definition_encoding.clone(),
+                    data: bytes::Bytes::from(c.definition.clone().into_bytes()),
+                    connections: vec![c.id],
+                }),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Payload bytes per connection without reading payloads (`rbag du`), where the storage
+    /// can tell: exact from SQLite3, estimated from record offsets in ROS 1 and MCAP indexes.
+    /// The default takes [`ConnectionStats::data_bytes`] when the summary has it for every
+    /// connection; `None` otherwise (the caller then reads every message).
+    fn indexed_sizes(&self) -> Result<Option<IndexedSizes>> {
+        let info = self.info()?;
+        let bytes: Option<std::collections::BTreeMap<u32, u64>> =
+            info.connections.iter().map(|(&id, s)| s.data_bytes.map(|b| (id, b))).collect();
+        Ok(bytes.map(|bytes| IndexedSizes { bytes, exact: true }))
+    }
+
     fn connection(&self, id: u32) -> Option<&Connection> {
         let conns = self.connections();
         match conns.binary_search_by_key(&id, |c| c.id) {
@@ -148,5 +200,20 @@ pub trait StorageWriter: Send {
     }
 
     /// Flushes, writes the index and closes the bag.
+    /// Stores an attachment (see [`Attachment`]; its `crc`, `file`, `offset` and `length` are
+    /// ignored). `Ok(false)`: this storage cannot carry attachments, so that copying verbs can
+    /// count what they drop instead of failing.
+    fn add_attachment(&mut self, attachment: &Attachment) -> Result<bool> {
+        let _ = attachment;
+        Ok(false)
+    }
+
+    /// Stores a metadata record (its `file`, `offset` and `length` are ignored). `Ok(false)`:
+    /// this storage cannot carry it.
+    fn add_metadata(&mut self, record: &MetadataRecord) -> Result<bool> {
+        let _ = record;
+        Ok(false)
+    }
+
     fn finish(self: Box<Self>) -> Result<()>;
 }

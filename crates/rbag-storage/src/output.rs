@@ -487,6 +487,14 @@ impl StorageWriter for StagedWriter {
         self.inner()?.split_now()
     }
 
+    fn add_attachment(&mut self, attachment: &crate::Attachment) -> Result<bool> {
+        self.inner()?.add_attachment(attachment)
+    }
+
+    fn add_metadata(&mut self, record: &crate::MetadataRecord) -> Result<bool> {
+        self.inner()?.add_metadata(record)
+    }
+
     fn finish(mut self: Box<Self>) -> Result<()> {
         let (Some(inner), Some(staged)) = (self.inner.take(), self.staged.take()) else {
             return Err(Error::Poisoned("the bag is closed".into()));

@@ -467,3 +467,122 @@ impl StorageOptions {
         Ok(())
     }
 }
+
+/// A file carried inside a bag beside its messages (a calibration, a map, a URDF): MCAP's
+/// Attachment record. Read with [`crate::StorageReader::attachments`], written with
+/// [`crate::StorageWriter::add_attachment`]; storages without attachments have none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attachment {
+    /// Name, usually the attached file's name; not unique (MCAP allows repeats).
+    pub name: String,
+    /// Media type of `data` (`application/octet-stream` when unknown).
+    pub media_type: String,
+    /// When it was attached, nanoseconds since the epoch.
+    pub log_time: u64,
+    /// When the attached data was made, nanoseconds since the epoch.
+    pub create_time: u64,
+    /// The attached bytes (a slice of the mapped file when read).
+    pub data: bytes::Bytes,
+    /// The CRC-32 stored with it; 0 means none was stored. Ignored when writing (the writer
+    /// computes its own).
+    pub crc: u32,
+    /// The storage file it was read from (empty when built in memory): a rosbag2 directory
+    /// has several.
+    pub file: PathBuf,
+    /// Where its record starts in `file`: names repeat, offsets tell attachments apart.
+    pub offset: u64,
+    /// Length of its record (op code and length prefix included).
+    pub length: u64,
+}
+
+impl Attachment {
+    /// The CRC-32 of the record's fields before the CRC, computed from this attachment's
+    /// fields (what the stored [`Attachment::crc`] must equal).
+    pub fn computed_crc(&self) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        h.update(&self.log_time.to_le_bytes());
+        h.update(&self.create_time.to_le_bytes());
+        for s in [&self.name, &self.media_type] {
+            h.update(&(s.len() as u32).to_le_bytes());
+            h.update(s.as_bytes());
+        }
+        h.update(&(self.data.len() as u64).to_le_bytes());
+        h.update(&self.data);
+        h.finalize()
+    }
+
+    /// Whether the stored CRC matches the data: `None` when none was stored (CRC 0). Checked
+    /// on demand, not at read, so that listing a bag does not hash every attachment.
+    pub fn crc_ok(&self) -> Option<bool> {
+        (self.crc != 0).then(|| self.crc == self.computed_crc())
+    }
+}
+
+/// A named string map stored in a bag: MCAP's Metadata record. rosbag2 keeps its
+/// metadata.yaml in one named `rosbag2`; users add their own (a robot id, a run's notes).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetadataRecord {
+    /// Record name; not unique.
+    pub name: String,
+    /// Its entries.
+    pub metadata: BTreeMap<String, String>,
+    /// The storage file it was read from (empty when built in memory).
+    pub file: PathBuf,
+    /// Where its record starts in `file` (0 when built in memory).
+    pub offset: u64,
+    /// Length of its record (op code and length prefix included).
+    pub length: u64,
+}
+
+/// One chunk of a chunked storage file (ROS 1, MCAP), for listings: where it is, how it is
+/// compressed and what it holds, all from the index.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ChunkInfo {
+    /// The storage file holding it.
+    pub file: PathBuf,
+    /// File offset of the chunk record.
+    pub offset: u64,
+    /// Length of the chunk record in the file.
+    pub length: u64,
+    /// Log time of its first and last message, nanoseconds since the epoch.
+    pub start_ns: u64,
+    /// See `start_ns`.
+    pub end_ns: u64,
+    /// Its compression as the file names it (`none`, `lz4`, `bz2`, `zstd`).
+    pub compression: String,
+    /// Bytes of (compressed) records in the file.
+    pub compressed_size: u64,
+    /// Bytes of its records once decompressed.
+    pub uncompressed_size: u64,
+    /// Messages in it, where the index says.
+    pub message_count: Option<u64>,
+    /// Bytes of the message index records after it (MCAP's `message_index_length`).
+    pub message_index_length: Option<u64>,
+}
+
+/// A message schema as the storage keeps it: MCAP's Schema record; other storages give one
+/// per distinct (type, definition) of their connections.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchemaInfo {
+    /// The storage's id (MCAP's schema id; elsewhere numbered from 1 in connection order).
+    pub id: u32,
+    /// Type name.
+    pub name: String,
+    /// Encoding of `data` (`ros1msg`, `ros2msg`, `ros2idl`, ...).
+    pub encoding: String,
+    /// The definition.
+    pub data: bytes::Bytes,
+    /// The connections that use it, by id.
+    pub connections: Vec<u32>,
+}
+
+/// Payload bytes per connection worked out without reading payloads, and how good the figure
+/// is: what `rbag du` prints when not asked for `--exact`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexedSizes {
+    /// Payload bytes by connection id.
+    pub bytes: BTreeMap<u32, u64>,
+    /// Whether they are exact (SQLite3's `SUM(LENGTH(data))`), not estimates from record
+    /// offsets in the index.
+    pub exact: bool,
+}

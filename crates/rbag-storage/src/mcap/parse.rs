@@ -127,6 +127,8 @@ pub fn channel(body: &[u8], offset: u64) -> Result<Channel> {
 
 pub struct Statistics {
     pub message_count: u64,
+    pub attachment_count: u32,
+    pub metadata_count: u32,
     pub channel_message_counts: BTreeMap<u16, u64>,
 }
 
@@ -134,13 +136,14 @@ pub fn statistics(body: &[u8], offset: u64) -> Result<Statistics> {
     let mut c = Cursor::new(body, offset, "MCAP statistics");
     let message_count = c.u64()?;
     c.u16()?; // schemas
-    for _ in 0..4 {
-        c.u32()?; // channels, attachments, metadata, chunks
-    }
+    c.u32()?; // channels
+    let attachment_count = c.u32()?;
+    let metadata_count = c.u32()?;
+    c.u32()?; // chunks
     c.u64()?; // start
     c.u64()?; // end
     let channel_message_counts = c.map(|c| Ok((c.u16()?, c.u64()?)))?;
-    Ok(Statistics { message_count, channel_message_counts })
+    Ok(Statistics { message_count, attachment_count, metadata_count, channel_message_counts })
 }
 
 pub struct ChunkIndex {
@@ -190,6 +193,38 @@ pub fn metadata_index(body: &[u8], offset: u64) -> Result<MetadataIndex> {
 pub fn metadata(body: &[u8], offset: u64) -> Result<(String, BTreeMap<String, String>)> {
     let mut c = Cursor::new(body, offset, "MCAP metadata");
     Ok((c.string()?, c.string_map()?))
+}
+
+/// Where an Attachment record is, and its length (op and length prefix included).
+pub struct AttachmentIndex {
+    pub offset: u64,
+    pub length: u64,
+}
+
+pub fn attachment_index(body: &[u8], offset: u64) -> Result<AttachmentIndex> {
+    let mut c = Cursor::new(body, offset, "MCAP attachment index");
+    Ok(AttachmentIndex { offset: c.u64()?, length: c.u64()? })
+}
+
+/// An Attachment record's fields; `data` is where its bytes lie in the record body.
+pub struct Attachment {
+    pub log_time: u64,
+    pub create_time: u64,
+    pub name: String,
+    pub media_type: String,
+    pub data: std::ops::Range<usize>,
+    pub crc: u32,
+}
+
+pub fn attachment(body: &[u8], offset: u64) -> Result<Attachment> {
+    let mut c = Cursor::new(body, offset, "MCAP attachment");
+    let (log_time, create_time, name, media_type) = (c.u64()?, c.u64()?, c.string()?, c.string()?);
+    let len = c.u64()?;
+    let start = c.pos;
+    let n = usize::try_from(len).unwrap_or(usize::MAX);
+    c.take(n)?;
+    let data = start..c.pos;
+    Ok(Attachment { log_time, create_time, name, media_type, data, crc: c.u32()? })
 }
 
 /// Where the summary section starts, from the footer at the end of `buf` (the file's bytes

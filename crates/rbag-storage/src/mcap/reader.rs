@@ -25,8 +25,8 @@ use crate::ros1::record::Limits;
 use crate::rosbag2::TYPE_HASH_KEY;
 use crate::source::{self, Backing, RangeSource, Regions};
 use crate::{
-    Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats,
-    Result, StorageInfo, StorageReader,
+    Attachment, ChunkInfo, Compression, Connection, ConnectionStats, Error, Filter, IndexedSizes, Message,
+    MessageIter, MetadataRecord, Place, ReadOptions, ReadStats, Result, SchemaInfo, StorageInfo, StorageReader,
 };
 
 /// MCAP's name for the channel metadata key rbag calls [`TYPE_HASH_KEY`].
@@ -43,6 +43,14 @@ pub struct McapReader {
     chunks: Vec<ChunkMeta>,
     counts: BTreeMap<u16, u64>,
     metadata: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every Metadata record, in file order (names repeat; `metadata` keeps the last of each).
+    metadata_records: Vec<MetadataRecord>,
+    /// (offset, length) of every Attachment record: read only when asked for.
+    attachment_at: Vec<(u64, u64)>,
+    /// The summary counts more attachments or metadata records than it indexes: they are
+    /// found by a scan of the data section when asked for.
+    extras_unindexed: bool,
+    schemas: Vec<SchemaInfo>,
     indexed: bool,
     /// The subset of `warnings` that says data could not be read (a torn record, a damaged
     /// chunk skipped).
@@ -207,6 +215,10 @@ impl McapReader {
             chunks: Vec::new(),
             counts: BTreeMap::new(),
             metadata: BTreeMap::new(),
+            metadata_records: Vec::new(),
+            attachment_at: Vec::new(),
+            extras_unindexed: false,
+            schemas: Vec::new(),
             indexed: false,
             warnings: Vec::new(),
             options,
@@ -227,6 +239,8 @@ impl McapReader {
             reader.chunks.clear();
             reader.counts.clear();
             reader.metadata.clear();
+            reader.metadata_records.clear();
+            reader.attachment_at.clear();
             reader.scan(&buf)?;
         }
         reader.finish_open();
@@ -392,7 +406,7 @@ impl McapReader {
                     match found {
                         Some(Ok((m, mb))) if m.op == op::METADATA => {
                             let (name, map) = parse::metadata(&mb[m.body.clone()], m.offset)?;
-                            self.metadata.insert(name, map);
+                            self.add_metadata_record(name, map, m.offset, mi.length);
                         }
                         _ => {
                             return Err(Error::Malformed {
@@ -403,6 +417,10 @@ impl McapReader {
                         }
                     }
                 }
+                op::ATTACHMENT_INDEX => {
+                    let ai = parse::attachment_index(body, rec.offset)?;
+                    self.attachment_at.push((ai.offset, ai.length));
+                }
                 _ => {}
             }
         }
@@ -410,9 +428,12 @@ impl McapReader {
         if self.chunks.is_empty() && stats.message_count > 0 {
             return Ok(false);
         }
+        self.extras_unindexed = stats.attachment_count as usize > self.attachment_at.len()
+            || stats.metadata_count as usize > self.metadata_records.len();
         self.indexed = true;
         self.counts = stats.channel_message_counts;
         self.connections = connections(&schemas, &channels);
+        self.schemas = schema_list(&schemas, &channels);
         Ok(true)
     }
 
@@ -464,14 +485,16 @@ impl McapReader {
                 },
                 op::METADATA => {
                     let (name, map) = parse::metadata(&buf[rec.body.clone()], rec.offset)?;
-                    self.metadata.insert(name, map);
+                    self.add_metadata_record(name, map, rec.offset, rec.body.end as u64 - rec.offset);
                 }
+                op::ATTACHMENT => self.attachment_at.push((rec.offset, rec.body.end as u64 - rec.offset)),
                 op::DATA_END | op::FOOTER => break,
                 _ => {}
             }
         }
         self.chunks.extend(loose.take());
         self.connections = connections(&schemas, &channels);
+        self.schemas = schema_list(&schemas, &channels);
         Ok(())
     }
 
@@ -664,6 +687,90 @@ impl McapReader {
             self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
         }
         source.data(hold)
+    }
+
+    fn add_metadata_record(&mut self, name: String, map: BTreeMap<String, String>, offset: u64, length: u64) {
+        self.metadata.insert(name.clone(), map.clone());
+        self.metadata_records.push(MetadataRecord { name, metadata: map, file: self.path.clone(), offset, length });
+    }
+
+    /// (offset, length) of every Attachment record and every Metadata record, found by walking
+    /// the data section's top-level records: for files whose summary does not index them all.
+    /// A remote file is not scanned (that would download it): its indexes are all there is.
+    fn scan_extras(&self) -> Result<(Vec<(u64, u64)>, Vec<MetadataRecord>)> {
+        let Some(map) = self.backing.map() else {
+            let metadata = self.metadata_records.clone();
+            return Ok((self.attachment_at.clone(), metadata));
+        };
+        let buf = map.slice(0..map.len());
+        let (mut attachments, mut metadata) = (Vec::new(), Vec::new());
+        for rec in Walk::new(&buf, MAGIC.len(), 0, false) {
+            let Ok(rec) = rec else { break };
+            let length = rec.body.end as u64 - rec.offset;
+            match rec.op {
+                op::ATTACHMENT => attachments.push((rec.offset, length)),
+                op::METADATA => {
+                    let (name, map) = parse::metadata(&buf[rec.body.clone()], rec.offset)?;
+                    metadata.push(MetadataRecord { name, metadata: map, file: self.path.clone(), offset: rec.offset, length });
+                }
+                op::DATA_END | op::FOOTER => break,
+                _ => {}
+            }
+        }
+        Ok((attachments, metadata))
+    }
+
+    /// The Attachment record at `offset` (`length` bytes), its data a slice of the file.
+    fn attachment_at(&self, offset: u64, length: u64) -> Result<Attachment> {
+        let not_there = || Error::Malformed {
+            offset,
+            what: "MCAP attachment index",
+            reason: format!("offset {offset} does not hold an Attachment record"),
+        };
+        let end = offset.checked_add(length).filter(|&e| e <= self.backing.len()).ok_or_else(not_there)?;
+        let (buf, base) = self.backing.around(offset..end, false)?;
+        let rec = match Walk::new(&buf, (offset - base) as usize, base, false).next() {
+            Some(Ok(r)) if r.op == op::ATTACHMENT => r,
+            Some(Err(e)) => return Err(e),
+            _ => return Err(not_there()),
+        };
+        let a = parse::attachment(&buf[rec.body.clone()], offset)?;
+        let start = rec.body.start;
+        Ok(Attachment {
+            name: a.name,
+            media_type: a.media_type,
+            log_time: a.log_time,
+            create_time: a.create_time,
+            data: buf.slice(start + a.data.start..start + a.data.end),
+            crc: a.crc,
+            file: self.path.clone(),
+            offset,
+            length: base + rec.body.end as u64 - offset,
+        })
+    }
+
+    /// Payload bytes per channel from the message indexes: each message's record runs to the
+    /// next record's offset in its chunk, less its 31 bytes of op, length and fixed fields.
+    /// Schema and Channel records inside a chunk are counted into the message before them.
+    fn sizes_from_indexes(&self) -> Result<Option<IndexedSizes>> {
+        if self.chunks.iter().any(|c| c.loose || c.salvaged || c.message_indexes.is_empty()) {
+            return Ok(None);
+        }
+        let mut bytes: BTreeMap<u32, u64> = self.connections.iter().map(|c| (c.id, 0)).collect();
+        let mut at: Vec<(u64, u16)> = Vec::new();
+        for c in &self.chunks {
+            let (buf, base) = self.region(c)?;
+            at.clear();
+            for &off in &c.message_indexes {
+                message_index_at(&buf, base, off, &mut |ch, _, pos| at.push((pos, ch)))?;
+            }
+            at.sort_unstable();
+            for (k, &(pos, ch)) in at.iter().enumerate() {
+                let next = at.get(k + 1).map_or(c.uncompressed, |n| n.0);
+                *bytes.entry(u32::from(ch)).or_default() += next.saturating_sub(pos).saturating_sub(31);
+            }
+        }
+        Ok(Some(IndexedSizes { bytes, exact: false }))
     }
 
     /// The bag's metadata.yaml text, as rosbag2 (Jazzy on) stores it in the file.
@@ -940,8 +1047,27 @@ fn source_of(buf: &Bytes, rec: &Raw, head: &records::ChunkHead, torn: bool) -> R
     })
 }
 
+/// The Schema records, with the channels that use each.
+fn schema_list(schemas: &HashMap<u16, parse::Schema>, channels: &BTreeMap<u16, parse::Channel>) -> Vec<SchemaInfo> {
+    let mut out: Vec<SchemaInfo> = schemas
+        .values()
+        .map(|s| SchemaInfo {
+            id: u32::from(s.id),
+            name: s.name.clone(),
+            encoding: s.encoding.clone(),
+            data: Bytes::from(s.data.clone()),
+            connections: channels.values().filter(|c| c.schema_id == s.id).map(|c| u32::from(c.id)).collect(),
+        })
+        .collect();
+    out.sort_by_key(|s| s.id);
+    out
+}
+
 /// Connections from channels and the schemas they name.
-fn connections(schemas: &HashMap<u16, parse::Schema>, channels: &BTreeMap<u16, parse::Channel>) -> Vec<Connection> {
+pub(crate) fn connections(
+    schemas: &HashMap<u16, parse::Schema>,
+    channels: &BTreeMap<u16, parse::Channel>,
+) -> Vec<Connection> {
     channels
         .values()
         .map(|c| {
@@ -1026,5 +1152,54 @@ impl StorageReader for McapReader {
 
     fn lost(&self) -> Vec<String> {
         self.lost.clone()
+    }
+
+    fn attachments(&self) -> Result<Vec<Attachment>> {
+        let run = || {
+            let mut at = if self.extras_unindexed { self.scan_extras()?.0 } else { self.attachment_at.clone() };
+            at.sort_unstable();
+            at.into_iter().map(|(off, len)| self.attachment_at(off, len)).collect::<Result<Vec<_>>>()
+        };
+        mmap::checked(self.backing.map(), run()).map_err(|e| e.in_file(&self.path))
+    }
+
+    fn metadata(&self) -> Result<Vec<MetadataRecord>> {
+        let mut out = if self.extras_unindexed {
+            mmap::checked(self.backing.map(), self.scan_extras()).map_err(|e| e.in_file(&self.path))?.1
+        } else {
+            self.metadata_records.clone()
+        };
+        out.sort_by_key(|m| m.offset);
+        Ok(out)
+    }
+
+    fn chunks(&self) -> Result<Vec<ChunkInfo>> {
+        let mut out: Vec<ChunkInfo> = self
+            .chunks
+            .iter()
+            .filter(|c| !c.loose)
+            .map(|c| ChunkInfo {
+                file: self.path.clone(),
+                offset: c.offset,
+                length: c.range.len() as u64,
+                start_ns: c.start,
+                end_ns: c.end,
+                compression: if c.compression.is_empty() { "none".into() } else { c.compression.clone() },
+                compressed_size: c.compressed,
+                uncompressed_size: c.uncompressed,
+                message_count: None,
+                message_index_length: Some(c.index_end.saturating_sub(c.range.end as u64)),
+            })
+            .collect();
+        out.sort_by_key(|c| c.offset);
+        Ok(out)
+    }
+
+    fn schemas(&self) -> Result<Vec<SchemaInfo>> {
+        Ok(self.schemas.clone())
+    }
+
+    fn indexed_sizes(&self) -> Result<Option<IndexedSizes>> {
+        mmap::checked(self.backing.map(), self.sizes_from_indexes()).map_err(|e| e.in_file(&self.path))
     }
 }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use super::reader::MCAP_TYPE_HASH_KEY;
 use crate::rosbag2::{FileWriter, TYPE_HASH_KEY};
 use crate::writeback::WritebackFile;
-use crate::{Compression, Connection, Error, McapPreset, Result, StorageWriter, WriteOptions};
+use crate::{
+    Attachment, Compression, Connection, Error, McapPreset, MetadataRecord, Result, StorageWriter, WriteOptions,
+};
 
 /// An MCAP file being written.
 pub struct McapWriter {
@@ -24,6 +26,11 @@ pub struct McapWriter {
     channels: Vec<u16>,
     schemas: HashMap<(String, String, String), u16>,
     bag_metadata: Option<String>,
+    /// Attachments and metadata records to write, kept until `finish` (they are top-level
+    /// records; writing them early would open the file before the first connection picks
+    /// the profile). Attachment data is usually a slice of a mapped input, not a copy.
+    attachments: Vec<Attachment>,
+    metadata: Vec<MetadataRecord>,
     bytes: u64,
     /// Log time of the first message in the open chunk, for `chunk_interval_ns`.
     chunk_start: Option<u64>,
@@ -48,6 +55,8 @@ impl McapWriter {
             channels: Vec::new(),
             schemas: HashMap::new(),
             bag_metadata: None,
+            attachments: Vec::new(),
+            metadata: Vec::new(),
             bytes: 0,
             chunk_start: None,
             poisoned: None,
@@ -175,12 +184,44 @@ impl StorageWriter for McapWriter {
         Ok(())
     }
 
+    fn add_attachment(&mut self, attachment: &Attachment) -> Result<bool> {
+        self.check()?;
+        self.bytes += attachment.data.len() as u64;
+        self.attachments.push(attachment.clone());
+        Ok(true)
+    }
+
+    fn add_metadata(&mut self, record: &MetadataRecord) -> Result<bool> {
+        self.check()?;
+        self.metadata.push(record.clone());
+        Ok(true)
+    }
+
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.check()?;
         self.writer("ros2")?;
         let meta = self.bag_metadata.take();
+        let attachments = std::mem::take(&mut self.attachments);
+        let mut records = std::mem::take(&mut self.metadata);
+        // A rosbag2 file describes its own bag: a `rosbag2` record given by the caller (copied
+        // from an input) would be a second, stale description.
+        if meta.is_some() {
+            records.retain(|r| r.name != "rosbag2");
+        }
         let mut w = self.inner.take().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
         let result = (|| {
+            for a in &attachments {
+                w.attach(&mcap::Attachment {
+                    log_time: a.log_time,
+                    create_time: a.create_time,
+                    name: a.name.clone(),
+                    media_type: a.media_type.clone(),
+                    data: std::borrow::Cow::Borrowed(&a.data[..]),
+                })?;
+            }
+            for r in records {
+                w.write_metadata(&mcap::records::Metadata { name: r.name, metadata: r.metadata })?;
+            }
             if let Some(yaml) = meta {
                 let record = mcap::records::Metadata {
                     name: "rosbag2".into(),

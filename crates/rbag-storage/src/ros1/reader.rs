@@ -664,6 +664,18 @@ impl Ros1Reader {
     }
 }
 
+/// The length of the connection record a writer stores for `c`: header (op, conn, topic) and
+/// data (topic, type, message_definition and the other fields kept as metadata).
+fn connection_record_len(c: &Connection) -> u64 {
+    let field = |name: &str, len: usize| (4 + name.len() + 1 + len) as u64;
+    let header = field("op", 1) + field("conn", 4) + field("topic", c.topic.len());
+    let data = field("topic", c.topic.len())
+        + field("type", c.message_type.len())
+        + field("message_definition", c.definition.len())
+        + c.metadata.iter().map(|(k, v)| field(k, v.len())).sum::<u64>();
+    8 + header + data
+}
+
 struct BagHeader {
     index_pos: u64,
     conn_count: u32,
@@ -740,6 +752,14 @@ impl StorageReader for Ros1Reader {
         mmap::checked(self.map.as_ref(), self.periods().map_err(|e| e.in_file(&self.path)))
     }
 
+    fn chunks(&self) -> Result<Vec<crate::ChunkInfo>> {
+        mmap::checked(self.map.as_ref(), self.chunk_infos().map_err(|e| e.in_file(&self.path)))
+    }
+
+    fn indexed_sizes(&self) -> Result<Option<crate::IndexedSizes>> {
+        mmap::checked(self.map.as_ref(), self.sizes_from_index().map_err(|e| e.in_file(&self.path)).map(Some))
+    }
+
     fn stats(&self) -> ReadStats {
         let fetched = if let Io::Remote(s) = &self.io { s.stats().into() } else { ReadStats::default() };
         ReadStats {
@@ -752,6 +772,70 @@ impl StorageReader for Ros1Reader {
 }
 
 impl Ros1Reader {
+    /// Chunk `i`'s compression, uncompressed size, (compressed) data length and record
+    /// length, from its header (or what the scan found).
+    fn chunk_shape(&self, i: usize) -> Result<(Compression, u64, u64, u64)> {
+        let pos = self.chunks[i].pos;
+        Ok(match &self.chunks[i].located {
+            Some(l) => (l.compression, l.size, l.data_len, l.data_offset + l.data_len - pos),
+            None => {
+                let h = self.read_chunk_header(i)?;
+                (h.compression, h.size, h.data_len, h.data_offset + h.data_len - pos)
+            }
+        })
+    }
+
+    fn chunk_infos(&self) -> Result<Vec<crate::ChunkInfo>> {
+        (0..self.chunks.len())
+            .map(|i| {
+                let c = &self.chunks[i];
+                let (compression, size, data_len, length) = self.chunk_shape(i)?;
+                Ok(crate::ChunkInfo {
+                    file: self.path.clone(),
+                    offset: c.pos,
+                    length,
+                    start_ns: c.start,
+                    end_ns: c.end,
+                    compression: compression.name().into(),
+                    compressed_size: data_len,
+                    uncompressed_size: size,
+                    message_count: Some(c.message_count()),
+                    message_index_length: None,
+                })
+            })
+            .collect()
+    }
+
+    /// Payload bytes per connection from the index data after each chunk: a message's record
+    /// runs to the next record's offset in the chunk, less its 46 bytes of lengths and header
+    /// (op, conn, time). The connection record a writer puts before a connection's first
+    /// message is taken off the message before it (its size computed from the connection).
+    fn sizes_from_index(&self) -> Result<crate::IndexedSizes> {
+        let mut bytes: BTreeMap<u32, u64> = self.connections.iter().map(|c| (c.id, 0)).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..self.chunks.len() {
+            let (_, size, _, _) = self.chunk_shape(i)?;
+            let mut entries = self.entries(i, &|_, _| true)?;
+            entries.sort_by_key(|e| e.offset);
+            let mut extents: Vec<u64> = entries
+                .iter()
+                .enumerate()
+                .map(|(k, e)| entries.get(k + 1).map_or(size, |n| n.offset as u64).saturating_sub(e.offset as u64))
+                .collect();
+            for k in 0..entries.len() {
+                let conn = entries[k].conn;
+                if seen.insert(conn) && k > 0 {
+                    let record = self.connection(conn).map_or(0, connection_record_len);
+                    extents[k - 1] = extents[k - 1].saturating_sub(record);
+                }
+            }
+            for (e, x) in entries.iter().zip(extents) {
+                *bytes.entry(e.conn).or_default() += x.saturating_sub(46);
+            }
+        }
+        Ok(crate::IndexedSizes { bytes, exact: false })
+    }
+
     fn summary(&self) -> Result<StorageInfo> {
         let remote = matches!(self.io, Io::Remote(_));
         let mut info = StorageInfo {

@@ -449,6 +449,36 @@ impl StorageReader for Rosbag2Reader {
     fn lost(&self) -> Vec<String> {
         self.files.iter().flat_map(|f| f.lost()).collect()
     }
+
+    // Attachments, metadata records and chunks: each file's, in file order (each names its
+    // file).
+    fn attachments(&self) -> Result<Vec<crate::Attachment>> {
+        Ok(self.files.iter().map(|f| f.attachments()).collect::<Result<Vec<_>>>()?.concat())
+    }
+
+    fn metadata(&self) -> Result<Vec<crate::MetadataRecord>> {
+        Ok(self.files.iter().map(|f| f.metadata()).collect::<Result<Vec<_>>>()?.concat())
+    }
+
+    fn chunks(&self) -> Result<Vec<crate::ChunkInfo>> {
+        Ok(self.files.iter().map(|f| f.chunks()).collect::<Result<Vec<_>>>()?.concat())
+    }
+
+    fn indexed_sizes(&self) -> Result<Option<crate::IndexedSizes>> {
+        // MESSAGE-mode payloads are stored compressed: the index sizes are not theirs.
+        if self.message_compression {
+            return Ok(None);
+        }
+        let mut out = crate::IndexedSizes { exact: true, ..Default::default() };
+        for (k, f) in self.files.iter().enumerate() {
+            let Some(s) = f.indexed_sizes()? else { return Ok(None) };
+            out.exact &= s.exact;
+            for (id, b) in s.bytes {
+                *out.bytes.entry(self.global(k, id)).or_default() += b;
+            }
+        }
+        Ok(Some(out))
+    }
 }
 
 /// One MESSAGE-mode payload: a complete zstd frame that states its size.

@@ -357,6 +357,20 @@ impl StorageWriter for Rosbag2Writer {
 
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.check()?;
+    // Attachments and metadata records go into the current file (the first one, when copied
+    // before the messages); only MCAP files carry them.
+    fn add_attachment(&mut self, attachment: &crate::Attachment) -> Result<bool> {
+        self.check()?;
+        let r = self.current.as_mut().map_or(Ok(false), |f| f.add_attachment(attachment));
+        self.poison(r)
+    }
+
+    fn add_metadata(&mut self, record: &crate::MetadataRecord) -> Result<bool> {
+        self.check()?;
+        let r = self.current.as_mut().map_or(Ok(false), |f| f.add_metadata(record));
+        self.poison(r)
+    }
+
         self.close_current()
     }
 }
