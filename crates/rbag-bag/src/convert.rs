@@ -2,12 +2,12 @@
 //! recompress; and rewrite messages into another encoding (ROS 1 ⇄ CDR) or a newer definition
 //! where the output needs it (see [`transcode`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use rbag_storage::{Backend, Connection, Filter, Message, OutputPolicy, StorageOptions, WriteOptions};
+use rbag_storage::{Backend, Connection, Filter, Message, OutputPolicy, StorageOptions, StorageWriter, WriteOptions};
 
 use crate::decode::{Decoders, TypeSources};
 use crate::transcode::{self, ConnectionPlan, Targets};
@@ -18,6 +18,16 @@ use crate::{Bag, Error, Result};
 pub struct ConvertOptions {
     /// Which messages are copied (topics, time window).
     pub filter: Filter,
+    /// Keep only connections of these message types (`pkg/msg/Type` or `pkg/Type`: either
+    /// spelling matches both). Empty: every type.
+    pub topic_types: Vec<String>,
+    /// Drop connections of these message types.
+    pub exclude_topic_types: Vec<String>,
+    /// What a cut with a start time does with latched state from before it.
+    pub before_start: BeforeStart,
+    /// Per topic, the highest rate (Hz) to keep: a message is kept when at least 1/Hz of log
+    /// time has passed since the last one kept.
+    pub throttle: BTreeMap<String, f64>,
     /// Chunking, compression and rosbag2 settings of the output.
     pub write: WriteOptions,
     /// The output backend's own settings (`key=value`, checked against its options).
@@ -31,6 +41,47 @@ pub struct ConvertOptions {
     pub targets: Targets,
     /// Replace an existing output, if it is provably a bag, once the new one is complete.
     pub overwrite: bool,
+    /// Leave MCAP attachments out (they are carried where the output holds them).
+    pub exclude_attachments: bool,
+    /// Leave MCAP metadata records out.
+    pub exclude_metadata: bool,
+}
+
+/// What a conversion with a start time writes from before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BeforeStart {
+    /// For each latched (ROS 1 `latching=1`) or transient-local connection, its newest
+    /// messages before the start (up to its QoS depth), stamped with their own times: a cut
+    /// without `/tf_static` or `/robot_description` cannot be used (ros2/rosbag2#1302).
+    #[default]
+    KeepLatched,
+    /// Nothing: exactly the window.
+    Drop,
+}
+
+impl ConvertOptions {
+    /// Whether connection `c` is written at all (topic and type selection).
+    pub fn accepts(&self, c: &Connection) -> bool {
+        let ty = type_key(&c.message_type);
+        self.filter.accepts_topic(&c.topic)
+            && (self.topic_types.is_empty() || self.topic_types.iter().any(|t| type_key(t) == ty))
+            && !self.exclude_topic_types.iter().any(|t| type_key(t) == ty)
+    }
+}
+
+/// A type name with ROS 2's `/msg/` removed, so `pkg/msg/Type` and `pkg/Type` compare equal.
+fn type_key(name: &str) -> String {
+    name.replacen("/msg/", "/", 1)
+}
+
+/// One output of [`convert_many`].
+pub struct Output {
+    /// The bag to write.
+    pub path: PathBuf,
+    /// Its storage (see [`storage_for`](crate::storage_for)).
+    pub storage: Arc<dyn Backend>,
+    /// What goes into it, and how.
+    pub options: ConvertOptions,
 }
 
 /// The encoding a connection's messages get in `storage`: the one asked for where the storage
@@ -68,6 +119,20 @@ pub struct ConvertReport {
     pub messages_rewritten: u64,
     /// Topics left out, and why.
     pub skipped: Vec<Skipped>,
+    /// Latched messages from before the start time written (see [`BeforeStart`]).
+    pub latched_kept: u64,
+    /// Messages left out by `throttle`.
+    pub throttled: u64,
+    /// Messages left out by the [`Select`] (a filter expression).
+    pub deselected: u64,
+    /// Attachments carried into the output.
+    pub attachments_written: u64,
+    /// Metadata records carried into the output.
+    pub metadata_written: u64,
+    /// Attachments the output's storage cannot hold.
+    pub attachments_dropped: u64,
+    /// Metadata records the output's storage cannot hold.
+    pub metadata_dropped: u64,
 }
 
 /// Progress of a running conversion, for a progress bar.
@@ -87,9 +152,9 @@ pub trait Select {
 }
 
 /// Writes every message.
-struct All;
+pub struct SelectAll;
 
-impl Select for All {
+impl Select for SelectAll {
     fn select(&mut self, _: usize, _: &Bag, _: &Connection, _: &Message) -> Result<bool> {
         Ok(true)
     }
@@ -107,7 +172,7 @@ pub fn convert(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ConvertReport> {
-    convert_selecting(inputs, output, storage, options, &mut All, progress)
+    convert_selecting(inputs, output, storage, options, &mut SelectAll, progress)
 }
 
 /// [`convert`], writing only the messages `select` accepts.
@@ -119,129 +184,353 @@ pub fn convert_selecting(
     select: &mut dyn Select,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ConvertReport> {
-    // Refuse an output that is, holds or sits inside an input before any work is done; the
-    // writer checks again when it creates the output.
-    let policy =
-        OutputPolicy { inputs: inputs.iter().map(|b| b.path().to_path_buf()).collect(), replace: options.overwrite };
-    rbag_storage::output::check(output, &policy)?;
-    let mut total = 0;
-    // Per input: the stand-in connections a lenient reader made for undeclared ones.
-    let mut stand_ins: Vec<std::collections::BTreeSet<u32>> = Vec::with_capacity(inputs.len());
-    for r in inputs {
-        let info = r.storage_info()?;
-        stand_ins.push(info.undeclared.keys().copied().filter(|&id| r.connection(id).is_some()).collect());
-        for c in r.connections() {
-            if options.filter.accepts_topic(&c.topic) {
-                total += info.connections.get(&c.id).map_or(0, |s| s.message_count);
+    let mut sinks = vec![Sink::plan(inputs, output, storage, options)?];
+    run(inputs, &mut sinks, select, progress)?;
+    Ok(sinks.pop().map(|s| s.report).unwrap_or_default())
+}
+
+/// Writes several outputs in one pass over `inputs` (rosbag2's output-options YAML), each
+/// with its own selection and settings. Every output is checked and planned before any is
+/// created; a failure leaves none of them behind.
+pub fn convert_many(
+    inputs: &[Bag],
+    outputs: &[Output],
+    select: &mut dyn Select,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Vec<ConvertReport>> {
+    for (i, a) in outputs.iter().enumerate() {
+        if outputs[..i].iter().any(|b| b.path == a.path) {
+            return Err(rbag_storage::Error::UnsafeOutput {
+                path: a.path.clone(),
+                reason: "it is named twice among the outputs".into(),
             }
+            .into());
         }
     }
-    // Decide per connection before creating the output, so a type that cannot be converted
-    // fails without leaving a half-written bag.
-    let mut decoders: Vec<Decoders> = inputs.iter().map(|_| Decoders::new(options.types.clone())).collect();
-    let mut plans: HashMap<(usize, u32), ConnectionPlan> = HashMap::new();
-    for (i, r) in inputs.iter().enumerate() {
-        for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
-            if stand_ins[i].contains(&c.id) {
-                // No type to decode with: copied raw where the output takes a message with no
-                // type (rosbag2); a ROS 1 bag needs one.
-                let plan = if storage.capabilities().encodings == ["ros1"] {
-                    ConnectionPlan::Skip(
-                        "its connection is undeclared in the input, and a ROS 1 bag needs a message type".into(),
-                    )
+    let mut sinks = outputs
+        .iter()
+        .map(|o| Sink::plan(inputs, &o.path, &o.storage, &o.options))
+        .collect::<Result<Vec<_>>>()?;
+    run(inputs, &mut sinks, select, progress)?;
+    Ok(sinks.into_iter().map(|s| s.report).collect())
+}
+
+/// One output being written: its options, per-connection plans and ids, and counts.
+struct Sink<'o> {
+    options: &'o ConvertOptions,
+    storage: &'o Arc<dyn Backend>,
+    policy: OutputPolicy,
+    plans: HashMap<(usize, u32), ConnectionPlan>,
+    decoders: Vec<Decoders>,
+    writer: Option<Box<dyn StorageWriter>>,
+    ids: HashMap<(usize, u32), u32>,
+    /// Per throttled topic: the least time between kept messages, and the last kept.
+    throttle: HashMap<String, (u64, Option<u64>)>,
+    skipped: BTreeMap<String, Skipped>,
+    report: ConvertReport,
+    buf: Vec<u8>,
+}
+
+impl<'o> Sink<'o> {
+    /// Checks the output and decides per connection, before anything is created, so a type
+    /// that cannot be converted fails without leaving a half-written bag.
+    fn plan(inputs: &[Bag], output: &Path, storage: &'o Arc<dyn Backend>, options: &'o ConvertOptions) -> Result<Self> {
+        // Refuse an output that is, holds or sits inside an input before any work is done; the
+        // writer checks again when it creates the output.
+        let policy = OutputPolicy {
+            inputs: inputs.iter().map(|b| b.path().to_path_buf()).collect(),
+            replace: options.overwrite,
+        };
+        rbag_storage::output::check(output, &policy)?;
+        let mut decoders: Vec<Decoders> = inputs.iter().map(|_| Decoders::new(options.types.clone())).collect();
+        let mut plans = HashMap::new();
+        let ros1_only = storage.capabilities().encodings == ["ros1"];
+        for (i, r) in inputs.iter().enumerate() {
+            let info = r.storage_info()?;
+            for c in r.connections().iter().filter(|c| options.accepts(c)) {
+                let plan = if info.undeclared.contains_key(&c.id) {
+                    // No type to decode with: copied raw where the output takes a message with
+                    // no type (rosbag2); a ROS 1 bag needs one.
+                    if ros1_only {
+                        ConnectionPlan::Skip(
+                            "its connection is undeclared in the input, and a ROS 1 bag needs a message type".into(),
+                        )
+                    } else {
+                        ConnectionPlan::Copy
+                    }
+                } else if !matches!(c.encoding.as_str(), "ros1" | "cdr") {
+                    // An encoding rbag cannot decode (protobuf, json...): storage-only
+                    // conversion copies its bytes wherever the storage holds any encoding.
+                    if ros1_only {
+                        ConnectionPlan::Skip(format!("a ROS 1 bag holds only ros1 messages, not {:?}", c.encoding))
+                    } else {
+                        ConnectionPlan::Copy
+                    }
                 } else {
-                    ConnectionPlan::Copy
+                    let out_encoding = output_encoding(storage.as_ref(), options.encoding.as_deref(), &c.encoding);
+                    let first = if out_encoding != c.encoding || options.targets.migrates() {
+                        crate::decode::first_message(r.reader(), c)?
+                    } else {
+                        None
+                    };
+                    transcode::plan(c, &out_encoding, first.as_deref(), &mut decoders[i], &options.targets)
+                        .map_err(|source| Error::decode_in(r.path(), source))?
                 };
                 plans.insert((i, c.id), plan);
-                continue;
             }
-            let out_encoding = output_encoding(storage.as_ref(), options.encoding.as_deref(), &c.encoding);
-            let first = if out_encoding != c.encoding || options.targets.migrates() {
-                crate::decode::first_message(r.reader(), c)?
-            } else {
-                None
-            };
-            let plan = transcode::plan(c, &out_encoding, first.as_deref(), &mut decoders[i], &options.targets)
-                .map_err(|source| Error::decode_in(r.path(), source))?;
-            plans.insert((i, c.id), plan);
         }
-    }
-    let mut writer = rbag_storage::create_named(output, storage, &options.write, &options.storage, &policy)?;
-    let mut ids: HashMap<(usize, u32), u32> = HashMap::new();
-    let mut written: Vec<(Connection, u32)> = Vec::new();
-    let mut skipped: BTreeMap<String, Skipped> = BTreeMap::new();
-    for (i, r) in inputs.iter().enumerate() {
-        for c in r.connections().iter().filter(|c| options.filter.accepts_topic(&c.topic)) {
-            let out = match &plans[&(i, c.id)] {
-                ConnectionPlan::Copy => c,
-                ConnectionPlan::Rewrite(rw) => &rw.target,
-                ConnectionPlan::Skip(reason) => {
-                    skipped.entry(c.topic.clone()).or_insert_with(|| Skipped {
-                        topic: c.topic.clone(),
-                        reason: reason.clone(),
-                        messages: 0,
-                    });
-                    continue;
-                }
-            };
-            let key = Connection { id: 0, ..out.clone() };
-            let id = match written.iter().find(|(k, _)| *k == key) {
-                Some(&(_, id)) => id,
-                None => {
-                    let id = writer.add_connection(out).map_err(|e| e.in_file(inputs[i].path()))?;
-                    written.push((key, id));
-                    id
-                }
-            };
-            ids.insert((i, c.id), id);
-        }
+        let throttle = options
+            .throttle
+            .iter()
+            .map(|(topic, hz)| (topic.clone(), ((1e9 / hz).round() as u64, None)))
+            .collect();
+        Ok(Sink {
+            options,
+            storage,
+            policy,
+            plans,
+            decoders,
+            writer: None,
+            ids: HashMap::new(),
+            throttle,
+            skipped: BTreeMap::new(),
+            report: ConvertReport { output: output.to_path_buf(), ..ConvertReport::default() },
+            buf: Vec::new(),
+        })
     }
 
-    let (mut done, mut rewritten) = (0u64, 0u64);
-    let mut buf = Vec::new();
-    for item in crate::merged(inputs, &options.filter)? {
-        let (i, msg) = item?;
-        let Some(conn) = inputs[i].connection(msg.connection) else {
-            return Err(rbag_storage::Error::UnknownConnection { id: msg.connection }.into());
-        };
-        if !select.select(i, &inputs[i], conn, &msg)? {
-            continue;
+    /// Creates the output and adds its connections (identical ones from several inputs once).
+    fn create(&mut self, inputs: &[Bag]) -> Result<()> {
+        let o = self.options;
+        let mut writer = rbag_storage::create_named(&self.report.output, self.storage, &o.write, &o.storage, &self.policy)?;
+        let mut written: Vec<(Connection, u32)> = Vec::new();
+        for (i, r) in inputs.iter().enumerate() {
+            for c in r.connections().iter().filter(|c| o.accepts(c)) {
+                let out = match &self.plans[&(i, c.id)] {
+                    ConnectionPlan::Copy => c,
+                    ConnectionPlan::Rewrite(rw) => &rw.target,
+                    ConnectionPlan::Skip(reason) => {
+                        self.skipped.entry(c.topic.clone()).or_insert_with(|| Skipped {
+                            topic: c.topic.clone(),
+                            reason: reason.clone(),
+                            messages: 0,
+                        });
+                        continue;
+                    }
+                };
+                let key = Connection { id: 0, ..out.clone() };
+                let id = match written.iter().find(|(k, _)| *k == key) {
+                    Some(&(_, id)) => id,
+                    None => {
+                        let id = writer.add_connection(out).map_err(|e| e.in_file(inputs[i].path()))?;
+                        written.push((key, id));
+                        id
+                    }
+                };
+                self.ids.insert((i, c.id), id);
+            }
         }
-        match plans.get(&(i, msg.connection)) {
+        self.report.connections_written = written.len() as u64;
+        let extras = crate::extras::ExtrasOptions {
+            exclude_attachments: o.exclude_attachments,
+            exclude_metadata: o.exclude_metadata,
+        };
+        let carried = crate::extras::copy(inputs, writer.as_mut(), &extras)?;
+        self.report.attachments_written = carried.attachments_written;
+        self.report.metadata_written = carried.metadata_written;
+        self.report.attachments_dropped = carried.attachments_dropped;
+        self.report.metadata_dropped = carried.metadata_dropped;
+        self.writer = Some(writer);
+        Ok(())
+    }
+
+    /// The latched messages from before the start time that this output keeps, oldest first.
+    fn latched_before_start(&self, inputs: &[Bag]) -> Result<Vec<(usize, Message)>> {
+        let o = self.options;
+        let Some(start) = o.filter.start.filter(|_| o.before_start == BeforeStart::KeepLatched) else {
+            return Ok(Vec::new());
+        };
+        let mut depth: HashMap<(usize, u32), usize> = HashMap::new();
+        let mut topics = BTreeSet::new();
+        for (i, r) in inputs.iter().enumerate() {
+            for c in r.connections().iter().filter(|c| o.accepts(c)) {
+                if let (Some(d), Some(ConnectionPlan::Copy | ConnectionPlan::Rewrite(_))) =
+                    (c.latched_depth(), self.plans.get(&(i, c.id)))
+                {
+                    depth.insert((i, c.id), d);
+                    topics.insert(c.topic.clone());
+                }
+            }
+        }
+        if topics.is_empty() {
+            return Ok(Vec::new());
+        }
+        let before = Filter { topics: topics.into_iter().collect(), end: Some(start), ..Filter::default() };
+        let mut kept: HashMap<(usize, u32), VecDeque<(usize, Message)>> = HashMap::new();
+        let mut order = 0usize;
+        for item in crate::merged(inputs, &before)? {
+            let (i, msg) = item?;
+            let Some(&d) = depth.get(&(i, msg.connection)) else { continue };
+            let q = kept.entry((i, msg.connection)).or_default();
+            if q.len() == d {
+                q.pop_front();
+            }
+            q.push_back((order, msg));
+            order += 1;
+        }
+        let mut all: Vec<(usize, usize, Message)> = kept
+            .into_iter()
+            .flat_map(|((i, _), q)| q.into_iter().map(move |(n, m)| (n, i, m)))
+            .collect();
+        all.sort_by_key(|m| m.0);
+        Ok(all.into_iter().map(|(_, i, m)| (i, m)).collect())
+    }
+
+    /// Whether the output takes `msg`'s topic and time.
+    fn wants(&self, conn: &Connection, msg: &Message) -> bool {
+        self.options.filter.accepts_time(msg.log_time) && self.options.accepts(conn)
+    }
+
+    /// Whether `throttle` leaves `msg` out (counted); otherwise it counts as the topic's last
+    /// kept message.
+    fn throttled(&mut self, conn: &Connection, msg: &Message) -> bool {
+        let Some((period, last)) = self.throttle.get_mut(&conn.topic) else { return false };
+        if last.is_some_and(|l| msg.log_time.saturating_sub(l) < *period) {
+            self.report.throttled += 1;
+            return true;
+        }
+        *last = Some(msg.log_time);
+        false
+    }
+
+    /// Writes one message, rewritten where its plan says so.
+    fn write(&mut self, inputs: &[Bag], i: usize, conn: &Connection, msg: &Message) -> Result<()> {
+        let writer = self.writer.as_mut().expect("created before writing");
+        match self.plans.get(&(i, msg.connection)) {
             Some(ConnectionPlan::Rewrite(rw)) => {
-                rw.apply(&mut decoders[i], msg.log_time, &msg.data, &mut buf)
+                rw.apply(&mut self.decoders[i], msg.log_time, &msg.data, &mut self.buf)
                     .map_err(|source| Error::decode_in(inputs[i].path(), source))?;
-                let id = ids[&(i, msg.connection)];
-                writer.write(id, msg.log_time, msg.publish_time, &buf)?;
-                rewritten += 1;
+                writer.write(self.ids[&(i, msg.connection)], msg.log_time, msg.publish_time, &self.buf)?;
+                self.report.messages_rewritten += 1;
             }
             Some(ConnectionPlan::Skip(_)) => {
-                if let Some(c) = inputs[i].connection(msg.connection) {
-                    if let Some(s) = skipped.get_mut(&c.topic) {
-                        s.messages += 1;
-                    }
+                if let Some(s) = self.skipped.get_mut(&conn.topic) {
+                    s.messages += 1;
                 }
-                continue;
+                return Ok(());
             }
             _ => {
-                let id = *ids
+                let id = *self
+                    .ids
                     .get(&(i, msg.connection))
                     .ok_or(rbag_storage::Error::UnknownConnection { id: msg.connection })?;
                 writer.write(id, msg.log_time, msg.publish_time, &msg.data)?;
             }
         }
-        done += 1;
-        if done.is_multiple_of(1024) {
-            progress(Progress { messages_done: done, messages_total: total });
+        self.report.messages_written += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if let Some(w) = self.writer.take() {
+            w.finish()?;
+        }
+        self.report.skipped = std::mem::take(&mut self.skipped).into_values().collect();
+        Ok(())
+    }
+}
+
+/// The read every sink draws from: the union of their topics and time windows.
+fn union_filter(inputs: &[Bag], sinks: &[Sink]) -> Option<Filter> {
+    let mut topics = BTreeSet::new();
+    let mut all = true;
+    for r in inputs {
+        for c in r.connections() {
+            if sinks.iter().any(|s| s.options.accepts(c)) {
+                topics.insert(c.topic.clone());
+            } else {
+                all = false;
+            }
         }
     }
-    writer.finish()?;
+    if topics.is_empty() {
+        return None;
+    }
+    let start = sinks.iter().map(|s| s.options.filter.start).collect::<Option<Vec<_>>>().and_then(|v| v.into_iter().min());
+    let end = sinks.iter().map(|s| s.options.filter.end).collect::<Option<Vec<_>>>().and_then(|v| v.into_iter().max());
+    let single = sinks.len() == 1 && sinks[0].options.topic_types.is_empty() && sinks[0].options.exclude_topic_types.is_empty();
+    let topic_part = if single {
+        // One output: its own filter keeps the undeclared stand-ins' treatment exact.
+        let f = &sinks[0].options.filter;
+        Filter { topics: f.topics.clone(), regex: f.regex.clone(), exclude_topics: f.exclude_topics.clone(), exclude_regex: f.exclude_regex.clone(), ..Filter::default() }
+    } else if all {
+        Filter::default()
+    } else {
+        Filter { topics: topics.into_iter().collect(), ..Filter::default() }
+    };
+    Some(Filter { start, end, ..topic_part })
+}
+
+/// Runs the sinks over the merged inputs.
+fn run(inputs: &[Bag], sinks: &mut [Sink], select: &mut dyn Select, progress: &mut dyn FnMut(Progress)) -> Result<()> {
+    let filter = union_filter(inputs, sinks);
+    let mut total = 0;
+    if filter.is_some() {
+        for r in inputs {
+            let info = r.storage_info()?;
+            for c in r.connections() {
+                if sinks.iter().any(|s| s.options.accepts(c)) {
+                    total += info.connections.get(&c.id).map_or(0, |s| s.message_count);
+                }
+            }
+        }
+    }
+    let latched = sinks.iter().map(|s| s.latched_before_start(inputs)).collect::<Result<Vec<_>>>()?;
+    for s in sinks.iter_mut() {
+        s.create(inputs)?;
+    }
+    for (s, kept) in sinks.iter_mut().zip(latched) {
+        for (i, msg) in kept {
+            let conn = inputs[i].connection(msg.connection).expect("read from its own bag");
+            if select.select(i, &inputs[i], conn, &msg)? {
+                s.write(inputs, i, conn, &msg)?;
+                s.report.latched_kept += 1;
+            } else {
+                s.report.deselected += 1;
+            }
+        }
+    }
+    let mut done = 0u64;
+    if let Some(filter) = filter {
+        for item in crate::merged(inputs, &filter)? {
+            let (i, msg) = item?;
+            let Some(conn) = inputs[i].connection(msg.connection) else {
+                return Err(rbag_storage::Error::UnknownConnection { id: msg.connection }.into());
+            };
+            let mut chosen = None;
+            for s in sinks.iter_mut() {
+                if !s.wants(conn, &msg) {
+                    continue;
+                }
+                let keep = match chosen {
+                    Some(k) => k,
+                    None => *chosen.insert(select.select(i, &inputs[i], conn, &msg)?),
+                };
+                if !keep {
+                    s.report.deselected += 1;
+                } else if !s.throttled(conn, &msg) {
+                    s.write(inputs, i, conn, &msg)?;
+                }
+            }
+            done += 1;
+            if done.is_multiple_of(1024) {
+                progress(Progress { messages_done: done, messages_total: total });
+            }
+        }
+    }
+    for s in sinks.iter_mut() {
+        s.finish()?;
+    }
     progress(Progress { messages_done: done, messages_total: total.max(done) });
-    Ok(ConvertReport {
-        output: output.to_path_buf(),
-        messages_written: done,
-        connections_written: written.len() as u64,
-        messages_rewritten: rewritten,
-        skipped: skipped.into_values().collect(),
-    })
+    Ok(())
 }

@@ -62,6 +62,15 @@ pub enum Error {
     /// A filter expression does not parse, or cannot be evaluated on a message (`rbag filter`).
     #[error(transparent)]
     Expr(Box<crate::expr::ExprError>),
+    /// A rosbag2 input- or output-options YAML file could not be read, or holds a key or
+    /// value rbag does not take.
+    #[error("{}: {reason}", path.display())]
+    Options {
+        /// The YAML file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// A file of migration rules could not be read or parsed.
     #[error("{}: {reason}", path.display())]
     Rules {

@@ -58,6 +58,7 @@ pub mod expr;
 pub mod extras;
 mod info;
 mod info_text;
+pub mod options_yaml;
 pub mod read;
 pub mod text;
 pub mod transcode;
@@ -66,7 +67,7 @@ pub mod units;
 mod writer;
 
 pub use bag::{merged, Bag, OpenOptions};
-pub use convert::{convert, convert_selecting, ConvertOptions, Select, ConvertReport, Progress, Skipped};
+pub use convert::{convert, convert_many, convert_selecting, BeforeStart, ConvertOptions, Output, Select, SelectAll, ConvertReport, Progress, Skipped};
 pub use error::{Error, Result};
 pub use info::{BagInfo, CompressionInfo, TopicInfo, TypeInfo, UndeclaredInfo};
 pub use writer::Writer;

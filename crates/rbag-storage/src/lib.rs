@@ -24,6 +24,7 @@ pub mod doctor;
 pub use builtin::with_storage_options;
 mod error;
 mod filter;
+mod latched;
 pub mod mcap;
 mod mmap;
 mod open;
@@ -110,7 +111,6 @@ pub trait StorageReader: Send + Sync {
         Vec::new()
     }
 
-    /// The connection a message refers to.
     /// The files attached to the bag (MCAP Attachment records), in file order; storages
     /// without attachments have none. CRCs are not checked here: see [`Attachment::crc_ok`].
     fn attachments(&self) -> Result<Vec<Attachment>> {
@@ -163,6 +163,7 @@ pub trait StorageReader: Send + Sync {
         Ok(bytes.map(|bytes| IndexedSizes { bytes, exact: true }))
     }
 
+    /// The connection a message refers to.
     fn connection(&self, id: u32) -> Option<&Connection> {
         let conns = self.connections();
         match conns.binary_search_by_key(&id, |c| c.id) {
@@ -199,7 +200,6 @@ pub trait StorageWriter: Send {
         Ok(false)
     }
 
-    /// Flushes, writes the index and closes the bag.
     /// Stores an attachment (see [`Attachment`]; its `crc`, `file`, `offset` and `length` are
     /// ignored). `Ok(false)`: this storage cannot carry attachments, so that copying verbs can
     /// count what they drop instead of failing.
@@ -215,5 +215,6 @@ pub trait StorageWriter: Send {
         Ok(false)
     }
 
+    /// Flushes, writes the index and closes the bag.
     fn finish(self: Box<Self>) -> Result<()>;
 }

@@ -313,9 +313,13 @@ pub struct Rosbag2Options {
     pub ros_distro: String,
     /// metadata.yaml's `custom_data` (`ros2 bag record --custom-data`).
     pub custom_data: std::collections::BTreeMap<String, String>,
-    /// Write the last messages of transient-local topics again at the head of each new file,
-    /// so every split file holds its latched state (`--repeat-transient-local`).
+    /// Write the last messages of every transient-local or latched connection again at the
+    /// head of each new file, so every split file holds its latched state
+    /// (`--repeat-all-transient-local`).
     pub repeat_transient_local: bool,
+    /// Topics whose last messages (up to the depth given) are written again at the head of
+    /// each new file, whatever their QoS (`--repeat-transient-local TOPIC[=DEPTH]`).
+    pub repeat_topics: std::collections::BTreeMap<String, usize>,
 }
 
 impl Rosbag2Options {
@@ -368,6 +372,7 @@ impl Default for Rosbag2Options {
             ros_distro: "rolling".into(),
             custom_data: Default::default(),
             repeat_transient_local: false,
+            repeat_topics: std::collections::BTreeMap::new(),
         }
     }
 }

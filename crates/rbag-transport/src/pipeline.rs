@@ -301,7 +301,7 @@ impl Pipeline {
                 on_event(Event::TopicDone(self.topics.get(&key).cloned().unwrap_or_default()))
             }
             WriteOutcome::Stopped(reason) => self.stopped(reason, on_event),
-            WriteOutcome::Written | WriteOutcome::Ignored => {}
+            WriteOutcome::Written | WriteOutcome::Ignored | WriteOutcome::Throttled => {}
         }
     }
 

@@ -52,8 +52,6 @@ use rbag_storage::ros1::keys;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-use rbag_storage::rosbag2::qos as rosbag2_qos;
-use rbag_storage::rosbag2::QOS_KEY;
 use rbag_storage::{Connection, Format, Rosbag2Options};
 
 pub use dropped::{drops_yaml, DROPPED_TOPIC};
@@ -78,6 +76,8 @@ pub enum WriteOutcome {
     AllLimitsReached,
     /// Not stored: the topic already has its `-l` messages.
     Ignored,
+    /// Not stored: `--throttle` keeps the topic below its rate.
+    Throttled,
     /// Not stored: recording has ended for this reason; call [`Recorder::finish`].
     Stopped(StopReason),
 }
@@ -198,20 +198,18 @@ enum LatchId {
 /// a ROS 1 publisher whose header says `latching: 1` (its last message), or a ROS 2 connection
 /// whose offered profiles are all transient-local (its last messages up to their depth).
 fn latch_of(key: ConnKey, conn: &Connection) -> Option<(LatchId, usize)> {
+    let depth = conn.latched_depth()?;
     if conn.metadata.get(keys::LATCHING).map(String::as_str) == Some("1") {
         let callerid = conn.metadata.get(keys::CALLERID).cloned().unwrap_or_default();
-        return Some((LatchId::Publisher(conn.topic.clone(), callerid), 1));
+        return Some((LatchId::Publisher(conn.topic.clone(), callerid), depth));
     }
-    let profiles = conn.metadata.get(QOS_KEY).and_then(|q| rosbag2_qos::parse(q).ok()).unwrap_or_default();
-    if !profiles.is_empty() && profiles.iter().all(|p| p.durability == rosbag2_qos::policy::TRANSIENT_LOCAL) {
-        let depth = profiles.iter().map(|p| p.depth as usize).max().unwrap_or(1).max(1);
-        return Some((LatchId::Key(key), depth));
-    }
-    None
+    Some((LatchId::Key(key), depth))
 }
 
 struct TopicState {
     name: String,
+    /// Log time of the last message stored, for `--throttle`.
+    last_stored: Option<u64>,
     written: u64,
     drops: u64,
     done: bool,
@@ -340,12 +338,16 @@ impl Recorder {
         let topic = match self.topic_index.get(&conn.topic) {
             Some(&i) => i,
             None => {
-                self.topics.push(TopicState { name: conn.topic.clone(), written: 0, drops: 0, done: false });
+                self.topics.push(TopicState { name: conn.topic.clone(), last_stored: None, written: 0, drops: 0, done: false });
                 self.topic_index.insert(conn.topic.clone(), self.topics.len() - 1);
                 self.topics.len() - 1
             }
         };
-        let latch = if self.opts.repeat_latched { latch_of(key, &conn) } else { None };
+        let latch = match self.opts.repeat_topics.get(&conn.topic) {
+            Some(&depth) => Some((LatchId::Key(key), depth.max(1))),
+            None if self.opts.repeat_latched => latch_of(key, &conn),
+            None => None,
+        };
         self.encoding.get_or_insert_with(|| conn.encoding.clone());
         if let Some(file) = self.file.as_mut() {
             file.announce(Slot::Conn(key), &conn)?;
@@ -367,6 +369,13 @@ impl Recorder {
         let (topic, latch) = (c.topic, c.latch.clone());
         if self.topics[topic].done {
             return Ok(WriteOutcome::Ignored);
+        }
+        if let Some(&period) = self.opts.throttle_ns.get(&self.topics[topic].name) {
+            let last = &mut self.topics[topic].last_stored;
+            if last.is_some_and(|l| log_time_ns.saturating_sub(l) < period) {
+                return Ok(WriteOutcome::Throttled);
+            }
+            *last = Some(log_time_ns);
         }
         if let Some(stop) = self.check_bounds(log_time_ns, true)? {
             return Ok(self.stop(stop));

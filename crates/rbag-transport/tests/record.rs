@@ -582,6 +582,33 @@ fn snapshot_ring_is_bounded_by_duration() {
 }
 
 #[test]
+fn snapshot_after_the_ring_wrapped_holds_the_latched_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut snap = SnapshotBuffer::new(Some(5 * SEC), None);
+    let tf_static = snap.add_connection(conn("/tf_static", "/broadcaster", true));
+    let a = snap.add_connection(conn("/a", "/pa", false));
+    snap.push(tf_static, T0, Bytes::from(string_msg("static")));
+    for s in 1..30 {
+        snap.push(a, T0 + s * SEC, Bytes::from(string_msg(&format!("a{s:02}"))));
+    }
+    // The ring holds 24 s..29 s; the latched message left it long ago but is kept.
+    assert_eq!((snap.len(), snap.latched_len()), (6, 1));
+    let report = snap.write_to(opts(dir.path(), "wrapped.bag"), T0 + 40 * SEC).unwrap();
+    let texts: Vec<String> = read(&report.files[0]).into_iter().map(|m| m.2).collect();
+    let mut want = vec!["static".to_string()];
+    want.extend((24..30).map(|s| format!("a{s:02}")));
+    assert_eq!(texts, want);
+    // It stays for the next snapshot, and is written once when the ring still holds it.
+    snap.push(a, T0 + 50 * SEC, Bytes::from(string_msg("later")));
+    let again = snap.write_to(opts(dir.path(), "again.bag"), T0 + 60 * SEC).unwrap();
+    assert_eq!(read(&again.files[0]).into_iter().map(|m| m.2).collect::<Vec<_>>(), ["static", "later"]);
+    let mut fresh = SnapshotBuffer::new(Some(5 * SEC), None);
+    let tf = fresh.add_connection(conn("/tf_static", "/broadcaster", true));
+    fresh.push(tf, T0, Bytes::from(string_msg("static")));
+    assert_eq!(fresh.take().len(), 1);
+}
+
+#[test]
 fn snapshot_ring_is_bounded_by_bytes_and_written_on_demand() {
     let dir = tempfile::tempdir().unwrap();
     let mut snap = SnapshotBuffer::new(None, Some(100));

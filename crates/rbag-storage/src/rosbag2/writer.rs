@@ -38,6 +38,9 @@ pub struct Rosbag2Writer {
     /// transient-local connection, by connection slot, written again at the head of each new
     /// file.
     latched: BTreeMap<usize, (usize, VecDeque<Kept>)>,
+    /// Log time of the first message written to the current file by `write`: its duration
+    /// counts from there, not from the older stamps of the messages repeated at its head.
+    period_start_ns: Option<u64>,
     poisoned: Option<String>,
 }
 
@@ -110,6 +113,7 @@ impl Rosbag2Writer {
             file_counts: Vec::new(),
             next_index: 0,
             latched: BTreeMap::new(),
+            period_start_ns: None,
             poisoned: None,
         };
         w.open_next()?;
@@ -206,12 +210,11 @@ impl Rosbag2Writer {
     }
 
     fn should_split(&self, log_time: u64) -> bool {
-        let (Some(file), Some(info)) = (&self.current, self.meta.files.last()) else { return false };
+        let Some(file) = &self.current else { return false };
         if self.dir.is_none() {
             return false;
         }
-        let start = (info.message_count > 0).then_some(info.starting_time_ns);
-        self.options.rosbag2.split_due(file.bytes_written(), start, log_time)
+        self.options.rosbag2.split_due(file.bytes_written(), self.period_start_ns, log_time)
     }
 
     /// Bytes of the storage file being written (an estimate while buffers are unflushed): what
@@ -306,12 +309,14 @@ impl StorageWriter for Rosbag2Writer {
         };
         let id = self.poison(r)?;
         self.file_ids.push(id);
-        if self.options.rosbag2.repeat_transient_local {
-            let profiles = c.metadata.get(QOS_KEY).and_then(|q| qos::parse(q).ok()).unwrap_or_default();
-            if !profiles.is_empty() && profiles.iter().all(|p| p.durability == qos::policy::TRANSIENT_LOCAL) {
-                let depth = profiles.iter().map(|p| p.depth as usize).max().unwrap_or(1).max(1);
-                self.latched.insert(self.connections.len(), (depth, VecDeque::new()));
-            }
+        let repeat = &self.options.rosbag2;
+        let depth = match repeat.repeat_topics.get(&c.topic) {
+            Some(&depth) => Some(depth.max(1)),
+            None if repeat.repeat_transient_local => c.latched_depth(),
+            None => None,
+        };
+        if let Some(depth) = depth {
+            self.latched.insert(self.connections.len(), (depth, VecDeque::new()));
         }
         self.connections.push(c);
         Ok(self.connections.len() as u32)
@@ -326,6 +331,7 @@ impl StorageWriter for Rosbag2Writer {
         if self.should_split(log_time) {
             self.next_file()?;
         }
+        self.period_start_ns.get_or_insert(log_time);
         if let Some((depth, msgs)) = self.latched.get_mut(&slot) {
             if msgs.len() == *depth {
                 msgs.pop_front();
@@ -355,8 +361,6 @@ impl StorageWriter for Rosbag2Writer {
         Ok(true)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<()> {
-        self.check()?;
     // Attachments and metadata records go into the current file (the first one, when copied
     // before the messages); only MCAP files carry them.
     fn add_attachment(&mut self, attachment: &crate::Attachment) -> Result<bool> {
@@ -371,6 +375,8 @@ impl StorageWriter for Rosbag2Writer {
         self.poison(r)
     }
 
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.check()?;
         self.close_current()
     }
 }
@@ -381,6 +387,7 @@ impl Rosbag2Writer {
     fn next_file(&mut self) -> Result<()> {
         let r = self.close_current().and_then(|_| self.open_next());
         self.poison(r)?;
+        self.period_start_ns = None;
         let repeats: Vec<(usize, u64, u64, Vec<u8>)> = self
             .latched
             .iter()

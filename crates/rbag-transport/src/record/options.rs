@@ -65,6 +65,12 @@ pub struct RecordOptions {
     /// of each latched ROS 1 publisher, or the last messages (up to the QoS depth) of each
     /// transient-local ROS 2 topic.
     pub repeat_latched: bool,
+    /// Topics whose last messages (up to the depth given) are repeated at the head of each
+    /// new split whatever their QoS (`--repeat-transient-local TOPIC[=DEPTH]`).
+    pub repeat_topics: std::collections::BTreeMap<String, usize>,
+    /// Per topic, the least log time between two stored messages (`--throttle TOPIC=HZ`): a
+    /// message sooner than that after the last one stored is not stored.
+    pub throttle_ns: std::collections::BTreeMap<String, u64>,
     /// Store what the queue dropped on [`super::DROPPED_TOPIC`] before each file closes.
     pub drop_report: bool,
     /// `-L/--min-space` in bytes (rosbag's default is 1 GiB; 0 turns the check off).
@@ -89,6 +95,8 @@ impl Default for RecordOptions {
             max_splits: None,
             limit_per_topic: None,
             repeat_latched: false,
+            repeat_topics: std::collections::BTreeMap::new(),
+            throttle_ns: std::collections::BTreeMap::new(),
             drop_report: true,
             min_space: 1 << 30,
             disk_check_bytes: 16 << 20,

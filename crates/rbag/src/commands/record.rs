@@ -117,6 +117,10 @@ pub struct Args {
     /// Write the last message of each latched topic at the start of every split.
     #[arg(long)]
     pub repeat_latched: bool,
+    /// Store at most HZ messages a second of TOPIC: a message is stored when at least 1/HZ of
+    /// log time has passed since the last one stored (repeatable).
+    #[arg(long, value_name = "TOPIC=HZ", value_parser = super::convert::parse_throttle)]
+    pub throttle: Vec<(String, f64)>,
     /// Keep only the last --snapshot-duration/--snapshot-size in memory and write it to a new
     /// bag on a trigger: SIGUSR1, a message on --snapshot-topic, or `s` on a terminal.
     #[arg(long)]
@@ -216,10 +220,16 @@ fn output_options(args: &Args) -> Result<RecordOptions> {
         max_splits: args.max_splits,
         limit_per_topic: args.limit,
         repeat_latched: args.repeat_latched,
+        throttle_ns: throttle_ns(&args.throttle),
         min_space: args.min_space,
         overwrite: args.force,
         ..RecordOptions::default()
     })
+}
+
+/// `--throttle TOPIC=HZ` as the least time between two stored messages of each topic.
+pub fn throttle_ns(rates: &[(String, f64)]) -> std::collections::BTreeMap<String, u64> {
+    rates.iter().map(|(topic, hz)| (topic.clone(), (1e9 / hz).round() as u64)).collect()
 }
 
 /// Runs a recording from the terminal, for `--ros1` and `--ros2` alike: prints its notices

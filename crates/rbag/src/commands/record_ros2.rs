@@ -118,14 +118,15 @@ pub struct Args {
     /// Drop (and count) samples larger than this (bytes, units allowed).
     #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = parse_size)]
     pub max_sample_size: u64,
+    /// Store at most HZ messages a second of TOPIC: a message is stored when at least 1/HZ of
+    /// log time has passed since the last one stored (repeatable; also spelled as in
+    /// rosbag2's open pull request, --topic-throttle-frequency).
+    #[arg(long, visible_alias = "topic-throttle-frequency", value_name = "TOPIC=HZ", value_parser = super::convert::parse_throttle)]
+    pub throttle: Vec<(String, f64)>,
     /// Keep the last --max-cache-size bytes in memory and write them into the bag only on a
     /// trigger: SIGUSR1, or `s` on a terminal (rosbag2's ~/snapshot service).
     #[arg(long)]
     pub snapshot_mode: bool,
-    /// Write the last messages of transient-local topics (up to their QoS depth) again at the
-    /// start of each split file.
-    #[arg(long)]
-    pub repeat_transient_local: bool,
     /// Start paused: nothing is written until space is pressed (on a terminal).
     #[arg(long)]
     pub start_paused: bool,
@@ -202,6 +203,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => Overrides::default(),
     };
     let mut rosbag2 = args.rosbag2.options(format)?;
+    // The recorder repeats latched messages at the splits it makes; the storage must not too.
+    rosbag2.repeat_transient_local = false;
+    rosbag2.repeat_topics.clear();
     rosbag2.custom_data = custom_data(&args)?;
     rosbag2.check_split(format)?;
     let (_, mut definitions) = super::load_msg_dirs(&args.msg_paths, "--msg-path")?;
@@ -213,7 +217,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         format,
         split: Some(Split { max_bytes: rosbag2.max_file_size, max_duration_ns: rosbag2.max_file_duration_ns }),
         max_splits: rosbag2.max_files,
-        repeat_latched: args.repeat_transient_local,
+        repeat_latched: args.rosbag2.repeat_all(),
+        repeat_topics: args.rosbag2.repeat_topics()?,
+        throttle_ns: super::record::throttle_ns(&args.throttle),
         drop_report: false,
         min_space: 0,
         overwrite: args.force,

@@ -29,6 +29,14 @@ pub struct Rosbag2Args {
     /// Write this metadata.yaml version (1-9) instead of the distro's.
     #[arg(long, value_name = "N")]
     pub metadata_version: Option<u32>,
+    /// Write the last messages of TOPIC (up to DEPTH, default 1) again at the start of each
+    /// split file, whatever its QoS; with no TOPIC, as --repeat-all-transient-local.
+    #[arg(long, num_args = 0.., value_name = "TOPIC[=DEPTH]")]
+    pub repeat_transient_local: Option<Vec<String>>,
+    /// Write the last messages of every transient-local (ROS 2) or latched (ROS 1) topic, up
+    /// to its QoS depth, again at the start of each split file.
+    #[arg(long, visible_alias = "repeat-latched")]
+    pub repeat_all_transient_local: bool,
 }
 
 fn parse_mode(s: &str) -> std::result::Result<CompressionMode, String> {
@@ -41,6 +49,31 @@ fn parse_mode(s: &str) -> std::result::Result<CompressionMode, String> {
 }
 
 impl Rosbag2Args {
+    /// Whether every transient-local / latched topic is repeated at each split.
+    pub fn repeat_all(&self) -> bool {
+        self.repeat_all_transient_local || self.repeat_transient_local.as_ref().is_some_and(|t| t.is_empty())
+    }
+
+    /// The topics named by `--repeat-transient-local TOPIC[=DEPTH]`, with their depth.
+    pub fn repeat_topics(&self) -> Result<std::collections::BTreeMap<String, usize>> {
+        let mut out = std::collections::BTreeMap::new();
+        for spec in self.repeat_transient_local.iter().flatten() {
+            let (topic, depth) = match spec.rsplit_once('=') {
+                Some((t, d)) => {
+                    let depth = d
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|&d| d > 0)
+                        .ok_or_else(|| anyhow::anyhow!("--repeat-transient-local {spec}: {d:?} is not a depth (1 or more)"))?;
+                    (t, depth)
+                }
+                None => (spec.as_str(), 1),
+            };
+            out.insert(topic.to_string(), depth);
+        }
+        Ok(out)
+    }
+
     /// Whether the flags ask for something only a rosbag2 directory can do.
     pub fn splits_or_compresses(&self) -> bool {
         self.compression_mode != CompressionMode::None || self.max_bag_size.is_some() || self.max_bag_duration.is_some()
@@ -64,6 +97,8 @@ impl Rosbag2Args {
         if let Some(v) = self.metadata_version {
             o.set_metadata_version(v).context("--metadata-version")?;
         }
+        o.repeat_transient_local = self.repeat_all();
+        o.repeat_topics = self.repeat_topics()?;
         let Some(preset) = &self.storage_preset_profile else { return Ok(o) };
         let write = WriteOptions { rosbag2: o, ..WriteOptions::default() };
         let storage = StorageOptions::new().with("preset", preset.as_str());
