@@ -51,6 +51,10 @@ pub struct McapReader {
     /// found by a scan of the data section when asked for.
     extras_unindexed: bool,
     schemas: Vec<SchemaInfo>,
+    /// Each channel's schema id and the length of its Channel record, and each schema's
+    /// Schema record length: the records writers put in a chunk before a channel's first
+    /// message, which size estimates take off.
+    record_lengths: (BTreeMap<u16, (u16, u64)>, BTreeMap<u16, u64>),
     indexed: bool,
     /// The subset of `warnings` that says data could not be read (a torn record, a damaged
     /// chunk skipped).
@@ -219,6 +223,7 @@ impl McapReader {
             attachment_at: Vec::new(),
             extras_unindexed: false,
             schemas: Vec::new(),
+            record_lengths: Default::default(),
             indexed: false,
             warnings: Vec::new(),
             options,
@@ -434,6 +439,7 @@ impl McapReader {
         self.counts = stats.channel_message_counts;
         self.connections = connections(&schemas, &channels);
         self.schemas = schema_list(&schemas, &channels);
+        self.record_lengths = record_lengths(&schemas, &channels);
         Ok(true)
     }
 
@@ -495,6 +501,7 @@ impl McapReader {
         self.chunks.extend(loose.take());
         self.connections = connections(&schemas, &channels);
         self.schemas = schema_list(&schemas, &channels);
+        self.record_lengths = record_lengths(&schemas, &channels);
         Ok(())
     }
 
@@ -751,23 +758,50 @@ impl McapReader {
 
     /// Payload bytes per channel from the message indexes: each message's record runs to the
     /// next record's offset in its chunk, less its 31 bytes of op, length and fixed fields.
-    /// Schema and Channel records inside a chunk are counted into the message before them.
+    /// The Schema and Channel records a writer puts in the chunk of a channel's first message
+    /// are taken off: those that fill the gap before the chunk's first message were written
+    /// there (rosbag2 registers topics up front), the others just before that first message
+    /// (the mcap writers' default), so they come off the message before it.
     fn sizes_from_indexes(&self) -> Result<Option<IndexedSizes>> {
         if self.chunks.iter().any(|c| c.loose || c.salvaged || c.message_indexes.is_empty()) {
             return Ok(None);
         }
+        let (channel_len, schema_len) = &self.record_lengths;
         let mut bytes: BTreeMap<u32, u64> = self.connections.iter().map(|c| (c.id, 0)).collect();
+        let (mut seen, mut seen_schemas) = (BTreeSet::new(), BTreeSet::new());
+        let mut in_file_order: Vec<&ChunkMeta> = self.chunks.iter().collect();
+        in_file_order.sort_by_key(|c| c.offset);
         let mut at: Vec<(u64, u16)> = Vec::new();
-        for c in &self.chunks {
+        for c in in_file_order {
             let (buf, base) = self.region(c)?;
             at.clear();
             for &off in &c.message_indexes {
                 message_index_at(&buf, base, off, &mut |ch, _, pos| at.push((pos, ch)))?;
             }
             at.sort_unstable();
-            for (k, &(pos, ch)) in at.iter().enumerate() {
-                let next = at.get(k + 1).map_or(c.uncompressed, |n| n.0);
-                *bytes.entry(u32::from(ch)).or_default() += next.saturating_sub(pos).saturating_sub(31);
+            let mut extents: Vec<u64> = (0..at.len())
+                .map(|k| at.get(k + 1).map_or(c.uncompressed, |n| n.0).saturating_sub(at[k].0))
+                .collect();
+            // (entry, bytes of the records introducing its channel) for channels new here.
+            let mut intro: Vec<(usize, u64)> = Vec::new();
+            for (k, &(_, ch)) in at.iter().enumerate() {
+                if seen.insert(ch) {
+                    let (schema, len) = channel_len.get(&ch).copied().unwrap_or((0, 0));
+                    let schema = if schema != 0 && seen_schemas.insert(schema) { schema_len.get(&schema) } else { None };
+                    intro.push((k, len + schema.copied().unwrap_or(0)));
+                }
+            }
+            let mut gap = at.first().map_or(0, |a| a.0);
+            for (k, len) in intro {
+                if len <= gap {
+                    gap -= len;
+                } else if k > 0 {
+                    gap = 0;
+                    extents[k - 1] = extents[k - 1].saturating_sub(len);
+                }
+            }
+            for (&(_, ch), x) in at.iter().zip(extents) {
+                *bytes.entry(u32::from(ch)).or_default() += x.saturating_sub(31);
             }
         }
         Ok(Some(IndexedSizes { bytes, exact: false }))
@@ -1061,6 +1095,25 @@ fn schema_list(schemas: &HashMap<u16, parse::Schema>, channels: &BTreeMap<u16, p
         .collect();
     out.sort_by_key(|s| s.id);
     out
+}
+
+/// Each channel's schema id and Channel record length, and each Schema record's length (op
+/// and length prefix included).
+#[allow(clippy::type_complexity)]
+fn record_lengths(
+    schemas: &HashMap<u16, parse::Schema>,
+    channels: &BTreeMap<u16, parse::Channel>,
+) -> (BTreeMap<u16, (u16, u64)>, BTreeMap<u16, u64>) {
+    let s = |t: &str| 4 + t.len() as u64;
+    let chans = channels
+        .values()
+        .map(|c| {
+            let map: u64 = c.metadata.iter().map(|(k, v)| s(k) + s(v)).sum();
+            (c.id, (c.schema_id, 9 + 4 + s(&c.topic) + s(&c.message_encoding) + 4 + map))
+        })
+        .collect();
+    let schemas = schemas.values().map(|x| (x.id, 9 + 2 + s(&x.name) + s(&x.encoding) + 4 + x.data.len() as u64)).collect();
+    (chans, schemas)
 }
 
 /// Connections from channels and the schemas they name.
