@@ -280,3 +280,42 @@ mod tests {
         assert!(!r.has(Kind::Decode));
     }
 }
+
+#[cfg(test)]
+mod corpus {
+    use super::*;
+
+    /// Every corpus bag, checked with --decode: the worst severity of each.
+    #[test]
+    fn corpus_bags_are_clean_but_the_talker_and_the_crashed_bag() {
+        let Some(root) = rbag_testkit::corpus("doctor::corpus", "") else { return };
+        let mut bags = Vec::new();
+        for sub in ["ros1", "ros2/sqlite3", "ros2/mcap"] {
+            for e in std::fs::read_dir(root.join(sub)).unwrap() {
+                bags.push(e.unwrap().path());
+            }
+        }
+        bags.sort();
+        for bag in bags {
+            let r = check(&bag, &DoctorOptions { decode: true, ..Default::default() }).unwrap();
+            let name = bag.file_name().unwrap().to_string_lossy().into_owned();
+            for f in &r.findings {
+                eprintln!("{name}: {f}");
+            }
+            // The SQLite3 talker stores `uint8 level` as the whole of rcl_interfaces/msg/Log;
+            // the MCAP one stores the right definition.
+            let sqlite_talker = name == "talker" && bag.parent().is_some_and(|p| p.ends_with("sqlite3"));
+            let expected = match name.as_str() {
+                "crashed.bag.active" => Some(Severity::Error),
+                _ if sqlite_talker => Some(Severity::Warning),
+                _ => None,
+            };
+            let worst = r.worst().filter(|&s| s > Severity::Info);
+            assert_eq!(worst, expected, "{}: {:?}", bag.display(), r.findings);
+            if sqlite_talker {
+                assert!(r.has(Kind::DefinitionMismatch), "{:?}", r.findings);
+            }
+            assert!(r.checked.messages > 0 || name == "empty_bag", "{name}");
+        }
+    }
+}

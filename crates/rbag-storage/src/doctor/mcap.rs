@@ -97,19 +97,20 @@ impl Ctx<'_> {
                 );
             }
         } else if self.in_summary {
+            // rosbag2 writes the schemas and channels of topics that got no message only to the
+            // summary (`mcap doctor` calls that an error; no reader loses anything by it).
             self.add(
-                Severity::Error,
+                Severity::Info,
                 Kind::Index,
                 offset,
                 "MCAP schema",
-                format!("schema {} ({}) of the summary is not in the data section", s.id, s.name),
+                format!("schema {} ({}) is only in the summary section", s.id, s.name),
             );
         }
         if self.in_summary {
             self.summary_schemas.insert(s.id);
-        } else {
-            self.schemas.entry(s.id).or_insert(s);
         }
+        self.schemas.entry(s.id).or_insert(s);
     }
 
     fn channel(&mut self, body: &[u8], offset: u64) {
@@ -151,19 +152,18 @@ impl Ctx<'_> {
         } else if self.in_summary {
             self.report.push(
                 Finding::new(
-                    Severity::Error,
+                    Severity::Info,
                     Kind::Index,
                     self.path,
                     Some(offset),
                     "MCAP channel",
-                    format!("channel {} of the summary is not in the data section", c.id),
+                    format!("channel {} is only in the summary section (no message in the data section uses it)", c.id),
                 )
                 .topic(&c.topic),
             );
         }
         if self.in_summary {
             self.summary_channels.insert(c.id);
-            return;
         }
         if self.channels.contains_key(&c.id) {
             return;

@@ -70,29 +70,40 @@ impl Ctx<'_> {
         self.connections.insert(c.id, c);
     }
 
-    fn chunk(&mut self, rec: &record::Record<'_>, offset: u64, limits: &Limits) {
+    /// A chunk record; `open`: one its recorder never closed, whose records run to the end of the
+    /// file (`rec.data` is then those bytes).
+    fn chunk(&mut self, header: &record::Header<'_>, data: &[u8], offset: u64, limits: &Limits, open: bool) {
         const REC: &str = "ROS 1 chunk";
         self.report.checked.chunks += 1;
         self.last_chunk = Some(offset);
         self.chunks.insert(offset, Chunk { entries: None, index: BTreeMap::new() });
-        let (compression, size) = match chunk::chunk_fields(&rec.header, offset) {
+        let (compression, size) = match chunk::chunk_fields(header, offset) {
             Ok(f) => f,
             Err(e) => return self.add(Severity::Error, Kind::Structure, offset, REC, e.to_string()),
         };
+        if open && compression != Compression::None {
+            return self.add(
+                Severity::Error,
+                Kind::Decompress,
+                offset,
+                REC,
+                "a compressed chunk its recorder never closed: not decoded (`rbag reindex` salvages it)".into(),
+            );
+        }
         let data: Cow<'_, [u8]> = if compression == Compression::None {
-            if rec.data.len() as u64 != size {
+            if !open && data.len() as u64 != size {
                 self.add(
                     Severity::Error,
                     Kind::Structure,
                     offset,
                     REC,
-                    format!("the header says {size} bytes, the uncompressed data holds {}", rec.data.len()),
+                    format!("the header says {size} bytes, the uncompressed data holds {}", data.len()),
                 );
             }
-            Cow::Borrowed(rec.data)
+            Cow::Borrowed(data)
         } else {
             let out = budget::reserve(size, offset, "chunk")
-                .and_then(|r| compression::decompress(compression, rec.data, size, offset, r, false));
+                .and_then(|r| compression::decompress(compression, data, size, offset, r, false));
             match out {
                 Ok(b) => Cow::Owned(b.to_vec()),
                 Err(e) => return self.add(Severity::Error, Kind::Decompress, offset, REC, e.to_string()),
@@ -134,15 +145,13 @@ impl Ctx<'_> {
                             let msg = format!(
                                 "message at byte {at} of the chunk's data has time {time}, before the previous message's {p}"
                             );
-                            let f =
-                                Finding::new(Severity::Warning, Kind::MessageOrder, self.path, Some(offset), REC, msg)
-                                    .topic(self.topic(conn));
+                            let f = Finding::new(Severity::Info, Kind::MessageOrder, self.path, Some(offset), REC, msg)
+                                .topic(self.topic(conn));
                             self.report.push(f);
                         }
                     }
                     prev = Some(time);
                     first = Some(first.map_or(time, |f| f.min(time)));
-                    self.latest = Some(self.latest.map_or(time, |l| l.max(time)));
                     entries.push(Entry { time, offset: at as u32, conn });
                     self.message(conn, time, r.data, offset);
                 }
@@ -160,13 +169,16 @@ impl Ctx<'_> {
         }
         if disorder > 1 {
             self.add(
-                Severity::Warning,
+                Severity::Info,
                 Kind::MessageOrder,
                 offset,
                 REC,
                 format!("{disorder} messages of the chunk are out of time order in all"),
             );
         }
+        // Recorders interleave topics a little (rosbag record's messages are microseconds out of
+        // order, within and across chunks); a chunk that starts before the one before it is out
+        // of order.
         if let (Some(first), Some(l)) = (first, latest_before) {
             if first < l {
                 self.add(
@@ -174,11 +186,15 @@ impl Ctx<'_> {
                     Kind::ChunkOrder,
                     offset,
                     REC,
-                    format!("its first message ({first} ns) is older than the latest message before it ({l} ns)"),
+                    format!("its first message ({first} ns) is older than the first message of the chunk before it ({l} ns)"),
                 );
             }
         }
-        if let Some(c) = self.chunks.get_mut(&offset) {
+        if first.is_some() {
+            self.latest = first;
+        }
+        // A chunk never closed has no index data to compare with (the bag header says so).
+        if let Some(c) = self.chunks.get_mut(&offset).filter(|_| !open) {
             c.entries = Some(entries);
         }
     }
@@ -461,7 +477,20 @@ pub(super) fn check(
                         "a chunk inside the index section".into(),
                     );
                 }
-                cx.chunk(&rec, pos, &limits)
+                let size = chunk::chunk_fields(&rec.header, pos).map(|f| f.1).unwrap_or(1);
+                if rec.data.is_empty() && size == 0 && next < len {
+                    cx.add(
+                        Severity::Error,
+                        Kind::Structure,
+                        pos,
+                        "ROS 1 chunk",
+                        "a chunk its recorder never closed (sizes 0): its records run to the end of the file".into(),
+                    );
+                    let end = (len - next).min(limits.max_data_len) + next;
+                    cx.chunk(&rec.header, &buf[next as usize..end as usize], pos, &limits, true);
+                    break;
+                }
+                cx.chunk(&rec.header, rec.data, pos, &limits, false)
             }
             Ok(op::INDEX_DATA) => cx.index_data(&rec, pos),
             Ok(op::CONNECTION) => cx.connection(&rec, pos, "ROS 1 connection", in_index),

@@ -243,7 +243,7 @@ fn compare(meta_path: &Path, meta: &BagMetadata, files: &[(String, Option<FileSu
         if let (Some(start), Some(end)) = (s.start, s.end) {
             if fi.starting_time_ns != start || fi.duration_ns != end - start {
                 push(
-                    Severity::Warning,
+                    Severity::Info,
                     "files",
                     None,
                     format!(
@@ -306,10 +306,12 @@ fn compare(meta_path: &Path, meta: &BagMetadata, files: &[(String, Option<FileSu
             format!("{n} message(s) of this topic are in the files but it is not listed"),
         );
     }
+    // rosbag2 itself writes times that differ from its messages' (rosbag2's own test bags do):
+    // worth knowing, not damage.
     if let (Some(start), Some(end)) = (start, end) {
         if meta.starting_time_ns != start || meta.duration_ns != end - start {
             push(
-                Severity::Warning,
+                Severity::Info,
                 "starting_time",
                 None,
                 format!(
