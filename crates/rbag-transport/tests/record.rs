@@ -582,6 +582,27 @@ fn snapshot_ring_is_bounded_by_duration() {
 }
 
 #[test]
+fn throttle_stores_at_most_the_rate_asked_per_topic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(dir.path(), "thr.bag");
+    o.throttle_ns = BTreeMap::from([("/fast".to_string(), SEC / 4)]);
+    let mut rec = Recorder::create(o, T0).unwrap();
+    let fast = rec.add_connection(conn("/fast", "/p", false)).unwrap();
+    let other = rec.add_connection(conn("/other", "/p", false)).unwrap();
+    let mut outcomes = Vec::new();
+    for i in 0..20u64 {
+        // 10 Hz for 2 s; 4 Hz kept: one message every 300 ms (the first at or after 250 ms).
+        outcomes.push(rec.write(fast, T0 + i * SEC / 10, &string_msg(&format!("f{i:02}"))).unwrap());
+        rec.write(other, T0 + i * SEC / 10, &string_msg("o")).unwrap();
+    }
+    let report = rec.finish().unwrap();
+    let kept: Vec<String> = read(&report.files[0]).into_iter().filter(|m| m.0 == "/fast").map(|m| m.2).collect();
+    assert_eq!(kept, ["f00", "f03", "f06", "f09", "f12", "f15", "f18"]);
+    assert_eq!(outcomes.iter().filter(|o| **o == WriteOutcome::Throttled).count(), 13);
+    assert_eq!(report.messages["/other"], 20, "other topics are not throttled");
+}
+
+#[test]
 fn snapshot_after_the_ring_wrapped_holds_the_latched_message() {
     let dir = tempfile::tempdir().unwrap();
     let mut snap = SnapshotBuffer::new(Some(5 * SEC), None);
