@@ -80,6 +80,17 @@ pub fn rosbag_cli(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// Foxglove's `mcap` CLI (Rust), built into `.peers/mcap` by scripts/setup-peers.sh.
+pub fn mcap_cli(test: &str) -> Option<PathBuf> {
+    let p = repo_root().join(".peers/mcap/bin/mcap");
+    if p.exists() {
+        Some(p)
+    } else {
+        skip(test, "the mcap CLI is not built (run scripts/setup-peers.sh)");
+        None
+    }
+}
+
 /// Environment for ROS 1 Python tools: logs and home in a temp dir, nothing on the network.
 pub fn ros_env(cmd: &mut Command, home: &Path) {
     cmd.env("ROS_HOME", home)
