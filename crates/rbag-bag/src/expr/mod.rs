@@ -186,6 +186,7 @@ pub struct Expression {
     limits: Limits,
     regexes: HashMap<(Vec<u8>, Anchor), Regex>,
     uses_m: bool,
+    m_spans: Vec<(u32, u32)>,
 }
 
 impl Expression {
@@ -219,7 +220,8 @@ impl Expression {
             regexes.insert((pattern, anchor), r);
         }
         let uses_m = root.uses_m();
-        Ok(Expression { src: src.to_string(), root, limits, regexes, uses_m })
+        let m_spans = root.m_spans();
+        Ok(Expression { src: src.to_string(), root, limits, regexes, uses_m, m_spans })
     }
 
     /// The expression as written.
@@ -246,7 +248,7 @@ impl Expression {
         };
         let mut cache = RegexCache::default();
         self.run(topic, log_time, lazy, &mut cache).map_err(|f| match f {
-            Failure::Expr(e) => e,
+            Failure::Expr(e, _) => e,
             Failure::Decode(d) => ExprError::Eval {
                 topic: topic.into(),
                 log_time,
@@ -269,6 +271,7 @@ impl Expression {
         match ev.eval(&self.root) {
             Ok(v) => Ok(eval::truthy(&v)),
             Err(f) => {
+                let reads_m = self.m_spans.iter().any(|&(s, e)| s >= f.start && e <= f.end);
                 let at = self.src.get(f.start as usize..f.end as usize).unwrap_or("").to_string();
                 let at = if at.chars().count() > 80 {
                     format!("{}…", at.chars().take(80).collect::<String>())
@@ -288,14 +291,16 @@ impl Expression {
                     Fault::Limit(r) => (FaultKind::Limit, r, None),
                     Fault::Nested(_) => (FaultKind::Value, "internal: a nested fault".into(), None),
                 };
-                Err(Failure::Expr(ExprError::Eval { topic: topic.to_string(), log_time, at, reason, field, kind }))
+                let e = ExprError::Eval { topic: topic.to_string(), log_time, at, reason, field, kind };
+                Err(Failure::Expr(e, reads_m))
             }
         }
     }
 }
 
 enum Failure {
-    Expr(ExprError),
+    /// The expression failed; whether the part that failed reads the message.
+    Expr(ExprError, bool),
     Decode(crate::decode::DecodeError),
 }
 
@@ -334,8 +339,12 @@ pub enum Unmatched {
 pub struct UnmatchedTopic {
     /// The topic.
     pub topic: String,
-    /// The first failure: the message's time, the part of the expression, why.
-    pub first: String,
+    /// The log time of the first message it failed on.
+    pub log_time: u64,
+    /// The part of the expression that failed there.
+    pub at: String,
+    /// Why (for an unknown field: the type, the field and the type's fields).
+    pub reason: String,
     /// What kind of failure the first was.
     pub kind: FaultKind,
     /// Messages of the topic the expression failed on.
@@ -403,17 +412,19 @@ impl Select for ExprFilter {
         let keep = match self.expr.run(&connection.topic, msg.log_time, m, &mut self.cache) {
             Ok(keep) => keep,
             Err(Failure::Decode(d)) => return Err(Error::decode_in(bag.path(), d)),
-            Err(Failure::Expr(e)) => {
-                if self.policy == Unmatched::Fail {
+            Err(Failure::Expr(e, reads_m)) => {
+                // A failure that does not come from the message (`t > 5`, `1 / 0`) would fail
+                // on every message: an error of the expression, not a topic it does not fit.
+                if self.policy == Unmatched::Fail || !reads_m {
                     return Err(e.into());
                 }
-                let kind = match &e {
-                    ExprError::Eval { kind, .. } => *kind,
-                    ExprError::Parse { .. } => FaultKind::Value,
+                let ExprError::Eval { log_time, at, reason, kind, .. } = e else {
+                    return Err(e.into());
                 };
                 if kind == FaultKind::Limit {
                     // Too costly is an error of the expression, not of the topic.
-                    return Err(e.into());
+                    let topic = connection.topic.clone();
+                    return Err(ExprError::Eval { topic, log_time, at, reason, field: None, kind }.into());
                 }
                 match self.unmatched_index.get(&connection.topic) {
                     Some(&i) => self.report.unmatched[i].messages += 1,
@@ -421,7 +432,9 @@ impl Select for ExprFilter {
                         self.unmatched_index.insert(connection.topic.clone(), self.report.unmatched.len());
                         self.report.unmatched.push(UnmatchedTopic {
                             topic: connection.topic.clone(),
-                            first: e.to_string(),
+                            log_time,
+                            at,
+                            reason,
                             kind,
                             messages: 1,
                         });

@@ -167,6 +167,17 @@ impl Node {
         }
     }
 
+    /// Where `m` is read: the spans of its nodes.
+    pub(crate) fn m_spans(&self) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        self.walk(&mut |n| {
+            if matches!(n.kind, Kind::M) {
+                out.push((n.start, n.end));
+            }
+        });
+        out
+    }
+
     /// Every regular expression written as a literal first argument of `re.*`, to compile once.
     pub(crate) fn literal_patterns(&self) -> Vec<(Vec<u8>, String, u32)> {
         let mut out = Vec::new();
@@ -599,6 +610,16 @@ impl Parser<'_> {
                     return Err(ParseError::new(t.start, format!("unexpected `{n}`")))
                 }
                 _ => match Builtin::named(&n) {
+                    Some(Builtin::Import) if self.eat_op("(") => {
+                        let args = self.args(level)?;
+                        if !matches!(&args[..], [Node { kind: Kind::Lit(Lit::Str(m)), .. }] if m == b"re") {
+                            return Err(ParseError::new(
+                                t.start,
+                                "only the re module can be imported: __import__('re')",
+                            ));
+                        }
+                        Kind::Re
+                    }
                     Some(f) if self.eat_op("(") => Kind::Call(f, self.args(level)?),
                     Some(_) => return Err(ParseError::new(t.start, format!("{n} must be called: {n}(…)"))),
                     None => {

@@ -172,6 +172,7 @@ fn parse_errors_point_at_the_column() {
         ("lambda: 1", 1, "lambda"),
         ("", 1, "empty"),
         ("re.match('(', m.x)", 10, "bad regular expression"),
+        ("__import__('os').system('ls')", 1, "only the re module"),
     ];
     for (src, column, what) in cases {
         match Expression::parse(src) {
