@@ -704,6 +704,7 @@ impl McapReader {
     /// (offset, length) of every Attachment record and every Metadata record, found by walking
     /// the data section's top-level records: for files whose summary does not index them all.
     /// A remote file is not scanned (that would download it): its indexes are all there is.
+    #[allow(clippy::type_complexity)]
     fn scan_extras(&self) -> Result<(Vec<(u64, u64)>, Vec<MetadataRecord>)> {
         let Some(map) = self.backing.map() else {
             let metadata = self.metadata_records.clone();
@@ -718,7 +719,8 @@ impl McapReader {
                 op::ATTACHMENT => attachments.push((rec.offset, length)),
                 op::METADATA => {
                     let (name, map) = parse::metadata(&buf[rec.body.clone()], rec.offset)?;
-                    metadata.push(MetadataRecord { name, metadata: map, file: self.path.clone(), offset: rec.offset, length });
+                    let file = self.path.clone();
+                    metadata.push(MetadataRecord { name, metadata: map, file, offset: rec.offset, length });
                 }
                 op::DATA_END | op::FOOTER => break,
                 _ => {}
