@@ -376,7 +376,7 @@ fn big_bag(dir: &Path, name: &str, n: u64) -> PathBuf {
             x ^= x >> 7;
             x ^= x << 17;
             text.push_str(["alpha ", "beta ", "gamma ", "delta ", "42 ", "pose ", "x=", "1.5 "][(x % 8) as usize]);
-            if x % 97 == 0 {
+            if x.is_multiple_of(97) {
                 text.push_str(&format!("{x:x} "));
             }
         }
@@ -460,7 +460,7 @@ fn sigkill_at_random_points_never_loses_the_bag() {
     let dir = tempfile::tempdir().unwrap();
     let src_dir = dir.path().join("src");
     std::fs::create_dir(&src_dir).unwrap();
-    let source = big_bag(&src_dir, "big.bag", 12_000);
+    let source = big_bag(&src_dir, "big.bag", 4_000);
     let original = read_all(&source);
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
@@ -475,7 +475,7 @@ fn sigkill_at_random_points_never_loses_the_bag() {
 
     let mut seed: u64 = std::process::id() as u64 ^ 0x2545f4914f6cdd1d;
     let mut killed = 0;
-    for round in 0..16 {
+    for round in 0..12 {
         let backup = round % 2 == 0;
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -494,9 +494,19 @@ fn sigkill_at_random_points_never_loses_the_bag() {
         if status.signal() == Some(9) {
             killed += 1;
         }
+        let phase = if !bag.exists() {
+            "between the renames"
+        } else if compression_of(&bag).0 == ["bz2"] {
+            "after the bag was replaced"
+        } else if rbag_bag::compress::work_dir(&bag).exists() {
+            "while writing the new bag"
+        } else {
+            "before it started"
+        };
+        eprintln!("round {round} (backup {backup}): killed after {delay:?}, {phase}");
         check_after_interruption(&bag, backup, &original, &format!("round {round}, killed after {delay:?}"), None);
     }
-    assert!(killed >= 8, "only {killed} of 16 runs were killed before finishing");
+    assert!(killed >= 6, "only {killed} of 12 runs were killed before finishing");
 }
 
 /// The same for a rosbag2 directory (whose replacement is two renames, never one).
@@ -505,7 +515,7 @@ fn sigkill_during_a_directory_compress_never_loses_the_bag() {
     let dir = tempfile::tempdir().unwrap();
     let src_dir = dir.path().join("src");
     std::fs::create_dir(&src_dir).unwrap();
-    let ros1 = big_bag(&src_dir, "big.bag", 8_000);
+    let ros1 = big_bag(&src_dir, "big.bag", 5_000);
     let source = src_dir.join("big");
     convert_to(&ros1, &source, "sqlite3");
     let original = read_all(&source);
