@@ -2,7 +2,6 @@
 //! decompressed and their CRCs checked, the data section, summary and attachment CRCs, message
 //! indexes, chunk indexes and statistics against what the chunks hold, and log-time order.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -190,10 +189,10 @@ impl Ctx<'_> {
                     format!("a message on channel {channel}, which no earlier Channel record declares"),
                 );
             }
-            self.summary.add(&format!("<channel {channel}>"), "", log_time);
+            self.summary.time(log_time);
             return;
         };
-        self.summary.add(&conn.topic, &conn.message_type, log_time);
+        self.summary.time(log_time);
         if self.wants_messages {
             let at = Place { file: self.path, file_index: self.file_index, offset: Some(offset), record };
             self.visitor.message(&at, conn, log_time, data, self.report);
@@ -242,7 +241,8 @@ impl Ctx<'_> {
             indexes: BTreeMap::new(),
         };
         let compressed = &body[head.records.clone()];
-        let data: Cow<'_, [u8]> = match head.compression.as_str() {
+        let held: bytes::Bytes;
+        let data: &[u8] = match head.compression.as_str() {
             "" => {
                 if compressed.len() as u64 != head.uncompressed_size {
                     self.add(
@@ -257,7 +257,7 @@ impl Ctx<'_> {
                         ),
                     );
                 }
-                Cow::Borrowed(compressed)
+                compressed
             }
             name => {
                 let c = match name {
@@ -278,7 +278,10 @@ impl Ctx<'_> {
                 let out = budget::reserve(head.uncompressed_size, offset, "MCAP chunk")
                     .and_then(|r| compression::decompress(c, compressed, head.uncompressed_size, offset, r, false));
                 match out {
-                    Ok(b) => Cow::Owned(b.to_vec()),
+                    Ok(b) => {
+                        held = b;
+                        &held
+                    }
                     Err(e) => {
                         self.add(Severity::Error, Kind::Decompress, offset, REC, e.to_string());
                         self.chunks.insert(offset, chunk);
@@ -288,7 +291,7 @@ impl Ctx<'_> {
             }
         };
         if head.crc != 0 {
-            let crc = crc32fast::hash(&data);
+            let crc = crc32fast::hash(data);
             if crc != head.crc {
                 self.add(
                     Severity::Error,
@@ -303,7 +306,7 @@ impl Ctx<'_> {
         let (mut first, mut last, mut prev): (Option<u64>, Option<u64>, Option<u64>) = (None, None, None);
         let mut disorder = 0u64;
         let latest_before = self.latest;
-        for rec in Walk::new(&data, 0, offset, true) {
+        for rec in Walk::new(data, 0, offset, true) {
             let rec = match rec {
                 Ok(r) => r,
                 Err(e) => {
@@ -844,6 +847,12 @@ pub(super) fn check(
         cx.add(Severity::Error, Kind::Structure, len as u64, "MCAP footer", "the file has no Footer record".into());
     }
     cx.cross_check();
+    for (ch, n) in &cx.counts {
+        match cx.connections.get(ch) {
+            Some(c) => cx.summary.topic(&c.topic, &c.message_type, *n),
+            None => cx.summary.topic(&format!("<channel {ch}>"), "", *n),
+        }
+    }
     cx.summary
 }
 

@@ -291,12 +291,16 @@ pub(crate) struct FileSummary {
 }
 
 impl FileSummary {
-    fn add(&mut self, topic: &str, ty: &str, log_time: u64) {
-        let e = self.topics.entry(topic.to_string()).or_insert_with(|| (ty.to_string(), 0));
-        e.1 += 1;
+    /// One message at `log_time` (its topic is counted by the caller, see [`FileSummary::topic`]).
+    fn time(&mut self, log_time: u64) {
         self.messages += 1;
         self.start = Some(self.start.map_or(log_time, |s| s.min(log_time)));
         self.end = Some(self.end.map_or(log_time, |e| e.max(log_time)));
+    }
+
+    /// `n` messages of `topic`.
+    fn topic(&mut self, topic: &str, ty: &str, n: u64) {
+        self.topics.entry(topic.to_string()).or_insert_with(|| (ty.to_string(), 0)).1 += n;
     }
 }
 

@@ -4,7 +4,6 @@
 //! chunk holds, connections against their index copies, and log-time order. ROS 1 bags have no
 //! CRCs.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -30,6 +29,8 @@ struct Ctx<'a> {
     connections: HashMap<u32, Connection>,
     index_connections: BTreeSet<u32>,
     unknown: BTreeSet<u32>,
+    /// Messages per (declared) connection.
+    counts: HashMap<u32, u64>,
     chunks: BTreeMap<u64, Chunk>,
     last_chunk: Option<u64>,
     infos: Vec<(u64, ChunkMeta)>,
@@ -90,7 +91,8 @@ impl Ctx<'_> {
                 "a compressed chunk its recorder never closed: not decoded (`rbag reindex` salvages it)".into(),
             );
         }
-        let data: Cow<'_, [u8]> = if compression == Compression::None {
+        let held: bytes::Bytes;
+        let data: &[u8] = if compression == Compression::None {
             if !open && data.len() as u64 != size {
                 self.add(
                     Severity::Error,
@@ -100,19 +102,22 @@ impl Ctx<'_> {
                     format!("the header says {size} bytes, the uncompressed data holds {}", data.len()),
                 );
             }
-            Cow::Borrowed(data)
+            data
         } else {
             let out = budget::reserve(size, offset, "chunk")
                 .and_then(|r| compression::decompress(compression, data, size, offset, r, false));
             match out {
-                Ok(b) => Cow::Owned(b.to_vec()),
+                Ok(b) => {
+                    held = b;
+                    &held
+                }
                 Err(e) => return self.add(Severity::Error, Kind::Decompress, offset, REC, e.to_string()),
             }
         };
         let mut entries = Vec::new();
         let (mut prev, mut first, mut disorder) = (None::<u64>, None::<u64>, 0u64);
         let latest_before = self.latest;
-        let mut records = Records::new(&data, 0, *limits);
+        let mut records = Records::new(data, 0, *limits);
         loop {
             let at = records.position() as u64;
             let Some(r) = records.next() else { break };
@@ -211,10 +216,11 @@ impl Ctx<'_> {
                     format!("a message on connection {conn}, which no connection record before it declares"),
                 );
             }
-            self.summary.add(&format!("<connection {conn}>"), "", time);
+            self.summary.time(time);
             return;
         };
-        self.summary.add(&c.topic, &c.message_type, time);
+        self.summary.time(time);
+        *self.counts.entry(conn).or_default() += 1;
         if self.wants_messages {
             let at =
                 Place { file: self.path, file_index: self.file_index, offset: Some(offset), record: "ROS 1 chunk" };
@@ -395,6 +401,7 @@ pub(super) fn check(
         connections: HashMap::new(),
         index_connections: BTreeSet::new(),
         unknown: BTreeSet::new(),
+        counts: HashMap::new(),
         chunks: BTreeMap::new(),
         last_chunk: None,
         infos: Vec::new(),
@@ -519,5 +526,10 @@ pub(super) fn check(
         );
     }
     cx.cross_check(index_pos, conn_count, chunk_count, indexed);
+    for (id, n) in &cx.counts {
+        if let Some(c) = cx.connections.get(id) {
+            cx.summary.topic(&c.topic, &c.message_type, *n);
+        }
+    }
     cx.summary
 }

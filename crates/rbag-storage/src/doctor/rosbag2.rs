@@ -64,6 +64,7 @@ pub(super) fn check_sqlite(
             return summary;
         }
     };
+    let mut counts = std::collections::HashMap::new();
     for m in messages {
         let m = match m {
             Ok(m) => m,
@@ -83,10 +84,16 @@ pub(super) fn check_sqlite(
             );
             continue;
         };
-        summary.add(&c.topic, &c.message_type, m.log_time);
+        summary.time(m.log_time);
+        *counts.entry(m.connection).or_insert(0u64) += 1;
         if wants {
             let at = Place { file: path, file_index, offset: None, record: "SQLite messages row" };
             visitor.message(&at, c, m.log_time, &m.data, report);
+        }
+    }
+    for (id, n) in counts {
+        if let Some(c) = reader.connection(id) {
+            summary.topic(&c.topic, &c.message_type, n);
         }
     }
     if own_file {
