@@ -615,3 +615,32 @@ fn a_missing_directory_is_put_back_and_said() {
     assert!(complete(&bag, &original));
     assert_eq!(compression_of(&bag).1, "zstd file");
 }
+
+/// An MCAP file's attachments and metadata records survive a compress and a decompress.
+#[test]
+fn mcap_attachments_and_metadata_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = sample_bag(dir.path(), "src.bag", 5);
+    let bag = dir.path().join("run.mcap");
+    convert_to(&src, &bag, "mcap");
+    let calib = dir.path().join("calib.yaml");
+    std::fs::write(&calib, "fx: 500\n").unwrap();
+    ok(&run(&[&"attachment", &"add", &"-f", &calib, &"-n", &"calib.yaml", &bag]));
+    ok(&run(&[&"metadata", &"add", &"-n", &"robot", &"-k", &"serial=42", &bag]));
+    let listing = |what: &str| {
+        let o = run(&[&what, &"list", &bag]);
+        ok(&o);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let (attachments, metadata) = (listing("attachment"), listing("metadata"));
+    assert!(attachments.contains("calib.yaml") && metadata.contains("robot"), "{attachments}{metadata}");
+    ok(&compress(&[&"--no-backup", &bag]));
+    assert_chunks(&bag, "zstd");
+    assert!(listing("attachment").contains("calib.yaml"), "{}", listing("attachment"));
+    assert!(listing("metadata").contains("robot"), "{}", listing("metadata"));
+    ok(&decompress(&[&"--no-backup", &bag]));
+    let out = dir.path().join("out.yaml");
+    ok(&run(&[&"attachment", &"get", &"-n", &"calib.yaml", &"-o", &out, &bag]));
+    assert_eq!(std::fs::read(&out).unwrap(), b"fx: 500\n");
+    assert!(listing("metadata").contains("robot"));
+}

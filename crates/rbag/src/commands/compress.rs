@@ -16,8 +16,10 @@ use crate::{output, Outcome};
 /// The original is kept as NAME.orig.EXT (`run.bag` → `run.orig.bag`; a directory `DIR` →
 /// `DIR.orig`) unless --no-backup. The new bag is written beside it under a hidden name and
 /// renamed into place only when complete: if the command is killed at any point, the bag or its
-/// backup is complete, and running it again finishes the job. A bag already compressed so is
-/// skipped with a note. Messages (topics, times, bytes), connections and the chunk size are kept.
+/// backup is complete (without a backup, a directory waits in the hidden `.NAME.rbag-compress`
+/// for the instant between two renames), and running the command again puts that right. A bag
+/// already compressed so is skipped with a note. Messages (topics, times, bytes), connections,
+/// MCAP attachments and metadata records, and the chunk size are kept.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   rbag compress run.bag                  bz2 chunks, original kept as run.orig.bag
