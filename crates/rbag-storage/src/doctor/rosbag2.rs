@@ -22,8 +22,10 @@ pub(super) fn check_sqlite(
 ) -> FileSummary {
     let mut summary = FileSummary::default();
     let db = rusqlite::Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        crate::rosbag2::immutable_uri(path),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI,
     );
     let add = |report: &mut Report, sev, kind, record: &str, msg: String| {
         report.push(Finding::new(sev, kind, path, None, record, msg));

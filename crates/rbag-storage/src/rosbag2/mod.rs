@@ -11,6 +11,7 @@ mod writer;
 pub(crate) use bag::storage_files;
 pub use bag::Rosbag2Reader;
 pub use reindex::reindex;
+pub(crate) use sqlite::immutable_uri;
 pub use sqlite::{SqliteReader, SqliteWriter};
 pub use writer::Rosbag2Writer;
 

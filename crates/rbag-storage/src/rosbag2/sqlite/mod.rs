@@ -20,6 +20,12 @@ mod reader;
 mod schema;
 mod writer;
 
+/// The URI that opens `path` read-only as immutable: SQLite then creates no `-shm`/`-wal`
+/// beside a WAL database (rosbag2's own are WAL), which read-only data must not get.
+pub(crate) fn immutable_uri(path: &std::path::Path) -> String {
+    schema::uri_for(path, true)
+}
+
 pub use reader::SqliteReader;
 pub(crate) use schema::sibling;
 pub use writer::SqliteWriter;
