@@ -33,8 +33,9 @@
 //! Nothing in `W` is ever the only copy of the bag except `W/orig` while `X` is missing, and
 //! that case is recovered before `W` is cleaned. See `docs/compress.md`.
 //!
-//! What is kept: every message (topic, log and publish time, bytes), the connections, the chunk
-//! size (about: the original's mean uncompressed chunk), rosbag2's metadata version and distro.
+//! What is kept: every message (topic, log and publish time, bytes), the connections, MCAP
+//! attachments and metadata records (as [`crate::convert`] carries them), the chunk size (about:
+//! estimated from the original's chunks), rosbag2's metadata version and distro.
 //! What is not: a split rosbag2 directory comes out as one storage file.
 
 use std::collections::BTreeMap;
@@ -320,8 +321,10 @@ fn satisfied(cur: &Current, want: &Wanted) -> bool {
     }
 }
 
-/// The chunk size the original was written with, about: the mean uncompressed chunk (a chunk is
-/// flushed once it reaches the threshold, so all but the last are at least that).
+/// The chunk size the original was written with, about. A chunk is flushed once it reaches the
+/// threshold `T`, so every chunk but the last holds `T` plus about half a message, and the last
+/// about half of `T`: with `n` chunks of `bytes` in all and messages of `m` bytes on average,
+/// `bytes ≈ (n - 1)(T + m/2) + T/2`.
 fn chunk_size(info: &StorageInfo) -> u64 {
     let default = WriteOptions::default().chunk_size;
     let chunks: u64 = info.compression.values().map(|s| s.chunks).sum();
@@ -329,7 +332,11 @@ fn chunk_size(info: &StorageInfo) -> u64 {
     match chunks {
         0 => default,
         1 => default.max(bytes + 1),
-        n => (bytes / n).max(4096),
+        n => {
+            let (n, bytes) = (n as f64, bytes as f64);
+            let m = bytes / (info.message_count.max(1) as f64);
+            ((bytes - (n - 1.0) * m / 2.0) / (n - 0.5)).max(1.0) as u64
+        }
     }
 }
 

@@ -223,10 +223,14 @@ fn corpus_bags_round_trip() {
         std::fs::copy(ros1.join(name), &bag).unwrap();
         std::fs::set_permissions(&bag, std::fs::Permissions::from_mode(0o644)).unwrap();
         let original = read_all(&bag);
+        let chunks = chunk_count(&bag);
         for (flag, want) in [("--lz4", "lz4"), ("--bz2", "bz2")] {
             ok(&compress(&[&flag, &"--no-backup", &bag]));
             assert_chunks(&bag, want);
             assert_same(&bag, &original);
+            // The chunk size is kept (about: it is estimated from the chunks' sizes).
+            let now = chunk_count(&bag);
+            assert!(now * 10 >= chunks * 8 && now * 10 <= chunks * 12, "{name}: {chunks} chunks became {now}");
         }
         ok(&decompress(&[&"--no-backup", &bag]));
         assert_chunks(&bag, "none");
@@ -253,6 +257,10 @@ fn corpus_bags_round_trip() {
 }
 
 use std::os::unix::fs::PermissionsExt;
+
+fn chunk_count(path: &Path) -> u64 {
+    rbag_bag::Bag::open(path).unwrap().storage_info().unwrap().chunk_count
+}
 
 /// Copies a rosbag2 directory (its files only), writable.
 fn copy_dir(from: &Path, to: &Path) {
