@@ -207,10 +207,8 @@ pub fn convert_many(
             .into());
         }
     }
-    let mut sinks = outputs
-        .iter()
-        .map(|o| Sink::plan(inputs, &o.path, &o.storage, &o.options))
-        .collect::<Result<Vec<_>>>()?;
+    let mut sinks =
+        outputs.iter().map(|o| Sink::plan(inputs, &o.path, &o.storage, &o.options)).collect::<Result<Vec<_>>>()?;
     run(inputs, &mut sinks, select, progress)?;
     Ok(sinks.into_iter().map(|s| s.report).collect())
 }
@@ -279,11 +277,8 @@ impl<'o> Sink<'o> {
                 plans.insert((i, c.id), plan);
             }
         }
-        let throttle = options
-            .throttle
-            .iter()
-            .map(|(topic, hz)| (topic.clone(), ((1e9 / hz).round() as u64, None)))
-            .collect();
+        let throttle =
+            options.throttle.iter().map(|(topic, hz)| (topic.clone(), ((1e9 / hz).round() as u64, None))).collect();
         Ok(Sink {
             options,
             storage,
@@ -302,7 +297,8 @@ impl<'o> Sink<'o> {
     /// Creates the output and adds its connections (identical ones from several inputs once).
     fn create(&mut self, inputs: &[Bag]) -> Result<()> {
         let o = self.options;
-        let mut writer = rbag_storage::create_named(&self.report.output, self.storage, &o.write, &o.storage, &self.policy)?;
+        let mut writer =
+            rbag_storage::create_named(&self.report.output, self.storage, &o.write, &o.storage, &self.policy)?;
         let mut written: Vec<(Connection, u32)> = Vec::new();
         for (i, r) in inputs.iter().enumerate() {
             for c in r.connections().iter().filter(|c| o.accepts(c)) {
@@ -378,10 +374,8 @@ impl<'o> Sink<'o> {
             q.push_back((order, msg));
             order += 1;
         }
-        let mut all: Vec<(usize, usize, Message)> = kept
-            .into_iter()
-            .flat_map(|((i, _), q)| q.into_iter().map(move |(n, m)| (n, i, m)))
-            .collect();
+        let mut all: Vec<(usize, usize, Message)> =
+            kept.into_iter().flat_map(|((i, _), q)| q.into_iter().map(move |(n, m)| (n, i, m))).collect();
         all.sort_by_key(|m| m.0);
         Ok(all.into_iter().map(|(_, i, m)| (i, m)).collect())
     }
@@ -456,13 +450,21 @@ fn union_filter(inputs: &[Bag], sinks: &[Sink]) -> Option<Filter> {
     if topics.is_empty() {
         return None;
     }
-    let start = sinks.iter().map(|s| s.options.filter.start).collect::<Option<Vec<_>>>().and_then(|v| v.into_iter().min());
+    let start =
+        sinks.iter().map(|s| s.options.filter.start).collect::<Option<Vec<_>>>().and_then(|v| v.into_iter().min());
     let end = sinks.iter().map(|s| s.options.filter.end).collect::<Option<Vec<_>>>().and_then(|v| v.into_iter().max());
-    let single = sinks.len() == 1 && sinks[0].options.topic_types.is_empty() && sinks[0].options.exclude_topic_types.is_empty();
+    let single =
+        sinks.len() == 1 && sinks[0].options.topic_types.is_empty() && sinks[0].options.exclude_topic_types.is_empty();
     let topic_part = if single {
         // One output: its own filter keeps the undeclared stand-ins' treatment exact.
         let f = &sinks[0].options.filter;
-        Filter { topics: f.topics.clone(), regex: f.regex.clone(), exclude_topics: f.exclude_topics.clone(), exclude_regex: f.exclude_regex.clone(), ..Filter::default() }
+        Filter {
+            topics: f.topics.clone(),
+            regex: f.regex.clone(),
+            exclude_topics: f.exclude_topics.clone(),
+            exclude_regex: f.exclude_regex.clone(),
+            ..Filter::default()
+        }
     } else if all {
         Filter::default()
     } else {

@@ -2,8 +2,8 @@
 //! latched publisher, or a ROS 2 connection offered only as transient-local (`/tf_static`,
 //! `/robot_description`). Cutting, splitting and snapshotting keep their last messages.
 
-use crate::rosbag2::{qos, QOS_KEY};
 use crate::ros1::keys;
+use crate::rosbag2::{qos, QOS_KEY};
 use crate::Connection;
 
 impl Connection {

@@ -338,7 +338,13 @@ impl Recorder {
         let topic = match self.topic_index.get(&conn.topic) {
             Some(&i) => i,
             None => {
-                self.topics.push(TopicState { name: conn.topic.clone(), last_stored: None, written: 0, drops: 0, done: false });
+                self.topics.push(TopicState {
+                    name: conn.topic.clone(),
+                    last_stored: None,
+                    written: 0,
+                    drops: 0,
+                    done: false,
+                });
                 self.topic_index.insert(conn.topic.clone(), self.topics.len() - 1);
                 self.topics.len() - 1
             }

@@ -18,6 +18,9 @@ use rbag_storage::Connection;
 use crate::key::ConnKey;
 use crate::record::{RecordError, RecordOptions, RecordReport, Recorder};
 
+/// A kept latched message: log time, data, sequence number.
+type Kept = (u64, Bytes, u64);
+
 /// A ring of raw messages bounded by duration and/or payload bytes.
 #[derive(Debug, Default)]
 pub struct SnapshotBuffer {
@@ -30,7 +33,7 @@ pub struct SnapshotBuffer {
     bytes: u64,
     newest_ns: u64,
     /// Per latched connection: its depth and newest messages (time, data, sequence number).
-    latched: BTreeMap<ConnKey, (usize, VecDeque<(u64, Bytes, u64)>)>,
+    latched: BTreeMap<ConnKey, (usize, VecDeque<Kept>)>,
     next_seq: u64,
 }
 

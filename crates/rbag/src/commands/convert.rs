@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use rbag_bag::transcode::Targets;
 use rbag_bag::options_yaml::{self, OutputBag};
+use rbag_bag::transcode::Targets;
 use rbag_bag::{
     Bag, BeforeStart, Compression, ConvertOptions, ConvertReport, Filter, Format, Output, Progress, Select,
     StorageError, StorageOptions, WriteOptions,
@@ -244,13 +244,14 @@ impl OutputArgs {
 
     /// An output of a rosbag2 output-options file: its own selection and settings, with the
     /// types, migration and overwrite of the flags.
-    fn yaml_output(&self, bag: OutputBag, inputs: &[Bag], window: (Option<u64>, Option<u64>)) -> Result<Output> {
+    fn yaml_output(&self, bag: OutputBag, inputs: &[Bag], window: Window) -> Result<Output> {
         let storage = rbag_bag::storage_for(&bag.uri, bag.storage_id.as_deref())
             .map_err(|e| anyhow::Error::new(UsageError(format!("{}: {e}", bag.uri.display()))))?;
         let mut options = ConvertOptions { filter: bag.options.filter, write: bag.options.write, ..bag.options };
         if let Some(preset) = &bag.preset {
-            let format = Format::from_name(storage.name())
-                .ok_or_else(|| anyhow::anyhow!("storage_preset_profile applies to rosbag2 storage, not {}", storage.name()))?;
+            let format = Format::from_name(storage.name()).ok_or_else(|| {
+                anyhow::anyhow!("storage_preset_profile applies to rosbag2 storage, not {}", storage.name())
+            })?;
             let storage_options = StorageOptions::new().with("preset", preset.as_str());
             options.write = rbag_bag::with_storage_options(format, &options.write, &storage_options)
                 .with_context(|| format!("{}: storage_preset_profile", bag.uri.display()))?;
@@ -340,7 +341,11 @@ fn summary(report: &ConvertReport) {
         report.output.display()
     );
     if report.attachments_written + report.metadata_written > 0 {
-        note!("carried {} attachment(s) and {} metadata record(s)", report.attachments_written, report.metadata_written);
+        note!(
+            "carried {} attachment(s) and {} metadata record(s)",
+            report.attachments_written,
+            report.metadata_written
+        );
     }
     if report.attachments_dropped + report.metadata_dropped > 0 {
         note!(
@@ -355,9 +360,12 @@ fn summary(report: &ConvertReport) {
     }
 }
 
+/// A window of log time put on every input: start (inclusive) and end (exclusive), ns.
+type Window = (Option<u64>, Option<u64>);
+
 /// The inputs: positional, `-i BAG [STORAGE_ID]`, or an input-options file; and the window
 /// an input-options file puts on every input.
-fn inputs(args: &Args) -> Result<(Vec<PathBuf>, (Option<u64>, Option<u64>))> {
+fn inputs(args: &Args) -> Result<(Vec<PathBuf>, Window)> {
     let mut paths = args.inputs.clone();
     // `-i BAG [STORAGE_ID]`: a value naming a storage, and no file, is the previous bag's.
     for value in &args.input {
@@ -385,7 +393,9 @@ fn inputs(args: &Args) -> Result<(Vec<PathBuf>, (Option<u64>, Option<u64>))> {
         paths.extend(bags.into_iter().map(|b| b.uri));
     }
     if paths.is_empty() {
-        return Err(anyhow::Error::new(UsageError("no input bag: give INPUT..., -i BAG or --input-options FILE".into())));
+        return Err(anyhow::Error::new(UsageError(
+            "no input bag: give INPUT..., -i BAG or --input-options FILE".into(),
+        )));
     }
     Ok((paths, window))
 }

@@ -60,11 +60,9 @@ impl Rosbag2Args {
         for spec in self.repeat_transient_local.iter().flatten() {
             let (topic, depth) = match spec.rsplit_once('=') {
                 Some((t, d)) => {
-                    let depth = d
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|&d| d > 0)
-                        .ok_or_else(|| anyhow::anyhow!("--repeat-transient-local {spec}: {d:?} is not a depth (1 or more)"))?;
+                    let depth = d.parse::<usize>().ok().filter(|&d| d > 0).ok_or_else(|| {
+                        anyhow::anyhow!("--repeat-transient-local {spec}: {d:?} is not a depth (1 or more)")
+                    })?;
                     (t, depth)
                 }
                 None => (spec.as_str(), 1),
