@@ -118,6 +118,15 @@ fn rosbag_argument_order_and_convert_options() {
     // 30 + 29 Imu messages with a seq divisible by 10; "hello 3" only in the first bag.
     assert_eq!(got.len(), 30 + 29 + 1, "{}", stderr(&o));
     assert!(got.iter().all(|(t, _, _)| t == "/imu" || t == "/chatter"));
+    // rosbag2 input (MCAP, CDR): ROS 2 messages, the same language.
+    if let Some(talker) = corpus(test, "ros2/mcap/talker") {
+        let out = tmp.path().join("talker.mcap");
+        let o = run(&[&"filter", &talker, &"-o", &out, &"topic == '/topic' and m.data.endswith('1')"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let got = read_all(&out);
+        assert_eq!(got.len(), 1, "{}", stderr(&o));
+        assert!(got[0].2.ends_with(b"Hello, world! 1\0"), "{:?}", got[0].2);
+    }
     // No output given.
     let o = run(&[&"filter", &bag, &"topic == '/x'"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -433,8 +433,12 @@ impl<'e, 'd> Eval<'e, 'd> {
                 if name == "_type" {
                     return Ok(Val::Str(Cow::Owned(m.type_name().as_bytes().to_vec())));
                 }
-                let fields: Vec<&str> = m.layout().fields.iter().map(|f| f.name.as_str()).collect();
-                Err(Fault::Field { ty: m.type_name().to_string(), field: name.to_string(), fields: fields.join(", ") })
+                let all = &m.layout().fields;
+                let mut fields = all.iter().take(16).map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ");
+                if all.len() > 16 {
+                    fields.push_str(&format!(", … {} more", all.len() - 16));
+                }
+                Err(Fault::Field { ty: m.type_name().to_string(), field: name.to_string(), fields })
             }
             Val::Time { ns, .. } => match name {
                 "secs" => Ok(Val::Int(ns.div_euclid(NS))),
