@@ -4,7 +4,9 @@
 # /chatter String 1 kHz, /imu/data Imu 400 Hz, /camera/image_raw 1 MiB Image 30 Hz), beside
 # `rbag convert` of the same bag in the same run: to MCAP (the default CDR: every message decoded
 # and re-encoded, a decode pass plus a write) and to a ROS 1 bag (a copy, no decoding). The target
-# is that the doctor costs no more than a decode pass. See bench/README.md.
+# is that the doctor costs no more than a decode pass. Then the same doctor on a zstd MCAP of the
+# bag (every chunk decompressed and its CRC checked), beside Foxglove's
+# `mcap doctor` (Rust, built by scripts/setup-peers.sh; skipped when absent). See bench/README.md.
 #
 #   bash bench/doctor.sh
 #
@@ -25,6 +27,7 @@ BAG_SECONDS=${BAG_SECONDS:-10}
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 EX=$TARGET/release/examples
 RBAG=$TARGET/release/rbag
+MCAP=$ROOT/.peers/mcap/bin/mcap
 SCRATCH_PARENT=${SCRATCH_PARENT:-$TARGET}
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
@@ -62,6 +65,15 @@ for i in $(seq "$RUNS"); do
     timed convert_mcap "$RBAG" convert "$BAG" -o "$TMP/out.mcap"
     timed convert_bag "$RBAG" convert "$BAG" -o "$TMP/out.bag"
 done
+say "== converting to a zstd MCAP (untimed)"
+"$RBAG" convert "$BAG" -o "$TMP/zstd.mcap" --compression zstd 2>/dev/null
+for i in $(seq "$RUNS"); do
+    say "== MCAP run $i/$RUNS"
+    timed mcap_doctor_decode "$RBAG" doctor --decode "$TMP/zstd.mcap"
+    if [[ -x $MCAP ]]; then timed mcap_peer "$MCAP" doctor "$TMP/zstd.mcap"; fi
+done
+MSIZE=$(stat -c %s "$TMP/zstd.mcap")
+grep -q ': ok (mcap;' "$S/mcap_doctor_decode.out" || { cat "$S/mcap_doctor_decode.out" >&2; die "the doctor found something in the converted MCAP"; }
 grep -q ': ok (ros1;' "$S/doctor_decode.out" || { cat "$S/doctor_decode.out" >&2; die "the doctor found something in the generated bag"; }
 MSGS=$(sed -n 's/.* \([0-9]*\) message(s) decoded.*/\1/p' "$S/doctor_decode.out")
 
@@ -74,3 +86,11 @@ printf '%-44s %9s %9s\n' "rbag doctor (structure, index, definitions)" "$(fmt "$
 printf '%-44s %9s %9s\n' "rbag convert -o out.mcap (decode + CDR write)" "$(fmt "$m")" "$(mbps "$SIZE" "$m")"
 printf '%-44s %9s %9s\n' "rbag convert -o out.bag (copy)" "$(fmt "$b")" "$(mbps "$SIZE" "$b")"
 echo "doctor --decode / convert to MCAP: $(ratio "$d" "$m") of its time (target: at most 1, $(awk -v d="$d" -v m="$m" 'BEGIN { print (d <= m ? "met" : "MISSED") }'))"
+x=$(median "$S/mcap_doctor_decode")
+echo "zstd.mcap: $(mbps "$MSIZE" 1) MB (rbag convert --compression zstd: zstd chunks with CRCs); MB/s of the uncompressed bag"
+printf '%-44s %9s %9s\n' "rbag doctor --decode zstd.mcap" "$(fmt "$x")" "$(mbps "$SIZE" "$x")"
+if [[ -s $S/mcap_peer ]]; then
+    y=$(median "$S/mcap_peer")
+    printf '%-44s %9s %9s\n' "mcap doctor zstd.mcap (Foxglove, Rust)" "$(fmt "$y")" "$(mbps "$SIZE" "$y")"
+    echo "rbag doctor --decode / mcap doctor: $(ratio "$x" "$y") of its time"
+fi
