@@ -350,7 +350,7 @@ impl<'e, 'd> Eval<'e, 'd> {
                 for a in args {
                     vals.push(self.sub(a)?);
                 }
-                self.method(o, name, vals, args)?
+                self.method(o, name, vals)?
             }
             Kind::Unary(op, a) => {
                 let v = self.sub(a)?;
@@ -739,8 +739,19 @@ impl<'e, 'd> Eval<'e, 'd> {
         Ok(r)
     }
 
-    fn method(&mut self, obj: Val<'d>, name: &str, args: Vec<Val<'d>>, nodes: &[Node]) -> R<Val<'d>> {
-        let _ = nodes;
+    /// Whether `hay` contains `needle`, in linear time.
+    fn contains(&mut self, hay: &[u8], needle: &[u8]) -> R<bool> {
+        if needle.is_empty() {
+            return Ok(true);
+        }
+        match (std::str::from_utf8(hay), std::str::from_utf8(needle)) {
+            (Ok(h), Ok(n)) => Ok(h.contains(n)),
+            // Bytes that are not UTF-8: the regex crate's substring search.
+            _ => Ok(self.regex(needle, Anchor::Literal)?.is_match(hay)),
+        }
+    }
+
+    fn method(&mut self, obj: Val<'d>, name: &str, args: Vec<Val<'d>>) -> R<Val<'d>> {
         let argc = |n: usize| -> R<()> {
             if args.len() == n {
                 Ok(())
@@ -1082,7 +1093,7 @@ impl<'e, 'd> Eval<'e, 'd> {
                 let found = match (x, y) {
                     (Val::Str(a), Val::Str(b)) => {
                         self.spend(a.len() + b.len())?;
-                        contains(b, a)
+                        self.contains(b, a)?
                     }
                     (_, Val::Str(_)) => {
                         return Err(Fault::Type(format!("'in <str>' requires a str on the left, not {}", type_name(x))))
@@ -1103,19 +1114,6 @@ impl<'e, 'd> Eval<'e, 'd> {
                 found == (op == CmpOp::In)
             }
         })
-    }
-}
-
-/// Whether `hay` contains `needle`, in linear time for UTF-8 text.
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    if needle.is_empty() {
-        return true;
-    }
-    match (std::str::from_utf8(hay), std::str::from_utf8(needle)) {
-        (Ok(h), Ok(n)) => h.contains(n),
-        // Bytes that are not UTF-8: the quadratic scan, which the fuel charged covers only for
-        // short needles; non-UTF-8 strings are rare.
-        _ => needle.len() <= 4096 && hay.windows(needle.len()).any(|w| w == needle),
     }
 }
 

@@ -148,16 +148,25 @@ pub(crate) enum Anchor {
     None,
     Start,
     Both,
+    /// Not a pattern: the bytes themselves, found anywhere (substrings of non-UTF-8 strings).
+    Literal,
 }
 
 /// Compiles a Python-style pattern with the `regex` crate, within the size limits.
 pub(crate) fn build_regex(pattern: &[u8], anchor: Anchor, limits: &Limits) -> std::result::Result<Regex, String> {
+    if anchor == Anchor::Literal {
+        let mut p = String::from("(?-u)");
+        for b in pattern {
+            p.push_str(&format!(r"\x{b:02X}"));
+        }
+        return build_regex(p.as_bytes(), Anchor::None, &Limits { max_literal: p.len(), ..limits.clone() });
+    }
     let p = std::str::from_utf8(pattern).map_err(|_| "the pattern is not UTF-8".to_string())?;
     if p.len() > limits.max_literal {
         return Err(format!("a pattern longer than {} bytes", limits.max_literal));
     }
     let full = match anchor {
-        Anchor::None => p.to_string(),
+        Anchor::None | Anchor::Literal => p.to_string(),
         Anchor::Start => format!(r"\A(?:{p})"),
         Anchor::Both => format!(r"\A(?:{p})\z"),
     };

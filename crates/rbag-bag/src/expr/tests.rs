@@ -252,6 +252,36 @@ fn evaluation_is_bounded() {
 }
 
 #[test]
+fn substrings_of_bytes_that_are_not_utf8() {
+    let e = Expression::parse("'\\xff\\xfe' in m.label").unwrap();
+    let mut reg = Registry::new(Dialect::Ros1);
+    reg.add("test/S", "string label\n").unwrap();
+    let schema = Schema::compile(&reg, "test/S").unwrap();
+    let mut d = Decoder::new();
+    for (bytes, want) in [(&b"ab\xc3\xbf\xc3\xbezz"[..], true), (&b"ab\xff\xfe"[..], false), (&b"\xc3\xbf"[..], false)]
+    {
+        let mut data = Vec::new();
+        encode(&schema, &Value::Message(vec![Value::String(bytes.to_vec().into())]), Encoding::Ros1, false, &mut data)
+            .unwrap();
+        let m = d.decode(&schema, &data, Encoding::Ros1).unwrap();
+        assert_eq!(e.matches("/s", 0, Some(m)).unwrap(), want, "{bytes:?}");
+    }
+    // A needle of raw bytes (from a message) in a haystack that is not UTF-8.
+    let e = Expression::parse("m.label[1:2] in m.label").unwrap();
+    let mut data = Vec::new();
+    encode(
+        &schema,
+        &Value::Message(vec![Value::String(b"\xff\xfe\xfd".to_vec().into())]),
+        Encoding::Ros1,
+        false,
+        &mut data,
+    )
+    .unwrap();
+    let m = d.decode(&schema, &data, Encoding::Ros1).unwrap();
+    assert!(e.matches("/s", 0, Some(m)).unwrap());
+}
+
+#[test]
 fn unparsed_python_is_refused() {
     for src in ["[x for x in m.data]", "m.x := 1", "f'{m.x}'", "m.data[0](1)", "{1: 2}", "print(1)", "a.b"] {
         assert!(Expression::parse(src).is_err(), "{src}");
