@@ -77,7 +77,8 @@ pub(crate) enum LazyM<'d> {
 /// Regular expressions built from patterns that are not literals, kept for the next messages.
 #[derive(Default)]
 pub(crate) struct RegexCache {
-    map: HashMap<(Vec<u8>, Anchor), Regex>,
+    map: HashMap<Anchor, HashMap<Vec<u8>, Regex>>,
+    len: usize,
 }
 
 pub(crate) struct Eval<'e, 'd> {
@@ -723,20 +724,27 @@ impl<'e, 'd> Eval<'e, 'd> {
         }
     }
 
-    fn regex(&mut self, pattern: &[u8], anchor: Anchor) -> R<Regex> {
-        if let Some(r) = self.expr.regexes.get(&(pattern.to_vec(), anchor)) {
-            return Ok(r.clone());
+    /// Whether the pattern matches `hay`. Regexes are used in place, not cloned (a clone of a
+    /// `regex::Regex` gets a new cache pool).
+    fn is_match(&mut self, pattern: &[u8], anchor: Anchor, hay: &[u8]) -> R<bool> {
+        self.spend(hay.len())?;
+        let expr = self.expr;
+        if let Some(r) = expr.regexes.get(&anchor).and_then(|m| m.get(pattern)) {
+            return Ok(r.is_match(hay));
         }
-        if let Some(r) = self.cache.map.get(&(pattern.to_vec(), anchor)) {
-            return Ok(r.clone());
+        if let Some(r) = self.cache.map.get(&anchor).and_then(|m| m.get(pattern)) {
+            return Ok(r.is_match(hay));
         }
         self.spend(pattern.len() * 64)?;
-        let r = super::build_regex(pattern, anchor, &self.expr.limits).map_err(Fault::Value)?;
-        if self.cache.map.len() >= 64 {
+        let r = super::build_regex(pattern, anchor, &expr.limits).map_err(Fault::Value)?;
+        let hit = r.is_match(hay);
+        if self.cache.len >= 64 {
             self.cache.map.clear();
+            self.cache.len = 0;
         }
-        self.cache.map.insert((pattern.to_vec(), anchor), r.clone());
-        Ok(r)
+        self.cache.len += 1;
+        self.cache.map.entry(anchor).or_default().insert(pattern.to_vec(), r);
+        Ok(hit)
     }
 
     /// Whether `hay` contains `needle`, in linear time.
@@ -747,7 +755,7 @@ impl<'e, 'd> Eval<'e, 'd> {
         match (std::str::from_utf8(hay), std::str::from_utf8(needle)) {
             (Ok(h), Ok(n)) => Ok(h.contains(n)),
             // Bytes that are not UTF-8: the regex crate's substring search.
-            _ => Ok(self.regex(needle, Anchor::Literal)?.is_match(hay)),
+            _ => self.is_match(needle, Anchor::Literal, hay),
         }
     }
 
@@ -779,9 +787,7 @@ impl<'e, 'd> Eval<'e, 'd> {
                         type_name(&args[1])
                     )));
                 };
-                let r = self.regex(p, anchor)?;
-                self.spend(s.len())?;
-                Ok(if r.is_match(s) { Val::Bool(true) } else { Val::None })
+                Ok(if self.is_match(p, anchor, s)? { Val::Bool(true) } else { Val::None })
             }
             Val::Time { ns, dur } => {
                 argc(0)?;

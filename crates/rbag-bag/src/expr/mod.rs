@@ -193,7 +193,7 @@ pub struct Expression {
     src: String,
     root: Node,
     limits: Limits,
-    regexes: HashMap<(Vec<u8>, Anchor), Regex>,
+    regexes: HashMap<Anchor, HashMap<Vec<u8>, Regex>>,
     uses_m: bool,
     m_spans: Vec<(u32, u32)>,
 }
@@ -218,7 +218,7 @@ impl Expression {
         }
         let tokens = lexer::tokens(src, &limits).map_err(parse_error)?;
         let root = parser::parse(src, tokens, &limits).map_err(parse_error)?;
-        let mut regexes = HashMap::new();
+        let mut regexes: HashMap<Anchor, HashMap<Vec<u8>, Regex>> = HashMap::new();
         for (pattern, name, at) in root.literal_patterns() {
             let anchor = match name.as_str() {
                 "match" => Anchor::Start,
@@ -226,7 +226,7 @@ impl Expression {
                 _ => Anchor::None,
             };
             let r = build_regex(&pattern, anchor, &limits).map_err(|m| parse_error(ParseError::new(at as usize, m)))?;
-            regexes.insert((pattern, anchor), r);
+            regexes.entry(anchor).or_default().insert(pattern, r);
         }
         let uses_m = root.uses_m();
         let m_spans = root.m_spans();
