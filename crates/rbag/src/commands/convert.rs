@@ -281,13 +281,13 @@ impl OutputArgs {
 }
 
 /// A failed convert leaves nothing at OUT; say so, with the flag that helps where one does.
-fn output_error(e: rbag_bag::Error, out: &Path) -> anyhow::Error {
+fn output_error(verb: &str, e: rbag_bag::Error, out: &Path) -> anyhow::Error {
     let hint = match e.storage() {
         Some(StorageError::OutputExists { .. }) => " (use --force to replace it)",
         Some(StorageError::OutputIsInput { .. } | StorageError::UnsafeOutput { .. }) => "",
         _ => " (nothing was written there)",
     };
-    super::with_hint(e).context(format!("cannot convert into {}{hint}", out.display()))
+    super::with_hint(e).context(format!("cannot {verb} into {}{hint}", out.display()))
 }
 
 /// Opens the inputs, merged in time order, with `read`'s options.
@@ -297,16 +297,17 @@ pub fn open_inputs(paths: &[PathBuf], read: &super::ReadArgs) -> Result<Vec<Bag>
 
 /// Writes `outputs` from `inputs` in one pass with a progress bar, keeping what `select`
 /// accepts, and prints what each got; `Dropped` when topics were skipped or input was lost.
-pub fn write_outputs(inputs: &[Bag], outputs: &[Output], select: &mut dyn Select) -> Result<Outcome> {
-    let bar = output::progress_bar(0, "converting");
+/// `verb` (convert, filter) names the work in errors.
+pub fn write_outputs(verb: &str, inputs: &[Bag], outputs: &[Output], select: &mut dyn Select) -> Result<Outcome> {
+    let bar = output::progress_bar(0, &format!("{verb}ing"));
     let mut on_progress = |p: Progress| {
         bar.set_length(p.messages_total);
         bar.set_position(p.messages_done);
     };
     let shown = outputs.iter().map(|o| o.path.display().to_string()).collect::<Vec<_>>().join(", ");
     let reports = rbag_bag::convert_many(inputs, outputs, select, &mut on_progress).map_err(|e| match outputs {
-        [one] => output_error(e, &one.path),
-        _ => output_error(e, Path::new(&shown)),
+        [one] => output_error(verb, e, &one.path),
+        _ => output_error(verb, e, Path::new(&shown)),
     })?;
     bar.finish_and_clear();
     let mut skipped = false;
@@ -400,8 +401,7 @@ fn inputs(args: &Args) -> Result<(Vec<PathBuf>, Window)> {
     Ok((paths, window))
 }
 
-/// Writes everything `select` accepts, as `rbag convert`'s arguments say.
-pub fn run_selecting(args: Args, select: &mut dyn Select) -> Result<Outcome> {
+pub fn run(args: Args) -> Result<Outcome> {
     let (paths, window) = inputs(&args)?;
     let options_file = match (&args.output_options, &args.output) {
         (Some(f), _) => Some(f.clone()),
@@ -424,9 +424,5 @@ pub fn run_selecting(args: Args, select: &mut dyn Select) -> Result<Outcome> {
         }
         (None, None) => unreachable!("clap requires -o or --output-options"),
     };
-    write_outputs(&inputs, &outputs, select)
-}
-
-pub fn run(args: Args) -> Result<Outcome> {
-    run_selecting(args, &mut rbag_bag::SelectAll)
+    write_outputs("convert", &inputs, &outputs, &mut rbag_bag::SelectAll)
 }
