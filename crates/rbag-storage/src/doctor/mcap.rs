@@ -5,13 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use super::{FileSummary, Finding, Kind, Place, Report, Severity, Visitor};
+use super::{FileSummary, Kind, Report, Severity, Sink, Visitor};
 use crate::mcap::parse::{self, Cursor};
+use crate::mcap::reader::connection;
 use crate::mcap::records::{self, op, Walk, MAGIC};
-use crate::mcap::MCAP_TYPE_HASH_KEY;
-use crate::ros1::compression;
-use crate::rosbag2::TYPE_HASH_KEY;
-use crate::{budget, Compression, Connection};
+use crate::{Compression, Connection};
 
 const ATTACHMENT: u8 = 0x09;
 const ATTACHMENT_INDEX: u8 = 0x0A;
@@ -42,11 +40,7 @@ struct Statistics {
 }
 
 struct Ctx<'a> {
-    path: &'a Path,
-    file_index: usize,
-    report: &'a mut Report,
-    visitor: &'a mut dyn Visitor,
-    wants_messages: bool,
+    out: Sink<'a>,
     schemas: HashMap<u16, parse::Schema>,
     channels: BTreeMap<u16, parse::Channel>,
     connections: HashMap<u16, Connection>,
@@ -54,7 +48,6 @@ struct Ctx<'a> {
     summary_channels: BTreeSet<u16>,
     unknown_channels: BTreeSet<u16>,
     counts: BTreeMap<u16, u64>,
-    summary: FileSummary,
     /// The latest log time of any message before the current chunk.
     latest: Option<u64>,
     last_top_level: Option<u64>,
@@ -66,10 +59,6 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn add(&mut self, severity: Severity, kind: Kind, offset: u64, record: &str, message: String) {
-        self.report.push(Finding::new(severity, kind, self.path, Some(offset), record, message));
-    }
-
     fn topic(&self, channel: u16) -> String {
         self.channels.get(&channel).map(|c| c.topic.clone()).unwrap_or_else(|| format!("<channel {channel}>"))
     }
@@ -77,14 +66,14 @@ impl Ctx<'_> {
     fn schema(&mut self, body: &[u8], offset: u64) {
         let s = match parse::schema(body, offset) {
             Ok(s) => s,
-            Err(e) => return self.add(Severity::Error, Kind::Structure, offset, "MCAP schema", e.to_string()),
+            Err(e) => return self.out.add(Severity::Error, Kind::Structure, offset, "MCAP schema", e.to_string()),
         };
         if s.id == 0 {
-            self.add(Severity::Error, Kind::Structure, offset, "MCAP schema", "schema id 0 is reserved".into());
+            self.out.add(Severity::Error, Kind::Structure, offset, "MCAP schema", "schema id 0 is reserved".into());
         }
         if let Some(prev) = self.schemas.get(&s.id) {
             if prev.name != s.name || prev.encoding != s.encoding || prev.data != s.data {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Connection,
                     offset,
@@ -98,7 +87,7 @@ impl Ctx<'_> {
         } else if self.in_summary {
             // rosbag2 writes the schemas and channels of topics that got no message only to the
             // summary (`mcap doctor` calls that an error; no reader loses anything by it).
-            self.add(
+            self.out.add(
                 Severity::Info,
                 Kind::Index,
                 offset,
@@ -115,19 +104,16 @@ impl Ctx<'_> {
     fn channel(&mut self, body: &[u8], offset: u64) {
         let c = match parse::channel(body, offset) {
             Ok(c) => c,
-            Err(e) => return self.add(Severity::Error, Kind::Structure, offset, "MCAP channel", e.to_string()),
+            Err(e) => return self.out.add(Severity::Error, Kind::Structure, offset, "MCAP channel", e.to_string()),
         };
         if c.schema_id != 0 && !self.schemas.contains_key(&c.schema_id) {
-            self.report.push(
-                Finding::new(
-                    Severity::Error,
-                    Kind::Connection,
-                    self.path,
-                    Some(offset),
-                    "MCAP channel",
-                    format!("channel {} names schema {}, which no earlier record declares", c.id, c.schema_id),
-                )
-                .topic(&c.topic),
+            self.out.add_topic(
+                Severity::Error,
+                Kind::Connection,
+                offset,
+                "MCAP channel",
+                c.topic.clone(),
+                format!("channel {} names schema {}, which no earlier record declares", c.id, c.schema_id),
             );
         }
         if let Some(prev) = self.channels.get(&c.id) {
@@ -136,29 +122,23 @@ impl Ctx<'_> {
                 || prev.message_encoding != c.message_encoding
                 || prev.metadata != c.metadata
             {
-                self.report.push(
-                    Finding::new(
-                        Severity::Error,
-                        Kind::Connection,
-                        self.path,
-                        Some(offset),
-                        "MCAP channel",
-                        format!("channel {} differs from an earlier channel record of the same id", c.id),
-                    )
-                    .topic(&c.topic),
+                self.out.add_topic(
+                    Severity::Error,
+                    Kind::Connection,
+                    offset,
+                    "MCAP channel",
+                    c.topic.clone(),
+                    format!("channel {} differs from an earlier channel record of the same id", c.id),
                 );
             }
         } else if self.in_summary {
-            self.report.push(
-                Finding::new(
-                    Severity::Info,
-                    Kind::Index,
-                    self.path,
-                    Some(offset),
-                    "MCAP channel",
-                    format!("channel {} is only in the summary section (no message in the data section uses it)", c.id),
-                )
-                .topic(&c.topic),
+            self.out.add_topic(
+                Severity::Info,
+                Kind::Index,
+                offset,
+                "MCAP channel",
+                c.topic.clone(),
+                format!("channel {} is only in the summary section (no message in the data section uses it)", c.id),
             );
         }
         if self.in_summary {
@@ -168,53 +148,40 @@ impl Ctx<'_> {
             return;
         }
         let conn = connection(&self.schemas, &c);
-        self.report.checked.connections += 1;
-        let at = Place { file: self.path, file_index: self.file_index, offset: Some(offset), record: "MCAP channel" };
-        self.visitor.connection(&at, &conn, self.report);
+        self.out.connection(&conn, offset, "MCAP channel");
         self.connections.insert(c.id, conn);
         self.channels.insert(c.id, c);
     }
 
     /// A message record: counted, its channel checked, handed to the visitor.
     fn message(&mut self, channel: u16, log_time: u64, data: &[u8], offset: u64, record: &'static str) {
-        self.report.checked.messages += 1;
         *self.counts.entry(channel).or_default() += 1;
-        let Some(conn) = self.connections.get(&channel) else {
-            if self.unknown_channels.insert(channel) {
-                self.add(
-                    Severity::Error,
-                    Kind::Connection,
-                    offset,
-                    record,
-                    format!("a message on channel {channel}, which no earlier Channel record declares"),
-                );
-            }
-            self.summary.time(log_time);
-            return;
-        };
-        self.summary.time(log_time);
-        if self.wants_messages {
-            let at = Place { file: self.path, file_index: self.file_index, offset: Some(offset), record };
-            self.visitor.message(&at, conn, log_time, data, self.report);
+        let conn = self.connections.get(&channel);
+        if conn.is_none() && self.unknown_channels.insert(channel) {
+            self.out.add(
+                Severity::Error,
+                Kind::Connection,
+                offset,
+                record,
+                format!("a message on channel {channel}, which no earlier Channel record declares"),
+            );
         }
+        self.out.message(conn, log_time, data, offset, record);
     }
 
     fn top_level_message(&mut self, body: &[u8], offset: u64) {
         let m = match records::message(body, offset) {
             Ok(m) => m,
-            Err(e) => return self.add(Severity::Error, Kind::Structure, offset, "MCAP message", e.to_string()),
+            Err(e) => return self.out.add(Severity::Error, Kind::Structure, offset, "MCAP message", e.to_string()),
         };
         if let Some(prev) = self.last_top_level.filter(|&p| m.log_time < p) {
-            self.report.push(
-                Finding::new(
-                    Severity::Warning,
-                    Kind::MessageOrder,
-                    self.path,
-                    Some(offset),
-                    "MCAP message",
-                    format!("log time {} is before the previous message's {prev}", m.log_time),
-                )
-                .topic(self.topic(m.channel)),
+            self.out.add_topic(
+                Severity::Warning,
+                Kind::MessageOrder,
+                offset,
+                "MCAP message",
+                self.topic(m.channel),
+                format!("log time {} is before the previous message's {prev}", m.log_time),
             );
         }
         self.last_top_level = Some(m.log_time);
@@ -224,11 +191,11 @@ impl Ctx<'_> {
 
     fn chunk(&mut self, body: &[u8], offset: u64) {
         const REC: &str = "MCAP chunk";
-        self.report.checked.chunks += 1;
+        self.out.report.checked.chunks += 1;
         self.last_chunk = Some(offset);
         let head = match records::chunk(body, offset) {
             Ok(h) => h,
-            Err(e) => return self.add(Severity::Error, Kind::Structure, offset, REC, e.to_string()),
+            Err(e) => return self.out.add(Severity::Error, Kind::Structure, offset, REC, e.to_string()),
         };
         let mut chunk = Chunk {
             length: 9 + body.len() as u64,
@@ -245,7 +212,7 @@ impl Ctx<'_> {
         let data: &[u8] = match head.compression.as_str() {
             "" => {
                 if compressed.len() as u64 != head.uncompressed_size {
-                    self.add(
+                    self.out.add(
                         Severity::Error,
                         Kind::Structure,
                         offset,
@@ -264,7 +231,7 @@ impl Ctx<'_> {
                     "lz4" => Compression::Lz4,
                     "zstd" => Compression::Zstd,
                     other => {
-                        self.add(
+                        self.out.add(
                             Severity::Error,
                             Kind::Decompress,
                             offset,
@@ -275,15 +242,13 @@ impl Ctx<'_> {
                         return;
                     }
                 };
-                let out = budget::reserve(head.uncompressed_size, offset, "MCAP chunk")
-                    .and_then(|r| compression::decompress(c, compressed, head.uncompressed_size, offset, r, false));
-                match out {
+                match super::decompress(c, compressed, head.uncompressed_size, offset, "MCAP chunk") {
                     Ok(b) => {
                         held = b;
                         &held
                     }
                     Err(e) => {
-                        self.add(Severity::Error, Kind::Decompress, offset, REC, e.to_string());
+                        self.out.add(Severity::Error, Kind::Decompress, offset, REC, e.to_string());
                         self.chunks.insert(offset, chunk);
                         return;
                     }
@@ -293,7 +258,7 @@ impl Ctx<'_> {
         if head.crc != 0 {
             let crc = crc32fast::hash(data);
             if crc != head.crc {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Crc,
                     offset,
@@ -310,7 +275,7 @@ impl Ctx<'_> {
             let rec = match rec {
                 Ok(r) => r,
                 Err(e) => {
-                    self.add(Severity::Error, Kind::Structure, offset, REC, format!("in its records: {e}"));
+                    self.out.add(Severity::Error, Kind::Structure, offset, REC, format!("in its records: {e}"));
                     break;
                 }
             };
@@ -323,7 +288,7 @@ impl Ctx<'_> {
                     let m = match records::message(rbody, offset) {
                         Ok(m) => m,
                         Err(e) => {
-                            self.add(
+                            self.out.add(
                                 Severity::Error,
                                 Kind::Structure,
                                 offset,
@@ -336,20 +301,10 @@ impl Ctx<'_> {
                     if let Some(p) = prev.filter(|&p| m.log_time < p) {
                         disorder += 1;
                         if disorder == 1 {
-                            self.report.push(
-                                Finding::new(
-                                    Severity::Warning,
-                                    Kind::MessageOrder,
-                                    self.path,
-                                    Some(offset),
-                                    REC,
-                                    format!(
+                            self.out.add_topic(Severity::Warning, Kind::MessageOrder, offset, REC, self.topic(m.channel), format!(
                                         "message at byte {at} of the chunk has log time {}, before the previous message's {p}",
                                         m.log_time
-                                    ),
-                                )
-                                .topic(self.topic(m.channel)),
-                            );
+                                    ));
                         }
                     }
                     prev = Some(m.log_time);
@@ -358,7 +313,7 @@ impl Ctx<'_> {
                     messages.entry(m.channel).or_default().push((m.log_time, at));
                     self.message(m.channel, m.log_time, &rbody[m.data.clone()], offset, REC);
                 }
-                other => self.add(
+                other => self.out.add(
                     Severity::Error,
                     Kind::Structure,
                     offset,
@@ -368,7 +323,7 @@ impl Ctx<'_> {
             }
         }
         if disorder > 1 {
-            self.add(
+            self.out.add(
                 Severity::Warning,
                 Kind::MessageOrder,
                 offset,
@@ -378,7 +333,7 @@ impl Ctx<'_> {
         }
         if let (Some(first), Some(last)) = (first, last) {
             if first != head.start || last != head.end {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Index,
                     offset,
@@ -390,7 +345,7 @@ impl Ctx<'_> {
                 );
             }
             if let Some(l) = latest_before.filter(|&l| first < l) {
-                self.add(
+                self.out.add(
                     Severity::Warning,
                     Kind::ChunkOrder,
                     offset,
@@ -412,12 +367,12 @@ impl Ctx<'_> {
             channel = Some(ch);
             entries.push((t, o));
         }) {
-            return self.add(Severity::Error, Kind::Structure, offset, REC, e.to_string());
+            return self.out.add(Severity::Error, Kind::Structure, offset, REC, e.to_string());
         }
         let channel = channel.unwrap_or_else(|| u16::from_le_bytes([body[0], body[1]]));
         let topic = self.topic(channel);
         let Some(chunk) = self.last_chunk.and_then(|c| self.chunks.get_mut(&c)) else {
-            return self.add(
+            return self.out.add(
                 Severity::Error,
                 Kind::Structure,
                 offset,
@@ -428,23 +383,9 @@ impl Ctx<'_> {
         chunk.indexes.insert(channel, offset);
         let Some(messages) = &chunk.messages else { return };
         let mut actual = messages.get(&channel).cloned().unwrap_or_default();
-        actual.sort_unstable();
-        entries.sort_unstable();
-        if actual.len() != entries.len() {
-            let msg = format!(
-                "lists {} message(s) of channel {channel} for the chunk before it, which holds {}",
-                entries.len(),
-                actual.len()
-            );
-            self.report
-                .push(Finding::new(Severity::Error, Kind::Index, self.path, Some(offset), REC, msg).topic(topic));
-        } else if let Some((e, a)) = entries.iter().zip(&actual).find(|(e, a)| e != a) {
-            let msg = format!(
-                "entry (log time {}, offset {}) does not match the chunk's message (log time {}, offset {})",
-                e.0, e.1, a.0, a.1
-            );
-            self.report
-                .push(Finding::new(Severity::Error, Kind::Index, self.path, Some(offset), REC, msg).topic(topic));
+        let whose = format!("channel {channel}");
+        if let Some(msg) = super::index_mismatch(&mut entries, &mut actual, &whose, "before it", "log time") {
+            self.out.add_topic(Severity::Error, Kind::Index, offset, REC, topic, msg);
         }
     }
 
@@ -477,7 +418,7 @@ impl Ctx<'_> {
         match parsed {
             Ok(s) => {
                 if self.statistics.is_some() {
-                    self.add(
+                    self.out.add(
                         Severity::Error,
                         Kind::Structure,
                         offset,
@@ -487,7 +428,7 @@ impl Ctx<'_> {
                 }
                 self.statistics = Some(s);
             }
-            Err(e) => self.add(Severity::Error, Kind::Structure, offset, "MCAP statistics", e.to_string()),
+            Err(e) => self.out.add(Severity::Error, Kind::Structure, offset, "MCAP statistics", e.to_string()),
         }
     }
 
@@ -499,7 +440,13 @@ impl Ctx<'_> {
         for (&at, (offset, ci)) in &indexes {
             let offset = *offset;
             let Some(chunk) = chunks.get(&at) else {
-                self.add(Severity::Error, Kind::Index, offset, CI, format!("points at offset {at}, where no chunk is"));
+                self.out.add(
+                    Severity::Error,
+                    Kind::Index,
+                    offset,
+                    CI,
+                    format!("points at offset {at}, where no chunk is"),
+                );
                 continue;
             };
             let mut differ = Vec::new();
@@ -515,7 +462,7 @@ impl Ctx<'_> {
             cmp("compressed size", ci.compressed_size.to_string(), chunk.compressed_size.to_string());
             cmp("uncompressed size", ci.uncompressed_size.to_string(), chunk.uncompressed_size.to_string());
             if !differ.is_empty() {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Index,
                     offset,
@@ -537,7 +484,7 @@ impl Ctx<'_> {
                 }
             }
             if !bad_index.is_empty() {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Index,
                     offset,
@@ -552,7 +499,7 @@ impl Ctx<'_> {
         if !indexes.is_empty() {
             let missing: Vec<u64> = chunks.keys().filter(|k| !indexes.contains_key(k)).copied().collect();
             for at in missing {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Index,
                     at,
@@ -566,16 +513,13 @@ impl Ctx<'_> {
             for ch in used {
                 let topic = self.topic(ch);
                 let offset = indexes.values().next().map(|v| v.0).unwrap_or(0);
-                self.report.push(
-                    Finding::new(
-                        Severity::Error,
-                        Kind::Index,
-                        self.path,
-                        Some(offset),
-                        "MCAP summary",
-                        format!("channel {ch} has messages but is not repeated in the summary section"),
-                    )
-                    .topic(topic),
+                self.out.add_topic(
+                    Severity::Error,
+                    Kind::Index,
+                    offset,
+                    "MCAP summary",
+                    topic,
+                    format!("channel {ch} has messages but is not repeated in the summary section"),
                 );
             }
         }
@@ -583,7 +527,7 @@ impl Ctx<'_> {
             const REC: &str = "MCAP statistics";
             let total: u64 = self.counts.values().sum();
             if s.message_count != total {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Index,
                     s.offset,
@@ -592,7 +536,7 @@ impl Ctx<'_> {
                 );
             }
             if s.chunk_count as usize != chunks.len() {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Index,
                     s.offset,
@@ -600,9 +544,9 @@ impl Ctx<'_> {
                     format!("chunk count {}, the file holds {}", s.chunk_count, chunks.len()),
                 );
             }
-            if let (Some(start), Some(end)) = (self.summary.start, self.summary.end) {
+            if let (Some(start), Some(end)) = (self.out.summary.start, self.out.summary.end) {
                 if s.start != start || s.end != end {
-                    self.add(
+                    self.out.add(
                         Severity::Error,
                         Kind::Index,
                         s.offset,
@@ -618,39 +562,18 @@ impl Ctx<'_> {
                     let found = self.counts.get(&ch).copied().unwrap_or(0);
                     if said != found {
                         let topic = self.topic(ch);
-                        self.report.push(
-                            Finding::new(
-                                Severity::Error,
-                                Kind::Index,
-                                self.path,
-                                Some(s.offset),
-                                REC,
-                                format!("channel {ch}: message count {said}, the file holds {found}"),
-                            )
-                            .topic(topic),
+                        self.out.add_topic(
+                            Severity::Error,
+                            Kind::Index,
+                            s.offset,
+                            REC,
+                            topic,
+                            format!("channel {ch}: message count {said}, the file holds {found}"),
                         );
                     }
                 }
             }
         }
-    }
-}
-
-/// The connection a channel stands for (as the MCAP reader builds it).
-fn connection(schemas: &HashMap<u16, parse::Schema>, c: &parse::Channel) -> Connection {
-    let schema = schemas.get(&c.schema_id);
-    let mut metadata = c.metadata.clone();
-    if let Some(h) = metadata.remove(MCAP_TYPE_HASH_KEY) {
-        metadata.insert(TYPE_HASH_KEY.into(), h);
-    }
-    Connection {
-        id: c.id as u32,
-        topic: c.topic.clone(),
-        message_type: schema.map(|s| s.name.clone()).unwrap_or_default(),
-        encoding: c.message_encoding.clone(),
-        definition: schema.map(|s| String::from_utf8_lossy(&s.data).into_owned()).unwrap_or_default(),
-        definition_encoding: schema.map(|s| s.encoding.clone()).unwrap_or_default(),
-        metadata,
     }
 }
 
@@ -662,13 +585,8 @@ pub(super) fn check(
     report: &mut Report,
     visitor: &mut dyn Visitor,
 ) -> FileSummary {
-    let wants_messages = visitor.wants_messages();
     let mut cx = Ctx {
-        path,
-        file_index,
-        report,
-        visitor,
-        wants_messages,
+        out: Sink::new(path, file_index, report, visitor),
         schemas: HashMap::new(),
         channels: BTreeMap::new(),
         connections: HashMap::new(),
@@ -676,7 +594,6 @@ pub(super) fn check(
         summary_channels: BTreeSet::new(),
         unknown_channels: BTreeSet::new(),
         counts: BTreeMap::new(),
-        summary: FileSummary::default(),
         latest: None,
         last_top_level: None,
         chunks: BTreeMap::new(),
@@ -686,13 +603,19 @@ pub(super) fn check(
         in_summary: false,
     };
     if !buf.starts_with(MAGIC) {
-        cx.add(Severity::Error, Kind::Structure, 0, "MCAP magic", "the file does not start with the MCAP magic".into());
-        return cx.summary;
+        cx.out.add(
+            Severity::Error,
+            Kind::Structure,
+            0,
+            "MCAP magic",
+            "the file does not start with the MCAP magic".into(),
+        );
+        return cx.out.summary;
     }
     let len = buf.len();
     let end_magic = len >= 2 * MAGIC.len() && buf.ends_with(MAGIC);
     if !end_magic {
-        cx.add(
+        cx.out.add(
             Severity::Error,
             Kind::Structure,
             len as u64,
@@ -710,20 +633,26 @@ pub(super) fn check(
                     crate::Error::Truncated { offset, .. } => *offset,
                     _ => 0,
                 };
-                cx.add(Severity::Error, Kind::Structure, offset, "MCAP record", e.to_string());
+                cx.out.add(Severity::Error, Kind::Structure, offset, "MCAP record", e.to_string());
                 break;
             }
         };
         let body = &buf[rec.body.clone()];
         let offset = rec.offset;
         if i == 0 && rec.op != op::HEADER {
-            cx.add(Severity::Error, Kind::Structure, offset, "MCAP header", "the first record is not a Header".into());
+            cx.out.add(
+                Severity::Error,
+                Kind::Structure,
+                offset,
+                "MCAP header",
+                "the first record is not a Header".into(),
+            );
         }
         if footer.is_some() {
-            cx.add(Severity::Error, Kind::Structure, offset, "MCAP record", "a record after the footer".into());
+            cx.out.add(Severity::Error, Kind::Structure, offset, "MCAP record", "a record after the footer".into());
         }
         if data_end.is_some() && matches!(rec.op, op::MESSAGE | op::CHUNK | op::MESSAGE_INDEX) {
-            cx.add(
+            cx.out.add(
                 Severity::Error,
                 Kind::Structure,
                 offset,
@@ -734,11 +663,17 @@ pub(super) fn check(
         match rec.op {
             op::HEADER => {
                 if saw_header {
-                    cx.add(Severity::Error, Kind::Structure, offset, "MCAP header", "a second Header record".into());
+                    cx.out.add(
+                        Severity::Error,
+                        Kind::Structure,
+                        offset,
+                        "MCAP header",
+                        "a second Header record".into(),
+                    );
                 }
                 saw_header = true;
                 match parse::header(body, offset) {
-                    Ok(h) if !["", "ros1", "ros2"].contains(&h.profile.as_str()) => cx.add(
+                    Ok(h) if !["", "ros1", "ros2"].contains(&h.profile.as_str()) => cx.out.add(
                         Severity::Warning,
                         Kind::Structure,
                         offset,
@@ -746,7 +681,7 @@ pub(super) fn check(
                         format!("profile {:?} is not a well-known one", h.profile),
                     ),
                     Ok(_) => {}
-                    Err(e) => cx.add(Severity::Error, Kind::Structure, offset, "MCAP header", e.to_string()),
+                    Err(e) => cx.out.add(Severity::Error, Kind::Structure, offset, "MCAP header", e.to_string()),
                 }
             }
             op::SCHEMA => cx.schema(body, offset),
@@ -757,7 +692,7 @@ pub(super) fn check(
             op::CHUNK_INDEX => match parse::chunk_index(body, offset) {
                 Ok(ci) => {
                     if let Some((prev, _)) = cx.chunk_indexes.insert(ci.chunk_start_offset, (offset, ci)) {
-                        cx.add(
+                        cx.out.add(
                             Severity::Error,
                             Kind::Index,
                             offset,
@@ -766,7 +701,7 @@ pub(super) fn check(
                         );
                     }
                 }
-                Err(e) => cx.add(Severity::Error, Kind::Structure, offset, "MCAP chunk index", e.to_string()),
+                Err(e) => cx.out.add(Severity::Error, Kind::Structure, offset, "MCAP chunk index", e.to_string()),
             },
             op::STATISTICS => cx.statistics(body, offset),
             op::DATA_END => {
@@ -777,7 +712,7 @@ pub(super) fn check(
                         let said = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                         let crc = if said != 0 { crc32fast::hash(&buf[..offset as usize]) } else { 0 };
                         if crc != said {
-                            cx.add(
+                            cx.out.add(
                                 Severity::Error,
                                 Kind::Crc,
                                 offset,
@@ -786,22 +721,32 @@ pub(super) fn check(
                             );
                         }
                     }
-                    None => {
-                        cx.add(Severity::Error, Kind::Structure, offset, "MCAP data end", "shorter than its CRC".into())
-                    }
+                    None => cx.out.add(
+                        Severity::Error,
+                        Kind::Structure,
+                        offset,
+                        "MCAP data end",
+                        "shorter than its CRC".into(),
+                    ),
                 }
             }
             op::FOOTER => {
                 footer = Some(offset);
                 if body.len() < 20 {
-                    cx.add(Severity::Error, Kind::Structure, offset, "MCAP footer", "shorter than its fields".into());
+                    cx.out.add(
+                        Severity::Error,
+                        Kind::Structure,
+                        offset,
+                        "MCAP footer",
+                        "shorter than its fields".into(),
+                    );
                     continue;
                 }
                 let u64_at = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().unwrap_or_default());
                 let summary_start = u64_at(0);
                 let said = u32::from_le_bytes([body[16], body[17], body[18], body[19]]);
                 if summary_start != 0 && Some(summary_start) != data_end {
-                    cx.add(
+                    cx.out.add(
                         Severity::Error,
                         Kind::Index,
                         offset,
@@ -816,7 +761,7 @@ pub(super) fn check(
                 if said != 0 && from <= offset {
                     let crc = crc32fast::hash(&buf[from as usize..offset as usize + 9 + 16]);
                     if crc != said {
-                        cx.add(
+                        cx.out.add(
                             Severity::Error,
                             Kind::Crc,
                             offset,
@@ -831,29 +776,39 @@ pub(super) fn check(
             ATTACHMENT => {
                 if let Some(err) = attachment(body, offset) {
                     let kind = if err.contains("CRC") { Kind::Crc } else { Kind::Structure };
-                    cx.add(Severity::Error, kind, offset, "MCAP attachment", err);
+                    cx.out.add(Severity::Error, kind, offset, "MCAP attachment", err);
                 }
             }
             ATTACHMENT_INDEX | op::METADATA | op::METADATA_INDEX | SUMMARY_OFFSET => {}
-            other => {
-                cx.add(Severity::Warning, Kind::Structure, offset, "MCAP record", format!("unknown op 0x{other:02x}"))
-            }
+            other => cx.out.add(
+                Severity::Warning,
+                Kind::Structure,
+                offset,
+                "MCAP record",
+                format!("unknown op 0x{other:02x}"),
+            ),
         }
     }
     if data_end.is_none() {
-        cx.add(Severity::Error, Kind::Structure, len as u64, "MCAP data end", "the file has no DataEnd record".into());
+        cx.out.add(
+            Severity::Error,
+            Kind::Structure,
+            len as u64,
+            "MCAP data end",
+            "the file has no DataEnd record".into(),
+        );
     }
     if footer.is_none() && end_magic {
-        cx.add(Severity::Error, Kind::Structure, len as u64, "MCAP footer", "the file has no Footer record".into());
+        cx.out.add(Severity::Error, Kind::Structure, len as u64, "MCAP footer", "the file has no Footer record".into());
     }
     cx.cross_check();
     for (ch, n) in &cx.counts {
         match cx.connections.get(ch) {
-            Some(c) => cx.summary.topic(&c.topic, &c.message_type, *n),
-            None => cx.summary.topic(&format!("<channel {ch}>"), "", *n),
+            Some(c) => cx.out.summary.topic(&c.topic, &c.message_type, *n),
+            None => cx.out.summary.topic(&format!("<channel {ch}>"), "", *n),
         }
     }
-    cx.summary
+    cx.out.summary
 }
 
 /// An attachment's problem: fields that do not fit, or a CRC that does not match.

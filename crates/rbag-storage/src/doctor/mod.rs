@@ -280,6 +280,94 @@ pub struct NoVisitor;
 
 impl Visitor for NoVisitor {}
 
+/// What the checks of one storage file share, whatever its format: the file, the report its
+/// findings go to, the visitor, and the summary of its messages.
+struct Sink<'a> {
+    path: &'a Path,
+    file_index: usize,
+    report: &'a mut Report,
+    visitor: &'a mut dyn Visitor,
+    wants_messages: bool,
+    summary: FileSummary,
+}
+
+impl<'a> Sink<'a> {
+    fn new(path: &'a Path, file_index: usize, report: &'a mut Report, visitor: &'a mut dyn Visitor) -> Self {
+        let wants_messages = visitor.wants_messages();
+        Sink { path, file_index, report, visitor, wants_messages, summary: FileSummary::default() }
+    }
+
+    /// A finding at `offset` of the file.
+    fn add(&mut self, severity: Severity, kind: Kind, offset: u64, record: &str, message: String) {
+        self.report.push(Finding::new(severity, kind, self.path, Some(offset), record, message));
+    }
+
+    /// A finding at `offset` of the file, about `topic`.
+    fn add_topic(&mut self, severity: Severity, kind: Kind, offset: u64, record: &str, topic: String, message: String) {
+        self.report.push(Finding::new(severity, kind, self.path, Some(offset), record, message).topic(topic));
+    }
+
+    fn place(&self, offset: u64, record: &'static str) -> Place<'a> {
+        Place { file: self.path, file_index: self.file_index, offset: Some(offset), record }
+    }
+
+    /// A connection met for the first time: counted, handed to the visitor.
+    fn connection(&mut self, conn: &Connection, offset: u64, record: &'static str) {
+        self.report.checked.connections += 1;
+        let at = self.place(offset, record);
+        self.visitor.connection(&at, conn, self.report);
+    }
+
+    /// A message record: counted and timed, and handed to the visitor when its connection is
+    /// declared (`conn`; the caller reports one that is not).
+    fn message(&mut self, conn: Option<&Connection>, log_time: u64, data: &[u8], offset: u64, record: &'static str) {
+        self.report.checked.messages += 1;
+        self.summary.time(log_time);
+        if let Some(conn) = conn.filter(|_| self.wants_messages) {
+            let at = self.place(offset, record);
+            self.visitor.message(&at, conn, log_time, data, self.report);
+        }
+    }
+}
+
+/// A chunk's records decompressed (`what` names the chunk in a budget error).
+fn decompress(
+    compression: crate::Compression,
+    data: &[u8],
+    size: u64,
+    offset: u64,
+    what: &'static str,
+) -> Result<bytes::Bytes> {
+    crate::budget::reserve(size, offset, what)
+        .and_then(|r| crate::ros1::compression::decompress(compression, data, size, offset, r, false))
+}
+
+/// How an index's entries (`(time, offset)`) disagree with the messages a chunk holds, both
+/// sorted here; `None` when they agree. `whose`: `channel 3`; `chunk`: `before it`; `time`:
+/// what the times are called.
+fn index_mismatch<T: Ord + std::fmt::Display>(
+    listed: &mut [(u64, T)],
+    found: &mut [(u64, T)],
+    whose: &str,
+    chunk: &str,
+    time: &str,
+) -> Option<String> {
+    listed.sort_unstable();
+    found.sort_unstable();
+    if listed.len() != found.len() {
+        return Some(format!(
+            "lists {} message(s) of {whose} for the chunk {chunk}, which holds {}",
+            listed.len(),
+            found.len()
+        ));
+    }
+    let (l, f) = listed.iter().zip(found.iter()).find(|(l, f)| l != f)?;
+    Some(format!(
+        "entry ({time} {}, offset {}) does not match the chunk's message ({time} {}, offset {})",
+        l.0, l.1, f.0, f.1
+    ))
+}
+
 /// What one storage file holds, for comparing with a rosbag2 metadata.yaml.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct FileSummary {

@@ -7,11 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use super::{FileSummary, Finding, Kind, Place, Report, Severity, Visitor};
+use super::{FileSummary, Kind, Report, Severity, Sink, Visitor};
 use crate::ros1::chunk::{self, ChunkMeta, Entry};
-use crate::ros1::compression;
 use crate::ros1::record::{self, op, Limits, Records};
-use crate::{budget, Compression, Connection};
+use crate::{Compression, Connection};
 
 struct Chunk {
     /// Entries found in its data; `None` when the data could not be read.
@@ -21,11 +20,7 @@ struct Chunk {
 }
 
 struct Ctx<'a> {
-    path: &'a Path,
-    file_index: usize,
-    report: &'a mut Report,
-    visitor: &'a mut dyn Visitor,
-    wants_messages: bool,
+    out: Sink<'a>,
     connections: HashMap<u32, Connection>,
     index_connections: BTreeSet<u32>,
     unknown: BTreeSet<u32>,
@@ -35,14 +30,9 @@ struct Ctx<'a> {
     last_chunk: Option<u64>,
     infos: Vec<(u64, ChunkMeta)>,
     latest: Option<u64>,
-    summary: FileSummary,
 }
 
 impl Ctx<'_> {
-    fn add(&mut self, severity: Severity, kind: Kind, offset: u64, record: &str, message: String) {
-        self.report.push(Finding::new(severity, kind, self.path, Some(offset), record, message));
-    }
-
     fn topic(&self, conn: u32) -> String {
         self.connections.get(&conn).map(|c| c.topic.clone()).unwrap_or_else(|| format!("<connection {conn}>"))
     }
@@ -50,7 +40,7 @@ impl Ctx<'_> {
     fn connection(&mut self, rec: &record::Record<'_>, offset: u64, record: &'static str, in_index: bool) {
         let c = match chunk::parse_connection(rec) {
             Ok(c) => c,
-            Err(e) => return self.add(Severity::Error, Kind::Structure, offset, record, e.to_string()),
+            Err(e) => return self.out.add(Severity::Error, Kind::Structure, offset, record, e.to_string()),
         };
         if in_index {
             self.index_connections.insert(c.id);
@@ -58,16 +48,11 @@ impl Ctx<'_> {
         if let Some(prev) = self.connections.get(&c.id) {
             if prev.topic != c.topic || prev.message_type != c.message_type || prev.definition != c.definition {
                 let msg = format!("connection {} differs from an earlier record of the same id", c.id);
-                self.report.push(
-                    Finding::new(Severity::Error, Kind::Connection, self.path, Some(offset), record, msg)
-                        .topic(&c.topic),
-                );
+                self.out.add_topic(Severity::Error, Kind::Connection, offset, record, c.topic.clone(), msg);
             }
             return;
         }
-        self.report.checked.connections += 1;
-        let at = Place { file: self.path, file_index: self.file_index, offset: Some(offset), record };
-        self.visitor.connection(&at, &c, self.report);
+        self.out.connection(&c, offset, record);
         self.connections.insert(c.id, c);
     }
 
@@ -75,15 +60,15 @@ impl Ctx<'_> {
     /// file (`rec.data` is then those bytes).
     fn chunk(&mut self, header: &record::Header<'_>, data: &[u8], offset: u64, limits: &Limits, open: bool) {
         const REC: &str = "ROS 1 chunk";
-        self.report.checked.chunks += 1;
+        self.out.report.checked.chunks += 1;
         self.last_chunk = Some(offset);
         self.chunks.insert(offset, Chunk { entries: None, index: BTreeMap::new() });
         let (compression, size) = match chunk::chunk_fields(header, offset) {
             Ok(f) => f,
-            Err(e) => return self.add(Severity::Error, Kind::Structure, offset, REC, e.to_string()),
+            Err(e) => return self.out.add(Severity::Error, Kind::Structure, offset, REC, e.to_string()),
         };
         if open && compression != Compression::None {
-            return self.add(
+            return self.out.add(
                 Severity::Error,
                 Kind::Decompress,
                 offset,
@@ -94,7 +79,7 @@ impl Ctx<'_> {
         let held: bytes::Bytes;
         let data: &[u8] = if compression == Compression::None {
             if !open && data.len() as u64 != size {
-                self.add(
+                self.out.add(
                     Severity::Error,
                     Kind::Structure,
                     offset,
@@ -104,14 +89,12 @@ impl Ctx<'_> {
             }
             data
         } else {
-            let out = budget::reserve(size, offset, "chunk")
-                .and_then(|r| compression::decompress(compression, data, size, offset, r, false));
-            match out {
+            match super::decompress(compression, data, size, offset, "chunk") {
                 Ok(b) => {
                     held = b;
                     &held
                 }
-                Err(e) => return self.add(Severity::Error, Kind::Decompress, offset, REC, e.to_string()),
+                Err(e) => return self.out.add(Severity::Error, Kind::Decompress, offset, REC, e.to_string()),
             }
         };
         let mut entries = Vec::new();
@@ -124,7 +107,13 @@ impl Ctx<'_> {
             let r = match r {
                 Ok(r) => r,
                 Err(e) => {
-                    self.add(Severity::Error, Kind::Structure, offset, REC, format!("at byte {at} of its data: {e}"));
+                    self.out.add(
+                        Severity::Error,
+                        Kind::Structure,
+                        offset,
+                        REC,
+                        format!("at byte {at} of its data: {e}"),
+                    );
                     break;
                 }
             };
@@ -134,7 +123,7 @@ impl Ctx<'_> {
                     let (conn, time) = match (r.header.u32("conn"), r.header.time("time")) {
                         (Ok(c), Ok(t)) => (c, t),
                         (Err(e), _) | (_, Err(e)) => {
-                            self.add(
+                            self.out.add(
                                 Severity::Error,
                                 Kind::Structure,
                                 offset,
@@ -150,9 +139,7 @@ impl Ctx<'_> {
                             let msg = format!(
                                 "message at byte {at} of the chunk's data has time {time}, before the previous message's {p}"
                             );
-                            let f = Finding::new(Severity::Info, Kind::MessageOrder, self.path, Some(offset), REC, msg)
-                                .topic(self.topic(conn));
-                            self.report.push(f);
+                            self.out.add_topic(Severity::Info, Kind::MessageOrder, offset, REC, self.topic(conn), msg);
                         }
                     }
                     prev = Some(time);
@@ -160,20 +147,24 @@ impl Ctx<'_> {
                     entries.push(Entry { time, offset: at as u32, conn });
                     self.message(conn, time, r.data, offset);
                 }
-                Ok(other) => self.add(
+                Ok(other) => self.out.add(
                     Severity::Error,
                     Kind::Structure,
                     offset,
                     REC,
                     format!("record at byte {at} of its data has op 0x{other:02x}, which may not be in a chunk"),
                 ),
-                Err(e) => {
-                    self.add(Severity::Error, Kind::Structure, offset, REC, format!("at byte {at} of its data: {e}"))
-                }
+                Err(e) => self.out.add(
+                    Severity::Error,
+                    Kind::Structure,
+                    offset,
+                    REC,
+                    format!("at byte {at} of its data: {e}"),
+                ),
             }
         }
         if disorder > 1 {
-            self.add(
+            self.out.add(
                 Severity::Info,
                 Kind::MessageOrder,
                 offset,
@@ -186,7 +177,7 @@ impl Ctx<'_> {
         // of order.
         if let (Some(first), Some(l)) = (first, latest_before) {
             if first < l {
-                self.add(
+                self.out.add(
                     Severity::Warning,
                     Kind::ChunkOrder,
                     offset,
@@ -205,34 +196,26 @@ impl Ctx<'_> {
     }
 
     fn message(&mut self, conn: u32, time: u64, data: &[u8], offset: u64) {
-        self.report.checked.messages += 1;
-        let Some(c) = self.connections.get(&conn) else {
-            if self.unknown.insert(conn) {
-                self.add(
-                    Severity::Error,
-                    Kind::Connection,
-                    offset,
-                    "ROS 1 chunk",
-                    format!("a message on connection {conn}, which no connection record before it declares"),
-                );
-            }
-            self.summary.time(time);
-            return;
-        };
-        self.summary.time(time);
-        *self.counts.entry(conn).or_default() += 1;
-        if self.wants_messages {
-            let at =
-                Place { file: self.path, file_index: self.file_index, offset: Some(offset), record: "ROS 1 chunk" };
-            self.visitor.message(&at, c, time, data, self.report);
+        let c = self.connections.get(&conn);
+        if c.is_some() {
+            *self.counts.entry(conn).or_default() += 1;
+        } else if self.unknown.insert(conn) {
+            self.out.add(
+                Severity::Error,
+                Kind::Connection,
+                offset,
+                "ROS 1 chunk",
+                format!("a message on connection {conn}, which no connection record before it declares"),
+            );
         }
+        self.out.message(c, time, data, offset, "ROS 1 chunk");
     }
 
     fn index_data(&mut self, rec: &record::Record<'_>, offset: u64) {
         const REC: &str = "ROS 1 index data";
         let mut entries = Vec::new();
         if let Err(e) = chunk::for_each_entry(rec, |e| entries.push(e)) {
-            return self.add(Severity::Error, Kind::Structure, offset, REC, e.to_string());
+            return self.out.add(Severity::Error, Kind::Structure, offset, REC, e.to_string());
         }
         let conn = rec.header.u32("conn").unwrap_or(u32::MAX);
         match self.last_chunk.and_then(|c| self.chunks.get_mut(&c)) {
@@ -240,7 +223,7 @@ impl Ctx<'_> {
                 c.index.insert(conn, (offset, entries));
             }
             None => {
-                self.add(Severity::Error, Kind::Structure, offset, REC, "index data with no chunk before it".into())
+                self.out.add(Severity::Error, Kind::Structure, offset, REC, "index data with no chunk before it".into())
             }
         }
     }
@@ -262,33 +245,15 @@ impl Ctx<'_> {
                 let Some((ioff, idx)) = c.index.get(&conn) else {
                     let msg =
                         format!("{} message(s) of connection {conn} have no index data after the chunk", found.len());
-                    self.report.push(
-                        Finding::new(Severity::Error, Kind::Index, self.path, Some(at), "ROS 1 chunk", msg)
-                            .topic(topic),
-                    );
+                    self.out.add_topic(Severity::Error, Kind::Index, at, "ROS 1 chunk", topic, msg);
                     continue;
                 };
                 let mut listed: Vec<(u64, u32)> = idx.iter().map(|e| (e.time, e.offset)).collect();
-                listed.sort_unstable();
-                found.sort_unstable();
-                let msg = if listed.len() != found.len() {
-                    format!(
-                        "lists {} message(s) of connection {conn} for the chunk at {at}, which holds {}",
-                        listed.len(),
-                        found.len()
-                    )
-                } else if let Some((l, f)) = listed.iter().zip(&found).find(|(l, f)| l != f) {
-                    format!(
-                        "entry (time {}, offset {}) does not match the chunk's message (time {}, offset {})",
-                        l.0, l.1, f.0, f.1
-                    )
-                } else {
+                let (whose, chunk) = (format!("connection {conn}"), format!("at {at}"));
+                let Some(msg) = super::index_mismatch(&mut listed, &mut found, &whose, &chunk, "time") else {
                     continue;
                 };
-                self.report.push(
-                    Finding::new(Severity::Error, Kind::Index, self.path, Some(*ioff), "ROS 1 index data", msg)
-                        .topic(topic),
-                );
+                self.out.add_topic(Severity::Error, Kind::Index, *ioff, "ROS 1 index data", topic, msg);
             }
         }
         if !indexed {
@@ -296,7 +261,7 @@ impl Ctx<'_> {
         }
         const HDR: &str = "ROS 1 bag header";
         if conn_count as usize != self.index_connections.len() {
-            self.add(
+            self.out.add(
                 Severity::Error,
                 Kind::Index,
                 13,
@@ -308,7 +273,7 @@ impl Ctx<'_> {
             );
         }
         if chunk_count as usize != self.infos.len() {
-            self.add(
+            self.out.add(
                 Severity::Error,
                 Kind::Index,
                 13,
@@ -321,15 +286,20 @@ impl Ctx<'_> {
         for conn in missing {
             let topic = self.topic(conn);
             let msg = format!("connection {conn} is not in the index section (after {index_pos})");
-            self.report
-                .push(Finding::new(Severity::Error, Kind::Index, self.path, Some(index_pos), HDR, msg).topic(topic));
+            self.out.add_topic(Severity::Error, Kind::Index, index_pos, HDR, topic, msg);
         }
         let infos = std::mem::take(&mut self.infos);
         let mut described = BTreeSet::new();
         for (ioff, info) in &infos {
             const REC: &str = "ROS 1 chunk info";
             let Some(c) = chunks.get(&info.pos) else {
-                self.add(Severity::Error, Kind::Index, *ioff, REC, format!("chunk_pos {} is not a chunk", info.pos));
+                self.out.add(
+                    Severity::Error,
+                    Kind::Index,
+                    *ioff,
+                    REC,
+                    format!("chunk_pos {} is not a chunk", info.pos),
+                );
                 continue;
             };
             described.insert(info.pos);
@@ -348,16 +318,14 @@ impl Ctx<'_> {
                         "connection {conn}: count {s} for the chunk at {}, which holds {f} of its messages",
                         info.pos
                     );
-                    self.report.push(
-                        Finding::new(Severity::Error, Kind::Index, self.path, Some(*ioff), REC, msg).topic(topic),
-                    );
+                    self.out.add_topic(Severity::Error, Kind::Index, *ioff, REC, topic, msg);
                 }
             }
             let first = actual.iter().map(|e| e.time).min();
             let last = actual.iter().map(|e| e.time).max();
             if let (Some(first), Some(last)) = (first, last) {
                 if first != info.start || last != info.end {
-                    self.add(
+                    self.out.add(
                         Severity::Error,
                         Kind::Index,
                         *ioff,
@@ -371,7 +339,7 @@ impl Ctx<'_> {
             }
         }
         for at in chunks.keys().filter(|k| !described.contains(k)) {
-            self.add(
+            self.out.add(
                 Severity::Error,
                 Kind::Index,
                 *at,
@@ -391,13 +359,8 @@ pub(super) fn check(
     visitor: &mut dyn Visitor,
 ) -> FileSummary {
     let limits = Limits::default();
-    let wants_messages = visitor.wants_messages();
     let mut cx = Ctx {
-        path,
-        file_index,
-        report,
-        visitor,
-        wants_messages,
+        out: Sink::new(path, file_index, report, visitor),
         connections: HashMap::new(),
         index_connections: BTreeSet::new(),
         unknown: BTreeSet::new(),
@@ -406,19 +369,24 @@ pub(super) fn check(
         last_chunk: None,
         infos: Vec::new(),
         latest: None,
-        summary: FileSummary::default(),
     };
     const HDR: &str = "ROS 1 bag header";
     if !buf.starts_with(crate::ros1::MAGIC) {
-        cx.add(Severity::Error, Kind::Structure, 0, "ROS 1 magic", "the file does not start with #ROSBAG V2.0".into());
-        return cx.summary;
+        cx.out.add(
+            Severity::Error,
+            Kind::Structure,
+            0,
+            "ROS 1 magic",
+            "the file does not start with #ROSBAG V2.0".into(),
+        );
+        return cx.out.summary;
     }
     let start = crate::ros1::MAGIC.len();
     let header = match record::parse_record(&buf[start..], start as u64, &limits) {
         Ok(r) => r,
         Err(e) => {
-            cx.add(Severity::Error, Kind::Structure, start as u64, HDR, e.to_string());
-            return cx.summary;
+            cx.out.add(Severity::Error, Kind::Structure, start as u64, HDR, e.to_string());
+            return cx.out.summary;
         }
     };
     let fields = (|| {
@@ -434,14 +402,14 @@ pub(super) fn check(
     let (index_pos, conn_count, chunk_count) = match fields {
         Ok(f) => f,
         Err(e) => {
-            cx.add(Severity::Error, Kind::Structure, start as u64, HDR, e.to_string());
+            cx.out.add(Severity::Error, Kind::Structure, start as u64, HDR, e.to_string());
             (0, 0, 0)
         }
     };
     let len = buf.len() as u64;
     let indexed = index_pos != 0 && index_pos <= len;
     if index_pos == 0 {
-        cx.add(
+        cx.out.add(
             Severity::Error,
             Kind::Index,
             start as u64,
@@ -450,7 +418,7 @@ pub(super) fn check(
                 .into(),
         );
     } else if index_pos > len {
-        cx.add(
+        cx.out.add(
             Severity::Error,
             Kind::Index,
             start as u64,
@@ -468,7 +436,7 @@ pub(super) fn check(
         let rec = match record::parse_record(&buf[pos as usize..], pos, &limits) {
             Ok(r) => r,
             Err(e) => {
-                cx.add(Severity::Error, Kind::Structure, pos, "ROS 1 record", e.to_string());
+                cx.out.add(Severity::Error, Kind::Structure, pos, "ROS 1 record", e.to_string());
                 break;
             }
         };
@@ -476,7 +444,7 @@ pub(super) fn check(
         match rec.op() {
             Ok(op::CHUNK) => {
                 if in_index {
-                    cx.add(
+                    cx.out.add(
                         Severity::Error,
                         Kind::Structure,
                         pos,
@@ -486,7 +454,7 @@ pub(super) fn check(
                 }
                 let size = chunk::chunk_fields(&rec.header, pos).map(|f| f.1).unwrap_or(1);
                 if rec.data.is_empty() && size == 0 && next < len {
-                    cx.add(
+                    cx.out.add(
                         Severity::Error,
                         Kind::Structure,
                         pos,
@@ -503,21 +471,25 @@ pub(super) fn check(
             Ok(op::CONNECTION) => cx.connection(&rec, pos, "ROS 1 connection", in_index),
             Ok(op::CHUNK_INFO) => match chunk::parse_chunk_info(&rec) {
                 Ok(info) => cx.infos.push((pos, info)),
-                Err(e) => cx.add(Severity::Error, Kind::Structure, pos, "ROS 1 chunk info", e.to_string()),
+                Err(e) => cx.out.add(Severity::Error, Kind::Structure, pos, "ROS 1 chunk info", e.to_string()),
             },
-            Ok(op::MSG_DATA) => {
-                cx.add(Severity::Warning, Kind::Structure, pos, "ROS 1 message", "a message outside any chunk".into())
-            }
-            Ok(op::BAG_HEADER) => cx.add(Severity::Error, Kind::Structure, pos, HDR, "a second bag header".into()),
+            Ok(op::MSG_DATA) => cx.out.add(
+                Severity::Warning,
+                Kind::Structure,
+                pos,
+                "ROS 1 message",
+                "a message outside any chunk".into(),
+            ),
+            Ok(op::BAG_HEADER) => cx.out.add(Severity::Error, Kind::Structure, pos, HDR, "a second bag header".into()),
             Ok(other) => {
-                cx.add(Severity::Warning, Kind::Structure, pos, "ROS 1 record", format!("unknown op 0x{other:02x}"))
+                cx.out.add(Severity::Warning, Kind::Structure, pos, "ROS 1 record", format!("unknown op 0x{other:02x}"))
             }
-            Err(e) => cx.add(Severity::Error, Kind::Structure, pos, "ROS 1 record", e.to_string()),
+            Err(e) => cx.out.add(Severity::Error, Kind::Structure, pos, "ROS 1 record", e.to_string()),
         }
         pos = next;
     }
     if !index_found {
-        cx.add(
+        cx.out.add(
             Severity::Error,
             Kind::Index,
             start as u64,
@@ -528,8 +500,8 @@ pub(super) fn check(
     cx.cross_check(index_pos, conn_count, chunk_count, indexed);
     for (id, n) in &cx.counts {
         if let Some(c) = cx.connections.get(id) {
-            cx.summary.topic(&c.topic, &c.message_type, *n);
+            cx.out.summary.topic(&c.topic, &c.message_type, *n);
         }
     }
-    cx.summary
+    cx.out.summary
 }

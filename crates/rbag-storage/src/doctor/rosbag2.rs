@@ -107,21 +107,19 @@ pub(super) fn check_sqlite(
 /// Checks a rosbag2 directory: its storage files, then metadata.yaml against them.
 pub(super) fn check_dir(dir: &Path, report: &mut Report, visitor: &mut dyn Visitor) -> Result<()> {
     let meta_path = dir.join(META);
+    let meta_finding =
+        |severity, message: String| Finding::new(severity, Kind::Metadata, &meta_path, None, META, message);
     let meta = if meta_path.exists() {
         match BagMetadata::read(&meta_path) {
             Ok(m) => Some(m),
             Err(e) => {
-                report.push(Finding::new(Severity::Error, Kind::Metadata, &meta_path, None, META, e.to_string()));
+                report.push(meta_finding(Severity::Error, e.to_string()));
                 None
             }
         }
     } else {
-        report.push(Finding::new(
+        report.push(meta_finding(
             Severity::Warning,
-            Kind::Metadata,
-            &meta_path,
-            None,
-            META,
             "the directory has no metadata.yaml; `rbag reindex` writes one".to_string(),
         ));
         None
@@ -130,12 +128,8 @@ pub(super) fn check_dir(dir: &Path, report: &mut Report, visitor: &mut dyn Visit
     let names = match &meta {
         Some(m) => {
             for n in on_disk.iter().filter(|n| !m.relative_file_paths.contains(n)) {
-                report.push(Finding::new(
+                report.push(meta_finding(
                     Severity::Warning,
-                    Kind::Metadata,
-                    &meta_path,
-                    None,
-                    META,
                     format!("{n} is in the directory but not in relative_file_paths: readers skip it"),
                 ));
             }
@@ -169,27 +163,9 @@ pub(super) fn check_dir(dir: &Path, report: &mut Report, visitor: &mut dyn Visit
         let path = dir.join(name);
         let md = match std::fs::metadata(&path) {
             Ok(md) if md.is_file() => md,
-            Ok(_) => {
-                report.push(Finding::new(
-                    Severity::Error,
-                    Kind::Metadata,
-                    &meta_path,
-                    None,
-                    META,
-                    format!("lists {name}, which is not a regular file"),
-                ));
-                summaries.push((name.clone(), None));
-                continue;
-            }
-            Err(_) => {
-                report.push(Finding::new(
-                    Severity::Error,
-                    Kind::Metadata,
-                    &meta_path,
-                    None,
-                    META,
-                    format!("lists {name}, which is missing"),
-                ));
+            other => {
+                let what = if other.is_ok() { "not a regular file" } else { "missing" };
+                report.push(meta_finding(Severity::Error, format!("lists {name}, which is {what}")));
                 summaries.push((name.clone(), None));
                 continue;
             }
