@@ -120,6 +120,27 @@ impl Bag {
         })
     }
 
+    /// Topics of `bags` that nearly match `topic` (a typo, another case, a missing slash),
+    /// closest first: for errors that name what was probably meant.
+    pub fn near_topics(bags: &[Bag], topic: &str) -> Vec<String> {
+        let known: std::collections::BTreeSet<&str> =
+            bags.iter().flat_map(|b| b.connections().iter().map(|c| c.topic.as_str())).collect();
+        let wanted = topic.trim_start_matches('/').to_lowercase();
+        let mut near: Vec<(usize, &str)> = known
+            .into_iter()
+            .filter_map(|k| {
+                let other = k.trim_start_matches('/').to_lowercase();
+                let d = edit_distance(&wanted, &other);
+                let close = d <= (wanted.len().max(other.len()) / 4).max(2)
+                    || other.ends_with(&wanted)
+                    || wanted.ends_with(&other);
+                close.then_some((d, k))
+            })
+            .collect();
+        near.sort();
+        near.into_iter().take(5).map(|(_, k)| k.to_string()).collect()
+    }
+
     /// The `n`-th message (0-based, log-time order) of `topic`.
     pub fn nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
         Ok(self.reader.nth(topic, n)?)
@@ -200,4 +221,20 @@ impl Bag {
 pub fn merged<'a>(bags: impl IntoIterator<Item = &'a Bag>, filter: &Filter) -> Result<TimeMerge<'a>> {
     let streams = bags.into_iter().map(|b| b.messages(filter)).collect::<Result<Vec<_>>>()?;
     Ok(TimeMerge::new(streams))
+}
+
+/// Levenshtein distance over chars, for near-match suggestions (short strings only).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }

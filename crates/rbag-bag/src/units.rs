@@ -8,8 +8,12 @@ use rbag_storage::budget::SizeError;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UnitError {
-    /// Not seconds since the epoch, nor integer nanoseconds with `ns`.
-    #[error("{text:?} is not a time: seconds since the epoch (1700000000.5) or integer ns with an `ns` suffix")]
+    /// Not a time in any of the forms [`parse_time_spec`] takes.
+    #[error(
+        "{text:?} is not a time: seconds since the epoch (1700000000.5), integer ns (1700000000500000000ns), \
+         a date (2023-11-14T22:13:22Z; local time without a zone), or an offset from the bag's start \
+         (+1.5, +2m, 90s, 1m30s)"
+    )]
     NotATime {
         /// The text given.
         text: String,
@@ -26,9 +30,109 @@ pub enum UnitError {
         /// The text given.
         text: String,
     },
+    /// A local time that a clock change makes ambiguous or skips.
+    #[error("{text:?} is not one instant in local time (a clock change); give a zone, e.g. Z or +01:00")]
+    AmbiguousLocalTime {
+        /// The text given.
+        text: String,
+    },
+    /// A window that ends before it starts.
+    #[error("the window ends at {} before it starts at {}", format_time(*end), format_time(*start))]
+    EmptyWindow {
+        /// Its start, ns since the epoch.
+        start: u64,
+        /// Its end, ns since the epoch.
+        end: u64,
+    },
     /// Not a size.
     #[error(transparent)]
     Size(#[from] SizeError),
+}
+
+/// A time as people give one on a command line: a point in time, or an offset from the first
+/// message of the bag it applies to (rosbag's `play -s`, `ros2 bag play --start-offset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeSpec {
+    /// Nanoseconds since the epoch.
+    At(u64),
+    /// Nanoseconds after the bag's start.
+    FromStart(u64),
+}
+
+impl TimeSpec {
+    /// The time in ns since the epoch, for a bag whose first message is at `bag_start_ns`.
+    pub fn resolve(self, bag_start_ns: u64) -> u64 {
+        match self {
+            TimeSpec::At(t) => t,
+            TimeSpec::FromStart(d) => bag_start_ns.saturating_add(d),
+        }
+    }
+}
+
+/// A time as [`TimeSpec`]: a bare number is seconds since the epoch (`1700000000.5`) and `ns`
+/// marks integer nanoseconds, as before; a date is ISO 8601 / RFC 3339
+/// (`2023-11-14T22:13:22Z`, `2023-11-14 22:13:22.5+01:00`, local time when no zone is given,
+/// `2023-11-14` for local midnight); `+` and a number of seconds or a duration (`+1`, `+1.5s`,
+/// `+2m`), or a duration with a unit and no sign (`90s`, `1m30s`), is an offset from the bag's
+/// start.
+pub fn parse_time_spec(s: &str) -> Result<TimeSpec, UnitError> {
+    let t = s.trim();
+    let not_a_time = || UnitError::NotATime { text: s.into() };
+    if let Some(rest) = t.strip_prefix('+') {
+        return parse_duration(rest).map(TimeSpec::FromStart).map_err(|_| not_a_time());
+    }
+    if t.len() >= 10 && t.as_bytes()[4] == b'-' && t.as_bytes()[7] == b'-' {
+        return parse_date(t, s).map(TimeSpec::At);
+    }
+    if t.ends_with(|c: char| c.is_ascii_alphabetic()) && !t.ends_with("ns") {
+        return parse_duration(t).map(TimeSpec::FromStart).map_err(|_| not_a_time());
+    }
+    parse_time(t).map(TimeSpec::At)
+}
+
+/// An ISO 8601 / RFC 3339 date and time, in local time when it names no zone.
+fn parse_date(t: &str, original: &str) -> Result<u64, UnitError> {
+    use chrono::{DateTime, Local, NaiveDate, NaiveDateTime, TimeZone};
+    let not_a_time = || UnitError::NotATime { text: original.into() };
+    let iso = t.replacen(' ', "T", 1);
+    let utc_ns = |dt: DateTime<chrono::Utc>| {
+        dt.timestamp_nanos_opt()
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| UnitError::OutOfRange { text: original.into() })
+    };
+    if let Ok(dt) = DateTime::parse_from_rfc3339(&iso) {
+        return utc_ns(dt.to_utc());
+    }
+    let naive = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(&iso, f).ok())
+        .or_else(|| NaiveDate::parse_from_str(&iso, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)))
+        .ok_or_else(not_a_time)?;
+    match Local.from_local_datetime(&naive).single() {
+        Some(dt) => utc_ns(dt.to_utc()),
+        None => Err(UnitError::AmbiguousLocalTime { text: original.into() }),
+    }
+}
+
+/// A window of log time from command-line values: `start` and `end` resolved against the
+/// bag's start, or `end` as `start + duration`. A window that ends before it starts is an
+/// error; `None` bounds stay open.
+pub fn resolve_window(
+    start: Option<TimeSpec>,
+    end: Option<TimeSpec>,
+    duration_ns: Option<u64>,
+    bag_start_ns: u64,
+) -> Result<(Option<u64>, Option<u64>), UnitError> {
+    let start = start.map(|t| t.resolve(bag_start_ns));
+    let end = match (end, duration_ns) {
+        (Some(e), _) => Some(e.resolve(bag_start_ns)),
+        (None, Some(d)) => Some(start.unwrap_or(bag_start_ns).saturating_add(d)),
+        (None, None) => None,
+    };
+    match (start, end) {
+        (Some(s), Some(e)) if e < s => Err(UnitError::EmptyWindow { start: s, end: e }),
+        _ => Ok((start, end)),
+    }
 }
 
 /// A time in ns since the epoch: seconds (`1700000000.5`, kept to the nanosecond) or integer
@@ -54,17 +158,44 @@ pub fn parse_time(s: &str) -> Result<u64, UnitError> {
     Ok(whole * 1_000_000_000 + frac)
 }
 
-/// A duration in ns, as rosbag takes one: seconds (`30`, `2.5`) or with a unit (`250ms`, `5s`,
-/// `5m`, `1h`).
+/// A duration in ns, as rosbag takes one: seconds (`30`, `2.5`) or with units (`250ms`, `5s`,
+/// `5m`, `1h`, and sums of them: `1m30s`, `1h2m3.5s`).
 pub fn parse_duration(s: &str) -> Result<u64, UnitError> {
     let t = s.trim();
-    let (num, mult) = [("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9)]
-        .into_iter()
-        .find_map(|(unit, mult)| t.strip_suffix(unit).map(|n| (n, mult)))
-        .unwrap_or((t, 1e9));
-    let v: f64 = num.trim().parse().map_err(|_| UnitError::NotADuration { text: s.into() })?;
+    let bad = || UnitError::NotADuration { text: s.into() };
+    if let Ok(v) = t.parse::<f64>() {
+        return scaled(v, 1e9, s);
+    }
+    let mut rest = t;
+    let mut total = 0u64;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
+        let (num, after) = rest.split_at(digits);
+        let unit_len = after.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_len);
+        let mult = match unit {
+            "ns" => 1.0,
+            "us" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" | "min" => 60e9,
+            "h" => 3600e9,
+            _ => return Err(bad()),
+        };
+        let v: f64 = num.parse().map_err(|_| bad())?;
+        total = total.checked_add(scaled(v, mult, s)?).ok_or_else(|| UnitError::OutOfRange { text: s.into() })?;
+        rest = next;
+    }
+    if t.is_empty() {
+        return Err(bad());
+    }
+    Ok(total)
+}
+
+/// `v` units of `mult` ns, refused when negative or past `u64`.
+fn scaled(v: f64, mult: f64, text: &str) -> Result<u64, UnitError> {
     if !v.is_finite() || v < 0.0 || v * mult > u64::MAX as f64 {
-        return Err(UnitError::OutOfRange { text: s.into() });
+        return Err(UnitError::OutOfRange { text: text.into() });
     }
     Ok((v * mult).round() as u64)
 }
@@ -181,6 +312,38 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), 250_000_000);
         assert!(parse_duration("-1").is_err());
         assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_duration("1m30s").unwrap(), 90_000_000_000);
+        assert_eq!(parse_duration("1h2m3.5s").unwrap(), 3_723_500_000_000);
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn time_specs() {
+        use TimeSpec::*;
+        assert_eq!(parse_time_spec("1700000000.5").unwrap(), At(1_700_000_000_500_000_000));
+        assert_eq!(parse_time_spec("12ns").unwrap(), At(12));
+        assert_eq!(parse_time_spec("+1").unwrap(), FromStart(1_000_000_000));
+        assert_eq!(parse_time_spec("+1.5s").unwrap(), FromStart(1_500_000_000));
+        assert_eq!(parse_time_spec("+2m").unwrap(), FromStart(120_000_000_000));
+        assert_eq!(parse_time_spec("90s").unwrap(), FromStart(90_000_000_000));
+        assert_eq!(parse_time_spec("1m30s").unwrap(), FromStart(90_000_000_000));
+        assert_eq!(parse_time_spec("2023-11-14T22:13:22Z").unwrap(), At(1_700_000_002_000_000_000));
+        assert_eq!(parse_time_spec("2023-11-14 23:13:22.25+01:00").unwrap(), At(1_700_000_002_250_000_000));
+        assert!(matches!(parse_time_spec("2023-11-14T22:13:22").unwrap(), At(_)), "local time");
+        assert!(matches!(parse_time_spec("2023-13-14"), Err(UnitError::NotATime { .. })));
+        assert!(matches!(parse_time_spec("+soon"), Err(UnitError::NotATime { .. })));
+        assert_eq!(FromStart(5).resolve(10), 15);
+    }
+
+    #[test]
+    fn windows() {
+        let s = Some(TimeSpec::FromStart(1_000));
+        assert_eq!(resolve_window(s, None, Some(500), 10_000).unwrap(), (Some(11_000), Some(11_500)));
+        assert_eq!(resolve_window(None, None, Some(500), 10_000).unwrap(), (None, Some(10_500)));
+        let late = Some(TimeSpec::At(5));
+        assert!(matches!(resolve_window(s, late, None, 10_000), Err(UnitError::EmptyWindow { .. })));
+        assert_eq!(resolve_window(s, s, None, 0).unwrap(), (Some(1_000), Some(1_000)));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use rbag_bag::{
 use regex::Regex;
 
 use crate::{output, Outcome, UsageError};
-use rbag_bag::units::{parse_size, parse_time};
+use rbag_bag::units::parse_size;
 
 /// Convert bags between storages: merge several inputs in time order, select topics, cut by
 /// time, split, rechunk and recompress.
@@ -117,12 +117,8 @@ pub struct OutputArgs {
     /// Drop topics matching this regular expression.
     #[arg(short = 'x', long, value_name = "RE")]
     exclude_regex: Option<Regex>,
-    /// Keep messages at or after this time (seconds since the epoch, or integer ns with `ns`).
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    start: Option<u64>,
-    /// Keep messages before this time.
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    end: Option<u64>,
+    #[command(flatten)]
+    window: super::WindowArgs,
     /// With --start, write exactly the window: not the newest latched / transient-local
     /// messages from before it.
     #[arg(long)]
@@ -219,14 +215,16 @@ impl OutputArgs {
         if format == Some(Format::Ros1) && self.rosbag2.splits_or_compresses() {
             bail!("splitting and --compression-mode apply to rosbag2 output (-s sqlite3 or mcap)");
         }
+        self.check_topics(inputs)?;
+        let (start, end) = self.window.resolve(inputs)?;
         let options = ConvertOptions {
             filter: Filter {
                 topics: self.topics.clone(),
                 regex: self.regex.clone(),
                 exclude_topics: self.exclude_topics.clone(),
                 exclude_regex: self.exclude_regex.clone(),
-                start: self.start,
-                end: self.end,
+                start,
+                end,
             },
             topic_types: self.topic_types.clone(),
             exclude_topic_types: self.exclude_topic_types.clone(),
@@ -240,6 +238,19 @@ impl OutputArgs {
             ..self.common(inputs)?
         };
         Ok(Output { path: out.to_path_buf(), storage, options })
+    }
+
+    /// A `--topics` name no input has is a usage error naming the near matches: a typo must
+    /// not write an empty bag.
+    fn check_topics(&self, inputs: &[Bag]) -> Result<()> {
+        let has = |t: &str| inputs.iter().any(|b| b.connections().iter().any(|c| c.topic == t));
+        let Some(missing) = self.topics.iter().find(|t| !has(t)) else { return Ok(()) };
+        let near = Bag::near_topics(inputs, missing);
+        let hint = match near.as_slice() {
+            [] => String::new(),
+            n => format!("; did you mean {}?", n.join(", ")),
+        };
+        Err(anyhow::Error::new(UsageError(format!("--topics {missing}: no input has this topic{hint}"))))
     }
 
     /// An output of a rosbag2 output-options file: its own selection and settings, with the
@@ -311,9 +322,21 @@ pub fn write_outputs(verb: &str, inputs: &[Bag], outputs: &[Output], select: &mu
     })?;
     bar.finish_and_clear();
     let mut skipped = false;
-    for report in &reports {
+    for (report, out) in reports.iter().zip(outputs) {
         summary(report);
         skipped |= !report.skipped.is_empty();
+        let f = &out.options.filter;
+        if report.messages_written == 0 && (f.start.is_some() || f.end.is_some()) {
+            note!("{}", super::empty_window(inputs, (f.start, f.end)));
+            skipped = true;
+        }
+        if let Some(re) = &f.regex {
+            let matched = inputs.iter().any(|b| b.connections().iter().any(|c| re.is_match(&c.topic)));
+            if !matched && !re.as_str().is_empty() {
+                note!("warning: --regex {} matches no topic of the input", re.as_str());
+                skipped = true;
+            }
+        }
     }
     let mut lost = false;
     for bag in inputs {

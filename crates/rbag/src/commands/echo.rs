@@ -50,13 +50,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     let bag = super::open_with(&args.path, &args.read)?;
     let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
-    let spec = ReadSpec {
-        topics: args.topics.clone(),
-        start: args.window.start,
-        end: args.window.end,
-        types,
-        settle: args.csv,
-    };
+    let (start, end) = args.window.resolve(std::slice::from_ref(&bag))?;
+    let spec = ReadSpec { topics: args.topics.clone(), start, end, types, settle: args.csv };
     let mut reader = DecodedReader::new(&bag, spec)
         .map_err(super::with_hint)
         .with_context(|| format!("cannot decode {}", args.path.display()))?;
@@ -86,5 +81,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     out.finish()?;
     // Data the bag holds but cannot give (a torn tail), unless -n stopped before the end.
     let lost = if args.count.is_some_and(|n| printed >= n) { false } else { super::done_reading(&bag) };
-    Ok(if reader.skipped().is_empty() && !lost { Outcome::Ok } else { Outcome::Dropped })
+    let empty = printed == 0 && args.window.given();
+    if empty {
+        note!("{}", super::empty_window(std::slice::from_ref(&bag), (start, end)));
+    }
+    Ok(if reader.skipped().is_empty() && !lost && !empty { Outcome::Ok } else { Outcome::Dropped })
 }

@@ -54,13 +54,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let format = ExportFormat::from_name(&args.format).context("--format")?;
     let bag = super::open_with(&args.path, &args.read)?;
     let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
-    let options = ExportOptions {
-        format,
-        topics: args.topics.clone(),
-        start: args.window.start,
-        end: args.window.end,
-        replace: args.force,
-    };
+    let (start, end) = args.window.resolve(std::slice::from_ref(&bag))?;
+    let options = ExportOptions { format, topics: args.topics.clone(), start, end, replace: args.force };
     let total = bag.info().map(|i| i.message_count).unwrap_or(0);
     let bar = output::progress_bar(total, "exporting");
     let report = export(&bag, &types, &args.output, &options, &mut |rows| bar.inc(rows)).map_err(|e| {

@@ -2,8 +2,8 @@
 
 pub mod attachment;
 pub mod catalog;
-pub mod compress;
 pub mod completions;
+pub mod compress;
 pub mod convert;
 pub mod doctor;
 pub mod du;
@@ -30,6 +30,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use rbag_bag::decode::{DecodeError, TypeSources};
+use rbag_bag::units::TimeSpec;
 use rbag_bag::{Bag, OpenOptions};
 
 /// Opens a bag for reading and prints what the storage warned about (a scanned file, a
@@ -151,12 +152,60 @@ pub mod undeclared {
 /// A window of log time, for verbs that read messages.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
 pub struct WindowArgs {
-    /// Only messages at or after this time (seconds since the epoch, or integer ns with `ns`).
-    #[arg(long, value_name = "TIME", value_parser = rbag_bag::units::parse_time)]
-    pub start: Option<u64>,
-    /// Only messages before this time.
-    #[arg(long, value_name = "TIME", value_parser = rbag_bag::units::parse_time)]
-    pub end: Option<u64>,
+    /// Only messages at or after this time: seconds since the epoch (1700000000.5), integer ns
+    /// (1700000000500000000ns), a date (2023-11-14T22:13:22Z; local time when no zone is
+    /// given), or an offset from the bag's start (+1.5, +2m, 90s, 1m30s).
+    #[arg(long, value_name = "TIME", value_parser = rbag_bag::units::parse_time_spec)]
+    pub start: Option<TimeSpec>,
+    /// Only messages before this time (the same forms as --start).
+    #[arg(long, value_name = "TIME", value_parser = rbag_bag::units::parse_time_spec, conflicts_with = "duration")]
+    pub end: Option<TimeSpec>,
+    /// Only messages before --start (or the bag's start) plus this long (30, 2.5, 90s, 1m30s).
+    #[arg(long, value_name = "DURATION", value_parser = rbag_bag::units::parse_duration)]
+    pub duration: Option<u64>,
+}
+
+impl WindowArgs {
+    /// Whether any bound was given.
+    pub fn given(&self) -> bool {
+        self.start.is_some() || self.end.is_some() || self.duration.is_some()
+    }
+
+    /// The window in ns since the epoch, offsets resolved against the first message of
+    /// `bags`; a window that ends before it starts is a usage error.
+    pub fn resolve(&self, bags: &[Bag]) -> Result<(Option<u64>, Option<u64>)> {
+        if !self.given() {
+            return Ok((None, None));
+        }
+        let start = span(bags).map_or(0, |(s, _)| s);
+        rbag_bag::units::resolve_window(self.start, self.end, self.duration, start)
+            .map_err(|e| anyhow::Error::new(crate::UsageError(e.to_string())))
+    }
+}
+
+/// The first and last log time over `bags`, from their indexes.
+pub fn span(bags: &[Bag]) -> Option<(u64, u64)> {
+    let infos: Vec<_> = bags.iter().filter_map(|b| b.info().ok()).collect();
+    let start = infos.iter().filter_map(|i| i.start_ns).min()?;
+    let end = infos.iter().filter_map(|i| i.end_ns).max()?;
+    Some((start, end))
+}
+
+/// The warning for a window that selected nothing: it states the bags' span, so a window
+/// given in the wrong clock or units is seen at once.
+pub fn empty_window(bags: &[Bag], window: (Option<u64>, Option<u64>)) -> String {
+    let show = |t: Option<u64>| t.map_or("open".to_string(), rbag_bag::units::format_time);
+    let spans = match span(bags) {
+        Some((s, e)) => format!(
+            "the bag{} span{} {} to {}",
+            if bags.len() > 1 { "s" } else { "" },
+            if bags.len() > 1 { "" } else { "s" },
+            rbag_bag::units::format_time(s),
+            rbag_bag::units::format_time(e)
+        ),
+        None => "the bag holds no message".to_string(),
+    };
+    format!("warning: the window from {} to {} selects no message: {spans}", show(window.0), show(window.1))
 }
 
 /// Where message types come from, for verbs that decode.
