@@ -242,14 +242,8 @@ mod tests {
     fn bag(dir: &Path, md5: &str, payload: &[u8]) -> std::path::PathBuf {
         let path = dir.join("t.bag");
         let mut w = rbag_storage::create(&path, rbag_storage::Format::Ros1, &Default::default()).unwrap();
-        let mut c = Connection {
-            topic: "/chatter".into(),
-            message_type: "std_msgs/String".into(),
-            encoding: "ros1".into(),
-            definition: "string data\n".into(),
-            definition_encoding: "ros1msg".into(),
-            ..Default::default()
-        };
+        // rbag-testkit's /chatter (std_msgs/String), with the MD5 sum given.
+        let mut c = rbag_testkit::sample::connection(&rbag_testkit::sample::TOPICS[0]);
         c.metadata.insert(keys::MD5SUM.into(), md5.into());
         let id = w.add_connection(&c).unwrap();
         w.write(id, 1_000, 1_000, payload).unwrap();
