@@ -32,20 +32,7 @@ SCRATCH_PARENT=${SCRATCH_PARENT:-$TARGET}
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 
-if [[ ${SKIP_BUILD:-0} != 1 ]]; then
-    say "== building (release)"
-    (cd "$ROOT" && cargo build --release -q -p rbag-storage --example bench_gen && cargo build --release -q -p rbag) >&2
-fi
-for b in "$EX/bench_gen" "$RBAG"; do
-    [[ -x $b ]] || die "missing $b (cargo build --release -p rbag-storage --example bench_gen; cargo build --release -p rbag)"
-done
-
-mkdir -p "$SCRATCH_PARENT"
-scratch_dir
-BAG=$TMP/mixed.bag
-say "== generating $BAG ($BAG_SECONDS s)"
-"$EX/bench_gen" "$BAG" --seconds "$BAG_SECONDS" >&2
-cat "$BAG" >/dev/null
+mixed_bag
 SIZE=$(stat -c %s "$BAG")
 
 # timed NAME CMD...: runs CMD, appends its wall time in seconds to $S/NAME.

@@ -37,20 +37,7 @@ source "$ROOT/bench/lib.sh"
 
 [[ -x $ROSBAG ]] && "$PY" -c 'import rosbag' 2>/dev/null || die "Debian's rosbag is missing: run 'bash $ROOT/scripts/setup-peers.sh' first"
 
-if [[ ${SKIP_BUILD:-0} != 1 ]]; then
-    say "== building (release)"
-    (cd "$ROOT" && cargo build --release -q -p rbag-storage --example bench_gen && cargo build --release -q -p rbag) >&2
-fi
-for b in "$EX/bench_gen" "$RBAG"; do
-    [[ -x $b ]] || die "missing $b (cargo build --release -p rbag-storage --example bench_gen; cargo build --release -p rbag)"
-done
-
-mkdir -p "$SCRATCH_PARENT"
-scratch_dir
-BAG=$TMP/mixed.bag
-say "== generating $BAG ($BAG_SECONDS s)"
-"$EX/bench_gen" "$BAG" --seconds "$BAG_SECONDS" >&2
-cat "$BAG" >/dev/null
+mixed_bag
 export ROS_HOME=$TMP/ros ROS_LOG_DIR=$TMP/ros ROS_MASTER_URI=http://127.0.0.1:1
 
 # timed NAME CMD...: runs CMD, appends its wall time in seconds to $S/NAME. Dirty pages are

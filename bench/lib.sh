@@ -25,3 +25,24 @@ fmt() { awk -v v="$1" 'BEGIN { if (v < 0.1) printf "%.1fms", v * 1000; else prin
 mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.0f", b / t / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { r = a / b; if (r >= 100) printf "%.0f", r; else if (r >= 10) printf "%.1f", r; else printf "%.2f", r }'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r >= t ? "met" : "MISSED") }'; }
+
+# mixed_bag: builds bench_gen and rbag in release (unless SKIP_BUILD=1), makes the scratch
+# directory (scratch_dir) and generates $BAG in it: BAG_SECONDS s of bench_gen's mixed ROS 1 bag,
+# read once so that the page cache holds it. Set ROOT, EX (the examples' directory), RBAG and
+# BAG_SECONDS first.
+mixed_bag() {
+    if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+        say "== building (release)"
+        (cd "$ROOT" && cargo build --release -q -p rbag-storage --example bench_gen && cargo build --release -q -p rbag) >&2
+    fi
+    local b
+    for b in "$EX/bench_gen" "$RBAG"; do
+        [[ -x $b ]] || die "missing $b (cargo build --release -p rbag-storage --example bench_gen; cargo build --release -p rbag)"
+    done
+    mkdir -p "$SCRATCH_PARENT"
+    scratch_dir
+    BAG=$TMP/mixed.bag
+    say "== generating $BAG ($BAG_SECONDS s)"
+    "$EX/bench_gen" "$BAG" --seconds "$BAG_SECONDS" >&2
+    cat "$BAG" >/dev/null
+}
