@@ -67,9 +67,14 @@ pub mod units;
 mod writer;
 
 pub use bag::{merged, Bag, OpenOptions};
-pub use convert::{convert, convert_many, convert_selecting, BeforeStart, ConvertOptions, Output, Select, SelectAll, ConvertReport, Progress, Skipped};
+pub use convert::{
+    convert, convert_many, convert_selecting, BeforeStart, ConvertOptions, ConvertReport, Output, Progress, Select,
+    SelectAll, Skipped,
+};
 pub use error::{Error, Result};
-pub use info::{BagInfo, CompressionInfo, TopicInfo, TypeInfo, UndeclaredInfo};
+pub use info::{
+    BagInfo, CompressionInfo, DefinitionInfo, InfoOptions, QosInfo, TopicInfo, TopicSort, TypeInfo, UndeclaredInfo,
+};
 pub use writer::Writer;
 
 // What programs need from the storage layer, named here so the front door is one crate.
@@ -91,9 +96,9 @@ pub use rbag_storage::{
     StorageOptions,
 };
 pub use rbag_storage::{
-    budget, Attachment, ChunkInfo, IndexedSizes, MetadataRecord, SchemaInfo, StorageWriter, Compression, CompressionMode, Connection, Filter, Format, McapPreset, Message, MessageIter, OutputPolicy,
-    ReadStats, ReindexReport, Rosbag2Options, SqlitePreset, StorageInfo, TimeMerge, WriteOptions,
-    UNDECLARED_TOPIC_PREFIX,
+    budget, Attachment, ChunkInfo, Compression, CompressionMode, Connection, Filter, Format, IndexedSizes, McapPreset,
+    Message, MessageIter, MetadataRecord, OutputPolicy, ReadStats, ReindexReport, Rosbag2Options, SchemaInfo,
+    SqlitePreset, StorageInfo, StorageWriter, TimeMerge, WriteOptions, UNDECLARED_TOPIC_PREFIX,
 };
 
 /// Repairs a bag whose index was never written (a recorder that was killed), or rebuilds a
@@ -107,6 +112,12 @@ pub fn reindex(
     replace: bool,
 ) -> Result<ReindexReport> {
     Ok(rbag_storage::reindex(input, output, backup, replace)?)
+}
+
+/// Rebuilds a rosbag2 directory's metadata.yaml from its storage files, written as `distro`'s
+/// rosbag2 reads it (`None`: the old file's version, or the latest).
+pub fn reindex_rosbag2(dir: &std::path::Path, distro: Option<&str>) -> Result<ReindexReport> {
+    Ok(rbag_storage::rosbag2::reindex_as(dir, distro)?)
 }
 
 /// Where [`reindex`] puts a repaired ROS 1 file by default, and the backup of the original:

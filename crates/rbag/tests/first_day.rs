@@ -104,3 +104,60 @@ fn a_regex_that_matches_nothing_is_a_warning() {
     assert_eq!(code(&o), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("--regex ^/camera matches no topic"), "{}", stderr(&o));
 }
+
+#[test]
+fn ros_distro_humble_writes_metadata_humble_reads() {
+    let Some(python) = rbag_testkit::oracle_python("ros_distro_humble_writes_metadata_humble_reads") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample_bag(dir.path(), "in.bag", 1);
+    let out = dir.path().join("humble");
+    let o = rbag()
+        .args(["convert"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .args(["-s", "sqlite3"])
+        .env("ROS_DISTRO", "humble")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("rosbag2 metadata for humble (version 5), from ROS_DISTRO"), "{}", stderr(&o));
+    let check = r#"
+import sys, yaml
+from rosbags.rosbag2 import Reader
+meta = yaml.safe_load(open(sys.argv[1] + '/metadata.yaml'))['rosbag2_bagfile_information']
+with Reader(sys.argv[1]) as r:
+    print(meta['version'], r.message_count, sum(1 for _ in r.messages()))
+"#;
+    let p = std::process::Command::new(&python).args(["-c", check]).arg(&out).output().unwrap();
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    // rosbags counts and reads every message rbag wrote.
+    let got = String::from_utf8_lossy(&p.stdout).trim().to_string();
+    let n = read_all(&out).len();
+    assert_eq!(got, format!("5 {n} {n}"));
+
+    // A ROS 1 distro is ignored with a note; reindex keeps version 5, or takes --ros-distro.
+    let other = dir.path().join("noetic");
+    let o = rbag()
+        .args(["convert"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&other)
+        .args(["-s", "mcap"])
+        .env("ROS_DISTRO", "noetic")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ROS_DISTRO=noetic is not a ROS 2 distro"), "{}", stderr(&o));
+    let version = |d: &Path| {
+        let text = std::fs::read_to_string(d.join("metadata.yaml")).unwrap();
+        text.lines().find_map(|l| l.trim().strip_prefix("version: ").map(str::to_string)).unwrap()
+    };
+    assert_eq!(version(&other), "9");
+    let o = rbag().arg("reindex").arg(&out).env_remove("ROS_DISTRO").output().unwrap();
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(version(&out), "5", "reindex keeps the version");
+    let o = rbag().arg("reindex").arg(&out).args(["--ros-distro", "jazzy"]).output().unwrap();
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(version(&out), "9");
+}

@@ -10,7 +10,7 @@ mod writer;
 
 pub(crate) use bag::storage_files;
 pub use bag::Rosbag2Reader;
-pub use reindex::reindex;
+pub use reindex::{reindex, reindex_as};
 pub(crate) use sqlite::immutable_uri;
 pub use sqlite::{SqliteReader, SqliteWriter};
 pub use writer::Rosbag2Writer;

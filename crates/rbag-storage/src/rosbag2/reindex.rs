@@ -59,6 +59,23 @@ fn repair_file(path: &Path) -> Result<Option<String>> {
 /// killed recorder left without their index (an MCAP file without its summary is rewritten,
 /// an SQLite file's write-ahead log folded in).
 pub fn reindex(dir: &Path) -> Result<ReindexReport> {
+    reindex_as(dir, None)
+}
+
+/// [`reindex`], writing metadata.yaml as `distro`'s rosbag2 reads it (its version and name)
+/// instead of keeping the old file's version.
+pub fn reindex_as(dir: &Path, distro: Option<&str>) -> Result<ReindexReport> {
+    let target = match distro {
+        Some(d) => Some((
+            super::metadata::version_for_distro(d).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "unknown ROS 2 distro {d:?} (foxy, galactic, humble, iron, jazzy, kilted, rolling)"
+                ))
+            })?,
+            d.to_string(),
+        )),
+        None => None,
+    };
     let names = storage_files(dir)?;
     if names.iter().any(|n| n.ends_with(".zstd")) {
         return Err(Error::Invalid(format!(
@@ -78,6 +95,10 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
         ros_distro: old.as_ref().map(|m| m.ros_distro.clone()).unwrap_or_default(),
         ..BagMetadata::default()
     };
+    if let Some((version, name)) = target {
+        meta.version = version;
+        meta.ros_distro = name;
+    }
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut start = None::<u64>;
     let mut end = None::<u64>;

@@ -23,6 +23,11 @@ pub struct Args {
     /// Replace an existing output (only a bag, and only once the repaired one is complete).
     #[arg(long)]
     force: bool,
+    /// Write a rosbag2 directory's metadata.yaml as this distro's rosbag2 reads it (humble,
+    /// iron, jazzy...); default: ROS_DISTRO when it names a ROS 2 distro, else the old file's
+    /// version.
+    #[arg(long, value_name = "DISTRO")]
+    ros_distro: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -35,7 +40,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             if args.output.is_some() {
                 bail!("a rosbag2 directory is reindexed in place (its metadata.yaml is rewritten); drop -o");
             }
-            let report = rbag_bag::reindex(input, input, None, false)
+            let distro = args.ros_distro.clone().or_else(super::rosbag2_args::env_distro);
+            let report = rbag_bag::reindex_rosbag2(input, distro.as_deref())
                 .with_context(|| format!("cannot reindex {}", input.display()))?;
             for r in &report.repairs {
                 note!("repaired {r}");

@@ -39,6 +39,32 @@ pub struct Rosbag2Args {
     pub repeat_all_transient_local: bool,
 }
 
+/// `ROS_DISTRO`, when it names a ROS 2 distro whose rosbag2 rbag writes for (as a sourced
+/// `setup.bash` sets it): rosbag2 output without `--ros-distro` is then written for it, and
+/// said once. A ROS 1 or unknown value is ignored, with a note.
+pub fn env_distro() -> Option<String> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SAID: AtomicBool = AtomicBool::new(false);
+    let value = std::env::var("ROS_DISTRO").ok().map(|v| v.trim().to_lowercase()).filter(|v| !v.is_empty())?;
+    let first = !SAID.swap(true, Ordering::Relaxed);
+    match rbag_bag::rosbag2::version_for_distro(&value) {
+        Some(version) => {
+            if first {
+                note!("note: writing rosbag2 metadata for {value} (version {version}), from ROS_DISTRO; --ros-distro overrides it");
+            }
+            Some(value)
+        }
+        None => {
+            if first {
+                note!(
+                    "note: ROS_DISTRO={value} is not a ROS 2 distro rbag writes for; ignored (--ros-distro sets one)"
+                );
+            }
+            None
+        }
+    }
+}
+
 fn parse_mode(s: &str) -> std::result::Result<CompressionMode, String> {
     match s.to_ascii_lowercase().as_str() {
         "none" | "" => Ok(CompressionMode::None),
@@ -91,6 +117,8 @@ impl Rosbag2Args {
         }
         if let Some(distro) = &self.ros_distro {
             o.set_distro(distro).context("--ros-distro")?;
+        } else if let Some(distro) = env_distro().filter(|_| format != Format::Ros1) {
+            o.set_distro(&distro).context("ROS_DISTRO")?;
         }
         if let Some(v) = self.metadata_version {
             o.set_metadata_version(v).context("--metadata-version")?;
