@@ -5,8 +5,8 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Output;
-use std::time::Instant;
+use std::process::{ExitStatus, Output};
+use std::time::{Duration, Instant};
 
 use rbag_storage::{Connection, Format};
 use rbag_testkit::{corpus, rosbag_cli, rosbag_python};
@@ -23,16 +23,19 @@ fn ok(o: &Output) -> String {
     err
 }
 
-fn compress(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"compress"];
+/// `rbag <job> <args>`.
+fn job(job: &str, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&job];
     all.extend_from_slice(args);
     run(&all)
 }
 
+fn compress(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    job("compress", args)
+}
+
 fn decompress(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"decompress"];
-    all.extend_from_slice(args);
-    run(&all)
+    job("decompress", args)
 }
 
 /// Chunk compressions (name → chunks) and the rosbag2 mode (`zstd file`, …; empty for none).
@@ -70,6 +73,29 @@ fn assert_no_leftovers(dir: &Path) {
 
 fn convert_to(src: &Path, out: &Path, storage: &str) {
     ok(&run(&[&"convert", &src, &"-o", &out, &"-s", &storage]));
+}
+
+/// A sample bag of `n` messages converted to `storage` at `dir/name`, and its messages.
+fn converted(dir: &Path, n: u64, name: &str, storage: &str) -> (PathBuf, Messages) {
+    let src = sample_bag(dir, "src.bag", n);
+    let bag = dir.join(name);
+    convert_to(&src, &bag, storage);
+    let original = read_all(&bag);
+    (bag, original)
+}
+
+/// The rosbag2 compression mode of `path` is `mode` (`""`: none) and it holds `original`.
+fn assert_mode(path: &Path, mode: &str, original: &Messages) {
+    assert_eq!(compression_of(path).1, mode, "{}", path.display());
+    assert_same(path, original);
+}
+
+/// The next number of a xorshift sequence.
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
 }
 
 #[test]
@@ -121,10 +147,7 @@ fn ros1_bz2_and_lz4_round_trips() {
 #[test]
 fn mcap_zstd_and_lz4_round_trips() {
     let dir = tempfile::tempdir().unwrap();
-    let src = sample_bag(dir.path(), "src.bag", 20);
-    let bag = dir.path().join("run.mcap");
-    convert_to(&src, &bag, "mcap");
-    let original = read_all(&bag);
+    let (bag, original) = converted(dir.path(), 20, "run.mcap", "mcap");
     assert_chunks(&bag, "none");
 
     ok(&compress(&[&bag]));
@@ -153,54 +176,40 @@ fn mcap_zstd_and_lz4_round_trips() {
 #[test]
 fn rosbag2_sqlite3_file_and_message_round_trips() {
     let dir = tempfile::tempdir().unwrap();
-    let src = sample_bag(dir.path(), "src.bag", 20);
-    let bag = dir.path().join("run");
-    convert_to(&src, &bag, "sqlite3");
-    let original = read_all(&bag);
+    let (bag, original) = converted(dir.path(), 20, "run", "sqlite3");
 
     ok(&compress(&[&bag]));
-    assert_eq!(compression_of(&bag).1, "zstd file");
     assert!(std::fs::read_dir(&bag).unwrap().flatten().any(|e| e.file_name().to_string_lossy().ends_with(".db3.zstd")));
-    assert_same(&bag, &original);
+    assert_mode(&bag, "zstd file", &original);
     let backup = dir.path().join("run.orig");
-    assert_same(&backup, &original);
-    assert_eq!(compression_of(&backup).1, "");
+    assert_mode(&backup, "", &original);
     let err = ok(&compress(&[&bag]));
     assert!(err.contains("already zstd file"), "{err}");
 
     ok(&decompress(&[&"--no-backup", &bag]));
-    assert_eq!(compression_of(&bag).1, "");
-    assert_same(&bag, &original);
+    assert_mode(&bag, "", &original);
 
     ok(&compress(&[&"--compression-mode", &"message", &"--no-backup", &bag]));
-    assert_eq!(compression_of(&bag).1, "zstd message");
-    assert_same(&bag, &original);
+    assert_mode(&bag, "zstd message", &original);
     // From message mode to file mode directly, then back to none, replacing the backup.
     ok(&compress(&[&"--compression-mode", &"file", &"-f", &bag]));
     assert_eq!(compression_of(&bag).1, "zstd file");
-    assert_eq!(compression_of(&backup).1, "zstd message");
-    assert_same(&backup, &original);
+    assert_mode(&backup, "zstd message", &original);
     ok(&decompress(&[&"-f", &bag]));
-    assert_eq!(compression_of(&bag).1, "");
-    assert_same(&bag, &original);
+    assert_mode(&bag, "", &original);
     assert_no_leftovers(dir.path());
 }
 
 #[test]
 fn rosbag2_mcap_file_round_trip() {
     let dir = tempfile::tempdir().unwrap();
-    let src = sample_bag(dir.path(), "src.bag", 20);
-    let bag = dir.path().join("run");
-    convert_to(&src, &bag, "mcap");
-    let original = read_all(&bag);
+    let (bag, original) = converted(dir.path(), 20, "run", "mcap");
 
     ok(&compress(&[&bag]));
-    assert_eq!(compression_of(&bag).1, "zstd file");
-    assert_same(&bag, &original);
+    assert_mode(&bag, "zstd file", &original);
     assert_same(&dir.path().join("run.orig"), &original);
     ok(&decompress(&[&"--no-backup", &bag]));
-    assert_eq!(compression_of(&bag).1, "");
-    assert_same(&bag, &original);
+    assert_mode(&bag, "", &original);
 
     // Message mode is SQLite3's only, as in rosbag2: refused, untouched.
     let o = compress(&[&"--compression-mode", &"message", &bag]);
@@ -246,11 +255,9 @@ fn corpus_bags_round_trip() {
             copy_dir(&from, &bag);
             let original = read_all(&bag);
             ok(&compress(&[&"--no-backup", &bag]));
-            assert_eq!(compression_of(&bag).1, "zstd file", "{storage}/{name}");
-            assert_same(&bag, &original);
+            assert_mode(&bag, "zstd file", &original);
             ok(&decompress(&[&"--no-backup", &bag]));
-            assert_eq!(compression_of(&bag).1, "");
-            assert_same(&bag, &original);
+            assert_mode(&bag, "", &original);
         }
     }
     assert_no_leftovers(dir.path());
@@ -283,12 +290,15 @@ fn rosbag_reads_what_rbag_compressed() {
     let original = rbag_testkit::ros1_dump(&python, "rosbag", &bag);
     let home = dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
+    let rosbag_run = |args: &[&std::ffi::OsStr]| {
+        let mut cmd = std::process::Command::new(&rosbag);
+        cmd.args(args);
+        rbag_testkit::ros_env(&mut cmd, &home);
+        cmd.output().unwrap()
+    };
     for (flag, name) in [("--bz2", "bz2"), ("--lz4", "lz4")] {
         ok(&compress(&[&flag, &"--no-backup", &bag]));
-        let mut cmd = std::process::Command::new(&rosbag);
-        cmd.arg("info").arg(&bag);
-        rbag_testkit::ros_env(&mut cmd, &home);
-        let o = cmd.output().unwrap();
+        let o = rosbag_run(&["info".as_ref(), bag.as_os_str()]);
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(o.status.success(), "rosbag info: {}{}", out, String::from_utf8_lossy(&o.stderr));
         let line = out.lines().find(|l| l.starts_with("compression:")).unwrap_or_default();
@@ -299,10 +309,7 @@ fn rosbag_reads_what_rbag_compressed() {
         assert_eq!(now["topics"], original["topics"]);
     }
     // And its own compress of rbag's output, decompressed by rbag.
-    let mut cmd = std::process::Command::new(&rosbag);
-    cmd.arg("compress").arg("--lz4").arg(&bag);
-    rbag_testkit::ros_env(&mut cmd, &home);
-    let _ = cmd.output().unwrap();
+    let _ = rosbag_run(&["compress".as_ref(), "--lz4".as_ref(), bag.as_os_str()]);
     ok(&decompress(&[&"-f", &bag]));
     assert_chunks(&bag, "none");
     assert_eq!(rbag_testkit::ros1_dump(&python, "rosbag", &bag)["messages"], original["messages"]);
@@ -380,9 +387,7 @@ fn big_bag(dir: &Path, name: &str, n: u64) -> PathBuf {
     for i in 0..n {
         let mut text = String::with_capacity(2048);
         while text.len() < 2040 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xorshift(&mut x);
             text.push_str(["alpha ", "beta ", "gamma ", "delta ", "42 ", "pose ", "x=", "1.5 "][(x % 8) as usize]);
             if x.is_multiple_of(97) {
                 text.push_str(&format!("{x:x} "));
@@ -411,6 +416,44 @@ fn complete(path: &Path, original: &Messages) -> bool {
         n += 1;
     }
     n == original.len() && bag.lost().is_empty()
+}
+
+/// A temporary directory with `src` and `work` in it.
+fn src_and_work() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, work) = (dir.path().join("src"), dir.path().join("work"));
+    std::fs::create_dir(&src).unwrap();
+    std::fs::create_dir(&work).unwrap();
+    (dir, src, work)
+}
+
+/// `rbag compress -q [--no-backup] <bag>`.
+fn compress_cmd(bag: &Path, backup: bool) -> std::process::Command {
+    let mut cmd = rbag();
+    cmd.arg("compress").arg("-q");
+    if !backup {
+        cmd.arg("--no-backup");
+    }
+    cmd.arg(bag);
+    cmd
+}
+
+/// How long a whole compress of a fresh copy of `source` at `bag` takes here.
+fn whole_run(source: &Path, bag: &Path) -> Duration {
+    reset(source, bag);
+    let t = Instant::now();
+    ok(&compress(&[&"-q", &bag]));
+    t.elapsed()
+}
+
+/// A compress of a fresh copy of `source` at `bag`, killed (SIGKILL) after `delay` unless it
+/// finished first: how it ended.
+fn killed_after(source: &Path, bag: &Path, backup: bool, delay: Duration) -> ExitStatus {
+    reset(source, bag);
+    let mut child = compress_cmd(bag, backup).spawn().unwrap();
+    std::thread::sleep(delay);
+    let _ = child.kill();
+    child.wait().unwrap()
 }
 
 fn reset(from: &Path, to: &Path) {
@@ -465,40 +508,20 @@ fn check_after_interruption(bag: &Path, backup: bool, original: &Messages, what:
 /// Killed with SIGKILL after random delays over the whole run: never without a complete copy.
 #[test]
 fn sigkill_at_random_points_never_loses_the_bag() {
-    let dir = tempfile::tempdir().unwrap();
-    let src_dir = dir.path().join("src");
-    std::fs::create_dir(&src_dir).unwrap();
+    let (_dir, src_dir, work) = src_and_work();
     let source = big_bag(&src_dir, "big.bag", 4_000);
     let original = read_all(&source);
-    let work = dir.path().join("work");
-    std::fs::create_dir(&work).unwrap();
     let bag = work.join("big.bag");
 
-    // How long a whole run takes here.
-    reset(&source, &bag);
-    let t = Instant::now();
-    ok(&compress(&[&"-q", &bag]));
-    let full = t.elapsed();
+    let full = whole_run(&source, &bag);
     eprintln!("a whole compress takes {full:?}");
 
     let mut seed: u64 = std::process::id() as u64 ^ 0x2545f4914f6cdd1d;
     let mut killed = 0;
     for round in 0..12 {
         let backup = round % 2 == 0;
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let delay = full.mul_f64((seed % 1000) as f64 / 1000.0 * 1.1);
-        reset(&source, &bag);
-        let mut cmd = rbag();
-        cmd.arg("compress").arg("-q");
-        if !backup {
-            cmd.arg("--no-backup");
-        }
-        let mut child = cmd.arg(&bag).spawn().unwrap();
-        std::thread::sleep(delay);
-        let _ = child.kill();
-        let status = child.wait().unwrap();
+        let delay = full.mul_f64((xorshift(&mut seed) % 1000) as f64 / 1000.0 * 1.1);
+        let status = killed_after(&source, &bag, backup, delay);
         if status.signal() == Some(9) {
             killed += 1;
         }
@@ -520,40 +543,21 @@ fn sigkill_at_random_points_never_loses_the_bag() {
 /// The same for a rosbag2 directory (whose replacement is two renames, never one).
 #[test]
 fn sigkill_during_a_directory_compress_never_loses_the_bag() {
-    let dir = tempfile::tempdir().unwrap();
-    let src_dir = dir.path().join("src");
-    std::fs::create_dir(&src_dir).unwrap();
+    let (_dir, src_dir, work) = src_and_work();
     let ros1 = big_bag(&src_dir, "big.bag", 5_000);
     let source = src_dir.join("big");
     convert_to(&ros1, &source, "sqlite3");
     let original = read_all(&source);
-    let work = dir.path().join("work");
-    std::fs::create_dir(&work).unwrap();
     let bag = work.join("big");
 
-    reset(&source, &bag);
-    let t = Instant::now();
-    ok(&compress(&[&"-q", &bag]));
-    let full = t.elapsed();
+    let full = whole_run(&source, &bag);
     eprintln!("a whole directory compress takes {full:?}");
 
     let mut seed: u64 = std::process::id() as u64 ^ 0x94d049bb133111eb;
     for round in 0..10 {
         let backup = round % 2 == 1;
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let delay = full.mul_f64((seed % 1000) as f64 / 1000.0 * 1.1);
-        reset(&source, &bag);
-        let mut cmd = rbag();
-        cmd.arg("compress").arg("-q");
-        if !backup {
-            cmd.arg("--no-backup");
-        }
-        let mut child = cmd.arg(&bag).spawn().unwrap();
-        std::thread::sleep(delay);
-        let _ = child.kill();
-        child.wait().unwrap();
+        let delay = full.mul_f64((xorshift(&mut seed) % 1000) as f64 / 1000.0 * 1.1);
+        killed_after(&source, &bag, backup, delay);
         check_after_interruption(&bag, backup, &original, &format!("round {round} after {delay:?}"), Some("zstd file"));
     }
 }
@@ -563,14 +567,10 @@ fn sigkill_during_a_directory_compress_never_loses_the_bag() {
 /// and without a backup.
 #[test]
 fn dying_between_the_renames_is_recovered() {
-    let dir = tempfile::tempdir().unwrap();
-    let src_dir = dir.path().join("src");
-    std::fs::create_dir(&src_dir).unwrap();
+    let (_dir, src_dir, work) = src_and_work();
     let file_src = sample_bag(&src_dir, "run.bag", 10);
     let dir_src = src_dir.join("run");
     convert_to(&file_src, &dir_src, "sqlite3");
-    let work = dir.path().join("work");
-    std::fs::create_dir(&work).unwrap();
     let mut seen = Vec::new();
     for (source, mode) in [(&file_src, None), (&dir_src, Some("zstd file"))] {
         let original = read_all(source);
@@ -578,12 +578,7 @@ fn dying_between_the_renames_is_recovered() {
         for backup in [true, false] {
             for point in ["written", "backup", "aside", "renamed"] {
                 reset(source, &bag);
-                let mut cmd = rbag();
-                cmd.env("RBAG_TEST_COMPRESS_ABORT", point).arg("compress").arg("-q");
-                if !backup {
-                    cmd.arg("--no-backup");
-                }
-                let o = cmd.arg(&bag).output().unwrap();
+                let o = compress_cmd(&bag, backup).env("RBAG_TEST_COMPRESS_ABORT", point).output().unwrap();
                 let what = format!("{} backup={backup} died at {point}", bag.display());
                 let died = o.status.signal() == Some(6);
                 if !died {
@@ -610,10 +605,7 @@ fn dying_between_the_renames_is_recovered() {
 #[test]
 fn a_missing_directory_is_put_back_and_said() {
     let dir = tempfile::tempdir().unwrap();
-    let src = sample_bag(dir.path(), "src.bag", 5);
-    let bag = dir.path().join("run");
-    convert_to(&src, &bag, "mcap");
-    let original = read_all(&bag);
+    let (bag, original) = converted(dir.path(), 5, "run", "mcap");
     let o = rbag().env("RBAG_TEST_COMPRESS_ABORT", "backup").arg("compress").arg(&bag).output().unwrap();
     assert_eq!(o.status.signal(), Some(6), "{}", stderr(&o));
     assert!(!bag.exists());
@@ -628,9 +620,7 @@ fn a_missing_directory_is_put_back_and_said() {
 #[test]
 fn mcap_attachments_and_metadata_are_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let src = sample_bag(dir.path(), "src.bag", 5);
-    let bag = dir.path().join("run.mcap");
-    convert_to(&src, &bag, "mcap");
+    let (bag, _) = converted(dir.path(), 5, "run.mcap", "mcap");
     let calib = dir.path().join("calib.yaml");
     std::fs::write(&calib, "fx: 500\n").unwrap();
     ok(&run(&[&"attachment", &"add", &"-f", &calib, &"-n", &"calib.yaml", &bag]));
