@@ -100,11 +100,29 @@ fn run_ros2(verb: &str, _args: Vec<std::ffi::OsString>) -> anyhow::Result<Outcom
     anyhow::bail!("rbag {verb} --ros2: this rbag was built without the `ros2` feature")
 }
 
+/// Verbs other tools have that rbag spells differently: `rbag VERB` says what does the job,
+/// instead of clap's nearest-spelling guess.
+fn other_tools_verb(args: &[std::ffi::OsString]) -> Option<&'static str> {
+    Some(match args.get(1)?.to_str()? {
+        "merge" => "rbag has no `merge`: `rbag convert IN1 IN2… -o OUT` merges bags in time order",
+        "split" => "rbag has no `split`: `rbag convert IN -o OUT -b SIZE` or `-d SECONDS` splits a bag (rosbag2 output)",
+        "cat" => "rbag has no `cat`: `rbag echo BAG [TOPIC…]` prints messages (--json for NDJSON)",
+        "check" => "rbag has no `check`: `rbag doctor BAG…` checks a bag (--decode for every payload)",
+        "fix" | "repair" => "rbag has no `fix`: `rbag reindex BAG` repairs a bag its recorder never closed; `rbag doctor` says what is wrong",
+        "slice" | "cut" => "rbag has no `slice`: `rbag convert IN -o OUT --start T --end T` cuts a time window",
+        _ => return None,
+    })
+}
+
 fn main() -> ExitCode {
     rbag_storage_jsonl::register();
     #[cfg(feature = "remote")]
     rbag_remote::register();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(pointer) = other_tools_verb(&argv) {
+        eprintln!("error: {pointer}");
+        return ExitCode::from(2);
+    }
     let result = match ros2_verb(&argv) {
         Some(verb) => memory_budget(None).and_then(|()| run_ros2(verb, argv)),
         None => {

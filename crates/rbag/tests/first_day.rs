@@ -161,3 +161,20 @@ with Reader(sys.argv[1]) as r:
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(version(&out), "9");
 }
+
+#[test]
+fn verbs_of_other_tools_point_to_rbags() {
+    for (verb, pointer) in [
+        ("merge", "rbag convert IN1 IN2… -o OUT"),
+        ("split", "-b SIZE"),
+        ("cat", "rbag echo"),
+        ("check", "rbag doctor"),
+    ] {
+        let o = run(&[&verb, &"x.bag"]);
+        assert_eq!(code(&o), Some(2), "{verb}");
+        assert!(stderr(&o).contains(pointer), "{verb}: {}", stderr(&o));
+    }
+    // A verb rbag has is not caught (compress used to be guessed as `completions`).
+    let o = run(&[&"compress", &"--help"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+}
