@@ -107,13 +107,7 @@ impl Ctx<'_> {
             let r = match r {
                 Ok(r) => r,
                 Err(e) => {
-                    self.out.add(
-                        Severity::Error,
-                        Kind::Structure,
-                        offset,
-                        REC,
-                        format!("at byte {at} of its data: {e}"),
-                    );
+                    self.bad_data(offset, at, e);
                     break;
                 }
             };
@@ -123,13 +117,7 @@ impl Ctx<'_> {
                     let (conn, time) = match (r.header.u32("conn"), r.header.time("time")) {
                         (Ok(c), Ok(t)) => (c, t),
                         (Err(e), _) | (_, Err(e)) => {
-                            self.out.add(
-                                Severity::Error,
-                                Kind::Structure,
-                                offset,
-                                REC,
-                                format!("at byte {at} of its data: {e}"),
-                            );
+                            self.bad_data(offset, at, e);
                             continue;
                         }
                     };
@@ -154,13 +142,7 @@ impl Ctx<'_> {
                     REC,
                     format!("record at byte {at} of its data has op 0x{other:02x}, which may not be in a chunk"),
                 ),
-                Err(e) => self.out.add(
-                    Severity::Error,
-                    Kind::Structure,
-                    offset,
-                    REC,
-                    format!("at byte {at} of its data: {e}"),
-                ),
+                Err(e) => self.bad_data(offset, at, e),
             }
         }
         if disorder > 1 {
@@ -193,6 +175,11 @@ impl Ctx<'_> {
         if let Some(c) = self.chunks.get_mut(&offset).filter(|_| !open) {
             c.entries = Some(entries);
         }
+    }
+
+    /// A record of a chunk's data at byte `at` that cannot be read.
+    fn bad_data(&mut self, offset: u64, at: u64, e: crate::Error) {
+        self.out.add(Severity::Error, Kind::Structure, offset, "ROS 1 chunk", format!("at byte {at} of its data: {e}"));
     }
 
     fn message(&mut self, conn: u32, time: u64, data: &[u8], offset: u64) {
