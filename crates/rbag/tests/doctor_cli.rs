@@ -171,6 +171,13 @@ fn ros1_first(b: &[u8], op: u8) -> (usize, usize) {
     (r.1, r.2)
 }
 
+/// Flips the bits of the 8 bytes at `at` (0xA5 each).
+fn flip8(b: &mut [u8], at: usize) {
+    for x in &mut b[at..at + 8] {
+        *x ^= 0xA5;
+    }
+}
+
 /// A copy of `clean` at `dir/name` with `damage` applied to its bytes.
 fn damaged(clean: &Path, dir: &Path, name: &str, damage: impl FnOnce(&mut Vec<u8>)) -> PathBuf {
     let mut b = std::fs::read(clean).unwrap();
@@ -222,9 +229,7 @@ fn damage_table() {
         let (at, hl) = ros1_first(b, 0x05);
         let len = u32_at(b, at + 4 + hl) as usize;
         let mid = at + 8 + hl + len / 2;
-        for x in &mut b[mid..mid + 8] {
-            *x ^= 0xA5;
-        }
+        flip8(b, mid);
     });
     cases.push(Case {
         name: "flipped bytes in a chunk",
@@ -238,9 +243,7 @@ fn damage_table() {
         let at = mcap_first(b, 0x06);
         let len = u64_at(b, at + 1) as usize;
         let mid = at + 9 + len / 2 + 20;
-        for x in &mut b[mid..mid + 8] {
-            *x ^= 0xA5;
-        }
+        flip8(b, mid);
     });
     cases.push(Case {
         name: "flipped bytes in a chunk",
