@@ -10,6 +10,9 @@ use crate::Outcome;
 
 /// Print a shell completion script (e.g. `rbag completions bash > /etc/bash_completion.d/rbag`).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag completions bash > ~/.local/share/bash-completion/completions/rbag\n  rbag completions zsh > \"${fpath[1]}/_rbag\""
+)]
 pub struct Args {
     /// The shell to complete for.
     shell: Shell,

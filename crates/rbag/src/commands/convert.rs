@@ -42,15 +42,14 @@ use rbag_bag::units::parse_size;
 /// `ros2 bag convert` habits work: `-i BAG [STORAGE_ID]` (repeatable), `--output-options
 /// FILE` (rosbag2's output-options YAML: several outputs in one pass), and `-o FILE.yaml`
 /// when FILE.yaml exists and holds `output_bags:` (it is read, never written).
-///
-/// Examples:
-///   rbag convert in.bag -o out.mcap
-///   rbag convert a.bag b.bag -o merged.bag --compression lz4
-///   rbag convert in.mcap -o cut.mcap --start 1700000010 --end 1700000020
-///   rbag convert in.bag -o out -s sqlite3 --max-bag-size 100MB --repeat-all-transient-local
-///   rbag convert in.bag -o slim.bag --throttle /camera/image_raw=2 --exclude-topic-types sensor_msgs/PointCloud2
-///   rbag convert -i bag1 -i bag2 mcap -o out.yaml
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  rbag convert in.bag -o out.mcap
+  rbag convert a.bag b.bag -o merged.bag --compression lz4
+  rbag convert in.mcap -o cut.mcap --start +10 --duration 20s
+  rbag convert in.bag -o out -s sqlite3 --max-bag-size 100MB --repeat-all-transient-local
+  rbag convert in.bag -o slim.bag --throttle /camera/image_raw=2 --exclude-topic-types pkg/Type
+  rbag convert -i bag1 -i bag2 mcap -o out.yaml     (rosbag2's output-options YAML)")]
 pub struct Args {
     /// Input bags, merged in time order.
     #[arg(value_name = "INPUT")]

@@ -16,6 +16,9 @@ use crate::{Outcome, UsageError};
 /// bag (MCAP's own schema and channel ids; elsewhere schemas are numbered from 1);
 /// `attachments` and `metadata` to MCAP (other storages have none).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag list\n  rbag list storage --json\n  rbag list chunks run.mcap\n  rbag list attachments run.mcap"
+)]
 pub struct Args {
     /// What to list; `storage` and `compressor` when absent.
     #[arg(value_name = "WHAT", value_parser = [

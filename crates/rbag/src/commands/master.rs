@@ -24,6 +24,9 @@ use crate::Outcome;
 /// It runs until Ctrl-C or SIGTERM (or a peer calls the master's `shutdown` method), then exits
 /// with status 0. If the port is taken (another master is running, say), it exits with status 1.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag master                      (like roscore, on port 11311)\n  rbag master -p 11312"
+)]
 pub struct Args {
     /// TCP port to listen on; 0 picks a free one (the printed URI says which).
     #[arg(short, long, default_value_t = 11311, value_name = "PORT")]

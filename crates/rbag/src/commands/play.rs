@@ -31,7 +31,9 @@ use rbag_bag::units::parse_duration;
 /// arrows raise and lower the rate. ROS remapping arguments (`/chatter:=/talk`) are accepted
 /// among the bags.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "With --ros2 (or ROS_VERSION=2) the flags are ros2 bag play's: see `rbag play --ros2 --help`.")]
+#[command(
+    after_help = "Examples:\n  rbag play run.bag                       (an embedded master when none runs)\n  rbag play run.bag -r 2 -s 10 --clock\n  rbag play a.bag b.bag --topics /tf /imu -l\n\nWith --ros2 (or ROS_VERSION=2) the flags are ros2 bag play's: see `rbag play --ros2 --help`."
+)]
 pub struct Args {
     #[command(flatten)]
     pub middleware: MiddlewareArgs,

@@ -32,7 +32,10 @@ use rbag_bag::units::parse_duration;
 /// same from scripts (`ros2 service call /rosbag2_player/pause rosbag2_interfaces/srv/Pause`):
 /// pause, resume, toggle_paused, is_paused, get_rate, set_rate, play_next, burst, seek.
 #[derive(clap::Parser, Debug)]
-#[command(name = "rbag play --ros2", after_help = "Exit codes: 0 ok, 1 error, 2 usage error.")]
+#[command(
+    name = "rbag play --ros2",
+    after_help = "Examples:\n  rbag play --ros2 run\n  rbag play --ros2 run --rate 0.5 --loop --clock 100\n  rbag play --ros2 -i a.mcap -i b.db3 --topics /tf /imu\n  rbag burst run -n 10 --start-paused\n\nExit codes: 0 ok, 1 error, 2 usage error."
+)]
 pub struct Args {
     #[command(flatten)]
     pub middleware: MiddlewareArgs,

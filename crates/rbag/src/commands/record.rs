@@ -38,7 +38,7 @@ fn size_kb(s: &str) -> Result<u64, rbag_bag::units::UnitError> {
 /// (`chatter:=/talk`, `__name:=rec`) are accepted among the topics.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "With --ros2 (or ROS_VERSION=2) the flags are ros2 bag record's: see `rbag record --ros2 --help`.\n\nExit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (counted on stderr and stored on /rbag/dropped)."
+    after_help = "Examples:\n  rbag record -a -o run                      (run_<date>.bag; an embedded master when none runs)\n  rbag record /imu /tf -O imu.bag --lz4\n  rbag record -a --split --duration 5m --repeat-latched\n  rbag record -a --snapshot --snapshot-duration 30s   (SIGUSR1 or `s` writes the last 30 s)\n\nWith --ros2 (or ROS_VERSION=2) the flags are ros2 bag record's: see `rbag record --ros2 --help`.\n\nExit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (counted on stderr and stored on /rbag/dropped)."
 )]
 pub struct Args {
     #[command(flatten)]

@@ -29,7 +29,7 @@ use rbag_bag::units::parse_size;
 #[derive(clap::Parser, Debug)]
 #[command(
     name = "rbag record --ros2",
-    after_help = "Exit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (--max-cache-size)."
+    after_help = "Examples:\n  rbag record --ros2 -a -o run\n  rbag record --ros2 /imu /tf -s mcap --storage-preset-profile zstd_fast\n  rbag record --ros2 -a -d 60 --repeat-all-transient-local --throttle /camera/image_raw=5\n  rbag record --ros2 -a --snapshot-mode --max-cache-size 100000000\n\nExit codes: 0 ok, 1 error, 2 usage error, 3 recorded but messages were dropped (--max-cache-size)."
 )]
 pub struct Args {
     #[command(flatten)]

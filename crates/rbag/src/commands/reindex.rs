@@ -13,6 +13,9 @@ use crate::Outcome;
 /// `X.orig.bag`. Every complete message is kept; a torn tail is dropped and reported (exit code 3).
 /// The input is never modified: a failed reindex leaves it as it was.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag reindex run.bag.active      (writes run.bag)\n  rbag reindex run.bag             (in place; the original kept as run.orig.bag)\n  rbag reindex rosbag2_dir --ros-distro humble"
+)]
 pub struct Args {
     /// Bags to repair.
     #[arg(required = true, value_name = "PATH")]
