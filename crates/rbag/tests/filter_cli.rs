@@ -84,6 +84,12 @@ fn filter_keeps_what_rosbag_filter_keeps() {
     assert!(nonempty >= 15, "only {nonempty} expressions keep any message");
 }
 
+/// The messages of `out`, once the run `o` that wrote it is seen to have succeeded.
+fn kept(o: &std::process::Output, out: &Path) -> Vec<(String, u64, Vec<u8>)> {
+    assert!(o.status.success(), "{}", stderr(o));
+    read_all(out)
+}
+
 #[test]
 fn rosbag_argument_order_and_convert_options() {
     let test = "rosbag_argument_order_and_convert_options";
@@ -93,8 +99,7 @@ fn rosbag_argument_order_and_convert_options() {
     // IN OUT EXPR, as rosbag filter takes them.
     let out = tmp.path().join("a.bag");
     let o = run(&[&"filter", &bag, &out, &"topic == '/chatter' and m.data.endswith('0')"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let got = read_all(&out);
+    let got = kept(&o, &out);
     assert_eq!(got.len(), 30);
     assert!(stderr(&o).contains("kept 30 of 750 messages (720 left out)"), "{}", stderr(&o));
     // Several inputs, MCAP output, convert's topic and time options.
@@ -113,8 +118,7 @@ fn rosbag_argument_order_and_convert_options() {
         &"--",
         &"m.header.seq % 10 == 0 if topic == '/imu' else m.data == 'hello 3'",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let got = read_all(&mcap);
+    let got = kept(&o, &mcap);
     // 30 + 29 Imu messages with a seq divisible by 10; "hello 3" only in the first bag.
     assert_eq!(got.len(), 30 + 29 + 1, "{}", stderr(&o));
     assert!(got.iter().all(|(t, _, _)| t == "/imu" || t == "/chatter"));
@@ -122,8 +126,7 @@ fn rosbag_argument_order_and_convert_options() {
     if let Some(talker) = corpus(test, "ros2/mcap/talker") {
         let out = tmp.path().join("talker.mcap");
         let o = run(&[&"filter", &talker, &"-o", &out, &"topic == '/topic' and m.data.endswith('1')"]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let got = read_all(&out);
+        let got = kept(&o, &out);
         assert_eq!(got.len(), 1, "{}", stderr(&o));
         assert!(got[0].2.ends_with(b"Hello, world! 1\0"), "{:?}", got[0].2);
     }
@@ -144,8 +147,7 @@ fn unmatched_topics_are_dropped_kept_or_fatal() {
     let expr = "m.data == 'hello 5'";
     let out = tmp.path().join("drop.bag");
     let o = run(&[&"filter", &bag, &"-o", &out, &expr]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let got = read_all(&out);
+    let got = kept(&o, &out);
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].2[4..], b"hello 5"[..]);
     let err = stderr(&o);
