@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rbag_storage::StorageReader;
+use rbag_storage::rosbag2::qos::{self, PolicyKind};
+use rbag_storage::{Filter, StorageReader};
 
-use crate::Result;
+use crate::{Bag, Result};
 use serde::Serialize;
 
 /// What `rbag info` reports, in the units the JSON output uses.
@@ -46,6 +47,176 @@ pub struct BagInfo {
     /// Messages on connections the bag never declares (counted in `message_count`): their
     /// topic and type are unknown.
     pub undeclared: Vec<UndeclaredInfo>,
+    /// The message definitions stored in the bag, one per distinct (type, dialect, text),
+    /// sorted by name: their hashes, and their text with [`InfoOptions::verbose`].
+    pub definitions: Vec<DefinitionInfo>,
+}
+
+/// A message definition stored in the bag.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DefinitionInfo {
+    /// The type it defines.
+    pub name: String,
+    /// Its dialect: `ros1msg`, `ros2msg`, `ros2idl`, or empty when unknown.
+    pub encoding: String,
+    /// The hash the bag records with it: ROS 1 MD5 sum or ROS 2 `type_description_hash`
+    /// (`RIHS01_...`); `None` when the bag records neither.
+    pub hash: Option<String>,
+    /// Bytes of definition text stored (0: the bag carries no definition for the type).
+    pub length: u64,
+    /// Topics whose connections use it.
+    pub topics: Vec<String>,
+    /// The text itself, only with [`InfoOptions::verbose`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// One offered QoS profile of a ROS 2 topic, as the bag records it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct QosInfo {
+    /// `keep_last`, `keep_all`, `system_default`, `unknown`.
+    pub history: String,
+    /// Queue depth for keep-last.
+    pub depth: u64,
+    /// `reliable`, `best_effort`, ...
+    pub reliability: String,
+    /// `transient_local`, `volatile`, ...
+    pub durability: String,
+    /// `automatic`, `manual_by_topic`, ...
+    pub liveliness: String,
+    /// Deadline in ns (`i64::MAX`: infinite, 0: unspecified).
+    pub deadline_ns: i64,
+    /// Lifespan in ns (`i64::MAX`: infinite, 0: unspecified).
+    pub lifespan_ns: i64,
+    /// Liveliness lease duration in ns (`i64::MAX`: infinite, 0: unspecified).
+    pub liveliness_lease_duration_ns: i64,
+    /// Whether the topic name skips ROS namespace conventions.
+    pub avoid_ros_namespace_conventions: bool,
+}
+
+impl QosInfo {
+    fn from_profile(p: &qos::QosProfile) -> Self {
+        let ns = |d: qos::Duration| d.as_nanos().clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        QosInfo {
+            history: PolicyKind::History.name(p.history).into(),
+            depth: p.depth,
+            reliability: PolicyKind::Reliability.name(p.reliability).into(),
+            durability: PolicyKind::Durability.name(p.durability).into(),
+            liveliness: PolicyKind::Liveliness.name(p.liveliness).into(),
+            deadline_ns: ns(p.deadline),
+            lifespan_ns: ns(p.lifespan),
+            liveliness_lease_duration_ns: ns(p.liveliness_lease_duration),
+            avoid_ros_namespace_conventions: p.avoid_ros_namespace_conventions,
+        }
+    }
+}
+
+/// How topics are ordered in a summary (`rbag info --sort`, as `ros2 bag info --sort`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TopicSort {
+    /// By name (the default).
+    #[default]
+    Name,
+    /// By message type, then name.
+    Type,
+    /// Most messages first, then by name.
+    Count,
+    /// Largest first (payload bytes where known, exact or estimated), then by name.
+    Size,
+}
+
+/// What a summary includes beyond the index: see [`Bag::info_with`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InfoOptions {
+    /// Definitions' text, and each service's request and response counts (which read the
+    /// service event messages' headers).
+    pub verbose: bool,
+    /// The order of [`BagInfo::topics`].
+    pub sort: TopicSort,
+}
+
+impl Bag {
+    /// The summary [`Bag::info`] gives, with topics sorted by `options.sort` and, with
+    /// `options.verbose`, the definitions' text and the request and response counts of each
+    /// service (read from its `/_service_event` messages: the only payloads read).
+    pub fn info_with(&self, options: &InfoOptions) -> Result<BagInfo> {
+        let mut info = self.info()?;
+        if options.verbose {
+            for d in &mut info.definitions {
+                let text = self
+                    .connections()
+                    .iter()
+                    .find(|c| {
+                        c.message_type == d.name && c.definition_encoding == d.encoding && d.topics.contains(&c.topic)
+                    })
+                    .map(|c| c.definition.clone());
+                d.text = text;
+            }
+            let services: Vec<String> =
+                info.topics.iter().filter(|t| t.is_service_event()).map(|t| t.name.clone()).collect();
+            if !services.is_empty() {
+                let counts = service_counts(self, &services)?;
+                for t in info.topics.iter_mut().filter(|t| t.is_service_event()) {
+                    let (req, resp) = counts.get(&t.name).copied().unwrap_or((0, 0));
+                    t.service_requests = Some(req);
+                    t.service_responses = Some(resp);
+                }
+            }
+        }
+        sort_topics(&mut info.topics, options.sort);
+        Ok(info)
+    }
+}
+
+/// Orders topics by `sort`.
+pub(crate) fn sort_topics(topics: &mut [TopicInfo], sort: TopicSort) {
+    match sort {
+        TopicSort::Name => topics.sort_by(|a, b| a.name.cmp(&b.name)),
+        TopicSort::Type => topics.sort_by(|a, b| a.message_type.cmp(&b.message_type).then_with(|| a.name.cmp(&b.name))),
+        TopicSort::Count => {
+            topics.sort_by(|a, b| b.message_count.cmp(&a.message_count).then_with(|| a.name.cmp(&b.name)))
+        }
+        TopicSort::Size => topics.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then_with(|| a.name.cmp(&b.name))),
+    }
+}
+
+/// Requests and responses per service event topic, as `ros2 bag info -v` counts them: distinct
+/// (client, sequence number) pairs among request events (sent or received) and among response
+/// events. Only each event's `ServiceEventInfo` header (its first 40 bytes of CDR) is looked at.
+fn service_counts(bag: &Bag, topics: &[String]) -> Result<BTreeMap<String, (u64, u64)>> {
+    type Key = ([u8; 16], [u8; 8]);
+    let mut seen: BTreeMap<String, (std::collections::BTreeSet<Key>, std::collections::BTreeSet<Key>)> =
+        BTreeMap::new();
+    let filter = Filter { topics: topics.to_vec(), ..Filter::default() };
+    for m in bag.messages(&filter)? {
+        let m = m?;
+        let Some(c) = bag.reader().connection(m.connection) else { continue };
+        if c.encoding != "cdr" {
+            continue;
+        }
+        // 4 bytes of encapsulation, then event_type (u8), stamp (2 x u32), client_gid (16
+        // bytes) and, aligned to 8, sequence_number (i64).
+        let d = &m.data[..];
+        if d.len() < 4 + 40 {
+            continue;
+        }
+        let event = d[4];
+        let mut gid = [0u8; 16];
+        gid.copy_from_slice(&d[4 + 12..4 + 28]);
+        let mut seq = [0u8; 8];
+        seq.copy_from_slice(&d[4 + 32..4 + 40]);
+        let entry = seen.entry(c.topic.clone()).or_default();
+        match event {
+            0 | 1 => {
+                entry.0.insert((gid, seq));
+            }
+            2 | 3 => {
+                entry.1.insert((gid, seq));
+            }
+            _ => {}
+        }
+    }
+    Ok(seen.into_iter().map(|(t, (a, b))| (t, (a.len() as u64, b.len() as u64))).collect())
 }
 
 /// Messages whose connection (ROS 1 connection, MCAP channel, rosbag2 topic id) the bag never
@@ -98,6 +269,26 @@ pub struct TopicInfo {
     pub size_bytes: Option<u64>,
     /// 1 / median period between messages, as `rosbag info` computes it.
     pub frequency_hz: Option<f64>,
+    /// The offered QoS profiles its connections record (ROS 2), in connection order; empty
+    /// where the bag records none.
+    pub qos: Vec<QosInfo>,
+    /// Hashes of its definitions: ROS 1 MD5 sums or ROS 2 `type_description_hash`es, one per
+    /// distinct value among its connections.
+    pub definition_hashes: Vec<String>,
+    /// For a service event topic (`/srv/_service_event`) summarised verbosely: the requests
+    /// its events record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_requests: Option<u64>,
+    /// Likewise, the responses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_responses: Option<u64>,
+}
+
+impl TopicInfo {
+    /// Whether this is a service introspection topic (`/srv/_service_event`), listed apart.
+    pub fn is_service_event(&self) -> bool {
+        self.name.ends_with("/_service_event") && self.message_type.ends_with("_Event")
+    }
 }
 
 /// Summarises an open bag. Reads only index and summary data.
@@ -106,6 +297,7 @@ pub(crate) fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
     let periods = reader.median_periods()?;
     let mut topics: BTreeMap<&str, TopicInfo> = BTreeMap::new();
     let mut types = std::collections::BTreeSet::new();
+    let mut definitions: BTreeMap<(String, String, String), DefinitionInfo> = BTreeMap::new();
     for c in reader.connections() {
         let t = topics.entry(&c.topic).or_insert_with(|| TopicInfo {
             name: c.topic.clone(),
@@ -115,8 +307,36 @@ pub(crate) fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
             encoding: c.encoding.clone(),
             size_bytes: Some(0),
             frequency_hz: periods.get(&c.topic).map(|&p| 1e9 / p as f64),
+            qos: Vec::new(),
+            definition_hashes: Vec::new(),
+            service_requests: None,
+            service_responses: None,
         });
         t.connections += 1;
+        if let Some(text) = c.metadata.get(rbag_storage::rosbag2::QOS_KEY) {
+            // A profile the bag mangled is left out: info reports, it does not validate.
+            if let Ok(profiles) = qos::parse(text) {
+                t.qos.extend(profiles.iter().map(QosInfo::from_profile));
+            }
+        }
+        if let Some(h) = definition_hash(c) {
+            if !t.definition_hashes.contains(&h) {
+                t.definition_hashes.push(h);
+            }
+        }
+        let d = definitions
+            .entry((c.message_type.clone(), c.definition_encoding.clone(), c.definition.clone()))
+            .or_insert_with(|| DefinitionInfo {
+                name: c.message_type.clone(),
+                encoding: c.definition_encoding.clone(),
+                hash: definition_hash(c),
+                length: c.definition.len() as u64,
+                topics: Vec::new(),
+                text: None,
+            });
+        if !d.topics.contains(&c.topic) {
+            d.topics.push(c.topic.clone());
+        }
         let stats = s.connections.get(&c.id);
         t.message_count += stats.map_or(0, |x| x.message_count);
         t.size_bytes = t.size_bytes.zip(stats.and_then(|x| x.data_bytes)).map(|(a, b)| a + b);
@@ -160,5 +380,15 @@ pub(crate) fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
             .iter()
             .map(|(&connection, &message_count)| UndeclaredInfo { connection, message_count })
             .collect(),
+        definitions: definitions.into_values().filter(|d| !d.name.is_empty()).collect(),
     })
+}
+
+/// The hash a connection records for its definition.
+fn definition_hash(c: &rbag_storage::Connection) -> Option<String> {
+    [rbag_storage::ros1::keys::MD5SUM, rbag_storage::rosbag2::TYPE_HASH_KEY]
+        .iter()
+        .filter_map(|k| c.metadata.get(*k))
+        .find(|h| !h.is_empty() && *h != "*")
+        .cloned()
 }
