@@ -33,6 +33,16 @@ pub enum Error {
         /// The topics the bag has, comma-separated.
         known: String,
     },
+    /// A topic name (relative, or with a `/`-separated field path) fits several topics.
+    #[error("{}: {arg} fits several topics: {}", path.display(), topics.join(", "))]
+    AmbiguousTopic {
+        /// The bag.
+        path: PathBuf,
+        /// The name as given.
+        arg: String,
+        /// The topics it fits.
+        topics: Vec<String>,
+    },
     /// A field path does not name a field of the topic's type.
     #[error("{}: topic {topic}: {source}", path.display())]
     Path {

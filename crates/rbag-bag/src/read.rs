@@ -22,7 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use rbag_msg::render;
+use rbag_msg::render::{self, Selection};
 use rbag_storage::{Connection, Filter, Message, MessageIter};
 
 use crate::decode::{unshare, DecodeError, Decoders, MessageRef, PathError, Schema, TypeSources, ValueRef};
@@ -62,6 +62,67 @@ pub fn split_topic(arg: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// How a topic argument resolved against a bag's topics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// The topic, and the field path (dotted) if any.
+    Topic(String, Option<String>),
+    /// No topic fits.
+    NoTopic,
+    /// Several topics fit equally well.
+    Ambiguous(Vec<String>),
+}
+
+/// Resolves a topic argument as `rostopic echo` takes it: `/imu.linear_acceleration.z`, or
+/// `/imu/linear_acceleration/z` (the longest topic that is a prefix at a `/` wins; the rest is
+/// the field path), and relative names (`chatter` is `/chatter`; failing that, a topic in a
+/// namespace that ends with the name, such as `/camera/image_raw` for `image_raw`, when only
+/// one does).
+pub fn resolve_topic(arg: &str, topics: &[&str]) -> Resolved {
+    let (head, tail) = match arg.find(['.', '[']) {
+        Some(i) => (&arg[..i], &arg[i..]),
+        None => (arg, ""),
+    };
+    let path_of = |rest: &str| {
+        let p = format!("{rest}{tail}").replace('/', ".");
+        let p = p.trim_start_matches('.');
+        (!p.is_empty()).then(|| p.to_string())
+    };
+    let absolute = head.starts_with('/');
+    let q = if absolute { head.to_string() } else { format!("/{head}") };
+    let fits = |t: &str| t.len() > 1 && q.strip_prefix(t).is_some_and(|r| r.is_empty() || r.starts_with('/'));
+    if let Some(t) = topics.iter().filter(|t| fits(t)).max_by_key(|t| t.len()) {
+        return Resolved::Topic(t.to_string(), path_of(&q[t.len()..]));
+    }
+    if absolute || head.is_empty() {
+        return Resolved::NoTopic;
+    }
+    // A relative name in a namespace: topics that end with the name or a leading part of it.
+    let prefixes: Vec<&str> =
+        head.match_indices('/').map(|(i, _)| &head[..i]).chain([head]).filter(|p| !p.is_empty()).collect();
+    let mut best: (usize, BTreeSet<&str>) = (0, BTreeSet::new());
+    for t in topics {
+        for p in &prefixes {
+            if t.strip_suffix(p).is_some_and(|ns| ns.ends_with('/')) {
+                if p.len() > best.0 {
+                    best = (p.len(), BTreeSet::new());
+                }
+                if p.len() == best.0 {
+                    best.1.insert(t);
+                }
+            }
+        }
+    }
+    match best.1.len() {
+        0 => Resolved::NoTopic,
+        1 => {
+            let t = best.1.into_iter().next().unwrap_or_default();
+            Resolved::Topic(t.to_string(), path_of(&head[best.0..]))
+        }
+        _ => Resolved::Ambiguous(best.1.into_iter().map(str::to_string).collect()),
+    }
+}
+
 /// Decoded messages of a bag, one at a time (each borrows the reader until the next).
 pub struct DecodedReader<'b> {
     bag: &'b Bag,
@@ -94,10 +155,25 @@ pub struct DecodedMessage<'a> {
 impl<'a> DecodedMessage<'a> {
     /// The value at [`path`](Self::path) (the whole message without one); `None` when an index
     /// in the path is past this message's array.
+    /// A path with a slice (`[*]`, `[1:3]`) selects several values: an error here, see
+    /// [`select`](Self::select).
     pub fn selected(&self) -> Result<Option<ValueRef<'a>>, PathError> {
+        match self.select()? {
+            Selection::One(v) => Ok(Some(v)),
+            Selection::OutOfRange(_) => Ok(None),
+            Selection::Many(_) => Err(PathError::Syntax {
+                path: self.path.unwrap_or_default().into(),
+                reason: "a slice selects several values".into(),
+            }),
+        }
+    }
+
+    /// What [`path`](Self::path) selects (the whole message without one): one value, the
+    /// values of a slice, or the index past an array's end and that array's length.
+    pub fn select(&self) -> Result<Selection<'a>, PathError> {
         match self.path {
-            Some(p) => self.message.path(p),
-            None => Ok(Some(ValueRef::Message(self.message))),
+            Some(p) => render::select_ref(self.message, p),
+            None => Ok(Selection::One(ValueRef::Message(self.message))),
         }
     }
 }
@@ -109,10 +185,26 @@ impl<'b> DecodedReader<'b> {
     pub fn new(bag: &'b Bag, spec: ReadSpec) -> Result<Self> {
         let connections = bag.connections();
         let mut paths: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let known: Vec<&str> =
+            connections.iter().map(|c| c.topic.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
         for t in &spec.topics {
-            let (topic, path) = split_topic(t);
-            bag.check_topics(&[topic])?;
-            paths.insert(topic.to_string(), path.map(str::to_string));
+            match resolve_topic(t, &known) {
+                Resolved::Topic(topic, path) => {
+                    paths.insert(topic, path);
+                }
+                Resolved::Ambiguous(topics) => {
+                    return Err(Error::AmbiguousTopic { path: bag.path().into(), arg: t.clone(), topics })
+                }
+                Resolved::NoTopic => {
+                    let topic = split_topic(t).0;
+                    bag.check_topics(&[topic])?;
+                    return Err(Error::NoTopic {
+                        path: bag.path().into(),
+                        topic: topic.into(),
+                        known: known.join(", "),
+                    });
+                }
+            }
         }
         let explicit = !paths.is_empty();
         let undeclared = bag.storage_info()?.undeclared;
@@ -230,6 +322,27 @@ impl<'b> DecodedReader<'b> {
 #[cfg(test)]
 mod tests {
     use super::split_topic;
+
+    #[test]
+    fn topic_names_resolve_against_the_bag() {
+        use super::{resolve_topic, Resolved};
+        let topics = ["/imu", "/imu/raw", "/camera/image_raw", "/chatter", "/a/x", "/b/x"];
+        let t = |t: &str, p: Option<&str>| Resolved::Topic(t.into(), p.map(str::to_string));
+        assert_eq!(resolve_topic("/imu/linear_acceleration/z", &topics), t("/imu", Some("linear_acceleration.z")));
+        assert_eq!(resolve_topic("/imu.linear_acceleration.z", &topics), t("/imu", Some("linear_acceleration.z")));
+        assert_eq!(resolve_topic("/imu/raw/header/stamp", &topics), t("/imu/raw", Some("header.stamp")));
+        assert_eq!(resolve_topic("/imu/raw", &topics), t("/imu/raw", None));
+        assert_eq!(resolve_topic("chatter", &topics), t("/chatter", None));
+        assert_eq!(resolve_topic("chatter/data", &topics), t("/chatter", Some("data")));
+        assert_eq!(resolve_topic("image_raw/height", &topics), t("/camera/image_raw", Some("height")));
+        assert_eq!(
+            resolve_topic("/tf/transforms[0]/child_frame_id", &["/tf"]),
+            t("/tf", Some("transforms[0].child_frame_id"))
+        );
+        assert_eq!(resolve_topic("x", &topics), Resolved::Ambiguous(vec!["/a/x".into(), "/b/x".into()]));
+        assert_eq!(resolve_topic("/imux", &topics), Resolved::NoTopic);
+        assert_eq!(resolve_topic("/camera", &topics), Resolved::NoTopic);
+    }
 
     #[test]
     fn topic_and_field_path() {

@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use rbag_msg::render::{csv_quote, Csv, CsvError};
-use rbag_msg::PathError;
+use rbag_msg::render::{self, csv_quote, Csv, CsvError, OutOfRange, Selection, Style};
+use rbag_msg::{PathError, ValueRef};
 
 use crate::decode::Schema;
 use crate::read::{DecodedMessage, DecodedReader};
@@ -36,7 +36,9 @@ pub enum TextFormat {
         /// The most elements of each array to print.
         max_array: Option<usize>,
     },
-    /// One JSON object per line: `topic`, `log_time` (ns) and `message`.
+    /// One JSON object per line: `topic`, `log_time` (ns) and `message`; NaN and infinities
+    /// as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (`null` with
+    /// [`Style::nan_null`]).
     Json,
     /// A header row `log_time,topic,<columns>`, then one row per message.
     Csv,
@@ -91,6 +93,9 @@ pub struct TextWriter<W: Write> {
     /// worked out for (a replaced schema is checked against the header).
     header: Vec<String>,
     tables: BTreeMap<u32, (Arc<Schema>, Csv)>,
+    style: Style,
+    /// Per topic: the first index past an array's end, and how many messages printed nothing.
+    misses: BTreeMap<String, (OutOfRange, u64)>,
 }
 
 impl<W: Write> TextWriter<W> {
@@ -126,36 +131,71 @@ impl<W: Write> TextWriter<W> {
             }
         }
         let header = header.map(|h| h.0).unwrap_or_default();
-        Ok(TextWriter { out, format, multi: reader.topics().len() > 1, header, tables })
+        let style = Style::default();
+        Ok(TextWriter { out, format, multi: reader.topics().len() > 1, header, tables, style, misses: BTreeMap::new() })
     }
 
-    /// Writes one message (the field its topic's path selects, if any); nothing when an index
-    /// in the path is past this message's array.
+    /// Prints in `style`: placeholders for arrays and strings in YAML, `null` for NaN in JSON.
+    /// A YAML format's `max_array` wins over the style's.
+    pub fn with_style(mut self, style: Style) -> Self {
+        self.style = style;
+        self
+    }
+
+    /// Per topic whose field path indexed past an array's end: the first such index (with the
+    /// array's length) and how many messages printed nothing for it.
+    pub fn out_of_range(&self) -> impl Iterator<Item = (&str, &OutOfRange, u64)> {
+        self.misses.iter().map(|(t, (o, n))| (t.as_str(), o, *n))
+    }
+
+    /// Writes one message (the field its topic's path selects, if any; a slice's values as one
+    /// list); nothing when an index in the path is past this message's array (counted, see
+    /// [`out_of_range`](Self::out_of_range)).
     pub fn write(&mut self, m: &DecodedMessage) -> Result<(), TextError> {
         let topic = &m.connection.topic;
         let path_error = |source| TextError::Path { topic: topic.clone(), source };
-        let Some(selected) = m.selected().map_err(path_error)? else { return Ok(()) };
+        let (one, many) = match m.select().map_err(path_error)? {
+            Selection::One(v) => (Some(v), Vec::new()),
+            Selection::Many(vs) => (None, vs),
+            Selection::OutOfRange(o) => {
+                self.misses.entry(topic.clone()).or_insert((o, 0)).1 += 1;
+                return Ok(());
+            }
+        };
         let out = &mut self.out;
+        let style = self.style;
+        let json = |out: &mut dyn Write, one: Option<ValueRef>, many: &[ValueRef]| match one {
+            Some(v) => render::json_value(v, &style, out),
+            None => render::json_values(many, &style, out),
+        };
         match self.format {
             TextFormat::Yaml { max_array } => {
                 if self.multi {
                     writeln!(out, "# {topic} {}.{:09}", m.log_time / 1_000_000_000, m.log_time % 1_000_000_000)?;
                 }
-                selected.yaml(max_array, out)?;
+                let style = Style { max_array, ..style };
+                match one {
+                    Some(v) => render::yaml_value(v, &style, out)?,
+                    None => render::yaml_values(&many, &style, out)?,
+                }
                 writeln!(out, "---")?;
             }
             TextFormat::Json => {
                 out.write_all(b"{\"topic\":")?;
                 rbag_msg::render::json_string(topic.as_bytes(), out)?;
                 write!(out, ",\"log_time\":{},\"message\":", m.log_time)?;
-                selected.json(out)?;
+                json(out, one, &many)?;
                 out.write_all(b"}\n")?;
             }
             TextFormat::Csv => {
                 write!(out, "{},{}", m.log_time, csv_quote(topic))?;
                 if m.path.is_some() {
                     let mut cell = Vec::new();
-                    selected.json(&mut cell)?;
+                    match one.and_then(|v| v.as_f64()) {
+                        // As the whole-message columns print them.
+                        Some(x) if !x.is_finite() => write!(cell, "{x}")?,
+                        _ => json(&mut cell, one, &many)?,
+                    }
                     write!(out, ",{}", csv_quote(&String::from_utf8_lossy(&cell)))?;
                 } else {
                     let Some((schema, csv)) = self.tables.get(&m.connection.id) else {

@@ -126,10 +126,11 @@ pub(crate) enum Segment<'p> {
 }
 
 /// Checks that `path` names a field of the schema's root type; the error lists what exists.
+/// Indices may be negative (`[-1]`, from the end) or slices (`[*]`, `[1:3]`, `[:2]`, `[-2:]`).
 pub fn check_path(schema: &Schema, path: &str) -> Result<(), PathError> {
     let mut ty = Some(schema.root);
-    for seg in path_segments(path)? {
-        if let Segment::Field(name) = seg {
+    for seg in path_steps(path)? {
+        if let Step::Field(name) = seg {
             let Some(i) = ty else { return Err(PathError::NotAMessage { path: path.into(), name: name.into() }) };
             let layout = &schema.msgs[i];
             let f =
@@ -138,6 +139,220 @@ pub fn check_path(schema: &Schema, path: &str) -> Result<(), PathError> {
         }
     }
     Ok(())
+}
+
+/// One step of a field path as `rbag echo` takes it: a field, an index (negative counts from
+/// the end) or a slice (`[*]` is the whole array; bounds as Python's, clamped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'p> {
+    /// A field of a message.
+    Field(&'p str),
+    /// One element; `-1` is the last.
+    Index(i64),
+    /// Elements `start..end` (either bound may be missing or negative).
+    Slice(Option<i64>, Option<i64>),
+}
+
+/// Parses `a.b[2].c[-1].d[1:3][*]` (a leading `.` is allowed).
+pub fn path_steps(path: &str) -> Result<Vec<Step<'_>>, PathError> {
+    let syntax = |reason: String| PathError::Syntax { path: path.into(), reason };
+    let bound = |b: &str| -> Result<Option<i64>, PathError> {
+        let b = b.trim();
+        if b.is_empty() {
+            return Ok(None);
+        }
+        b.parse().map(Some).map_err(|_| syntax(format!("bad slice bound {b:?}")))
+    };
+    let mut out = Vec::new();
+    for part in path.trim_start_matches('.').split('.') {
+        let (name, mut rest) = part.split_once('[').map_or((part, ""), |(n, r)| (n, r));
+        if !name.is_empty() {
+            out.push(Step::Field(name));
+        } else if rest.is_empty() && !part.is_empty() {
+            return Err(syntax("empty field name".into()));
+        }
+        while !rest.is_empty() {
+            let (idx, after) = rest.split_once(']').ok_or_else(|| syntax("unclosed [".into()))?;
+            let step = match idx.trim() {
+                "*" | ":" => Step::Slice(None, None),
+                i => match i.split_once(':') {
+                    Some((a, b)) => Step::Slice(bound(a)?, bound(b)?),
+                    None => Step::Index(i.parse().map_err(|_| syntax(format!("bad index {idx:?}")))?),
+                },
+            };
+            out.push(step);
+            rest = match after.strip_prefix('[') {
+                Some(r) => r,
+                None if after.is_empty() => after,
+                None => return Err(syntax(format!("unexpected {after:?} after ]"))),
+            };
+        }
+    }
+    Ok(out)
+}
+
+/// An index past the end of an array, met while selecting a path in one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfRange {
+    /// The path of the array (`transforms`; empty for the message itself).
+    pub array: String,
+    /// The index asked for.
+    pub index: i64,
+    /// The array's length in this message.
+    pub len: usize,
+}
+
+impl std::fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "index [{}] is past the end of {} (length {})", self.index, self.array, self.len)
+    }
+}
+
+/// What a field path selects in one message.
+#[derive(Debug, Clone)]
+pub enum Selection<'d> {
+    /// One value (the path has no slice).
+    One(ValueRef<'d>),
+    /// The values a slice selects, in order.
+    Many(Vec<ValueRef<'d>>),
+    /// An index is past the end of an array of this message.
+    OutOfRange(OutOfRange),
+}
+
+fn array_len(v: &ValueRef) -> Option<usize> {
+    match v {
+        ValueRef::Array(a) => Some(a.len()),
+        ValueRef::Prims(p) => Some(p.len()),
+        _ => None,
+    }
+}
+
+fn element<'d>(v: &ValueRef<'d>, i: usize) -> Option<ValueRef<'d>> {
+    match v {
+        ValueRef::Array(a) => a.get(i),
+        ValueRef::Prims(p) => p.get(i),
+        _ => None,
+    }
+}
+
+/// The value(s) at `path` in `msg` (see [`path_steps`] for the syntax). A path that does not
+/// fit the type is an error; an index past an array's end is [`Selection::OutOfRange`].
+pub fn select_ref<'d>(msg: MessageRef<'d>, path: &str) -> Result<Selection<'d>, PathError> {
+    let mut cur = vec![ValueRef::Message(msg)];
+    let mut many = false;
+    let mut walked = String::new();
+    for step in path_steps(path)? {
+        let mut next = Vec::with_capacity(cur.len());
+        for v in &cur {
+            match step {
+                Step::Field(name) => match v {
+                    ValueRef::Message(m) => {
+                        next.push(m.field(name).ok_or_else(|| PathError::no_field(path, m.layout(), name))?)
+                    }
+                    _ => return Err(PathError::NotAMessage { path: path.into(), name: name.into() }),
+                },
+                Step::Index(i) => {
+                    let len = array_len(v).ok_or_else(|| PathError::NotAnArray { path: path.into() })?;
+                    let k = if i < 0 { i.checked_add(len as i64) } else { Some(i) };
+                    match k.and_then(|k| usize::try_from(k).ok()).and_then(|k| element(v, k)) {
+                        Some(e) => next.push(e),
+                        None => return Ok(Selection::OutOfRange(OutOfRange { array: walked, index: i, len })),
+                    }
+                }
+                Step::Slice(a, b) => {
+                    let len = array_len(v).ok_or_else(|| PathError::NotAnArray { path: path.into() })?;
+                    let clamp = |x: i64| -> usize {
+                        let x = if x < 0 { x.saturating_add(len as i64) } else { x };
+                        x.clamp(0, len as i64) as usize
+                    };
+                    let (a, b) = (a.map_or(0, clamp), b.map_or(len, clamp));
+                    next.extend((a..b.max(a)).filter_map(|k| element(v, k)));
+                    many = true;
+                }
+            }
+        }
+        match step {
+            Step::Field(name) if walked.is_empty() => walked.push_str(name),
+            Step::Field(name) => {
+                walked.push('.');
+                walked.push_str(name)
+            }
+            Step::Index(i) => walked.push_str(&format!("[{i}]")),
+            Step::Slice(a, b) => walked.push_str(&format!(
+                "[{}:{}]",
+                a.map(|a| a.to_string()).unwrap_or_default(),
+                b.map(|b| b.to_string()).unwrap_or_default()
+            )),
+        }
+        cur = next;
+    }
+    Ok(if many { Selection::Many(cur) } else { Selection::One(cur.pop().unwrap_or(ValueRef::Message(msg))) })
+}
+
+/// How [`yaml_value`] and [`json_value`] print values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Style {
+    /// YAML: print at most this many elements of each array, then `- '... (N items)'`.
+    pub max_array: Option<usize>,
+    /// YAML: arrays as `'<array type: T, length: N>'` (rostopic's `--noarr`).
+    pub no_arrays: bool,
+    /// YAML: strings as `'<string length: N>'` (rostopic's `--nostr`).
+    pub no_strings: bool,
+    /// JSON: NaN and infinities as `null` instead of the strings `"NaN"`, `"Infinity"`,
+    /// `"-Infinity"`.
+    pub nan_null: bool,
+}
+
+/// The schema and message type of a message, or of an array of them.
+fn schema_and_ty<'d>(v: &ValueRef<'d>) -> (Option<&'d Schema>, Ty) {
+    match v {
+        ValueRef::Message(m) => (Some(m.schema()), Some(m.type_index())),
+        ValueRef::Array(a) => match a.get(0) {
+            Some(ValueRef::Message(m)) => (Some(m.schema()), Some(m.type_index())),
+            _ => (None, None),
+        },
+        _ => (None, None),
+    }
+}
+
+/// A value as YAML in `style` (a message's fields, an array's `- ` items, or a scalar's line).
+pub fn yaml_value(v: ValueRef, style: &Style, out: &mut dyn Write) -> io::Result<()> {
+    let (schema, ty) = schema_and_ty(&v);
+    Yaml { schema, max_array: style.max_array, no_arrays: style.no_arrays, no_strings: style.no_strings, out }
+        .top(ty, v)
+}
+
+/// Values a slice selected as one YAML sequence.
+pub fn yaml_values(vs: &[ValueRef], style: &Style, out: &mut dyn Write) -> io::Result<()> {
+    if vs.is_empty() {
+        return out.write_all(b"[]\n");
+    }
+    for v in vs {
+        let mut buf = Vec::new();
+        yaml_value(*v, style, &mut buf)?;
+        for (n, line) in String::from_utf8_lossy(&buf).lines().enumerate() {
+            writeln!(out, "{}{line}", if n == 0 { "- " } else { "  " })?;
+        }
+    }
+    Ok(())
+}
+
+/// A value as compact JSON in `style`.
+pub fn json_value(v: ValueRef, style: &Style, out: &mut dyn Write) -> io::Result<()> {
+    let (schema, ty) = schema_and_ty(&v);
+    json_with(schema, ty, v, !style.nan_null, out)
+}
+
+/// Values a slice selected as one JSON array.
+pub fn json_values(vs: &[ValueRef], style: &Style, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(b"[")?;
+    for (n, v) in vs.iter().enumerate() {
+        if n > 0 {
+            out.write_all(b",")?;
+        }
+        json_value(*v, style, out)?;
+    }
+    out.write_all(b"]")
 }
 
 /// The value at `path` in a message of `schema`'s root type, or `None` if an index is out of range.
@@ -192,6 +407,19 @@ pub fn json_message(schema: &Schema, v: &Value, out: &mut dyn Write) -> io::Resu
 
 /// A value as compact JSON; `ty` is its message type (for a message or an array of them).
 pub(crate) fn json<'t, T: Tree<'t>>(schema: Option<&Schema>, ty: Ty, v: T, out: &mut dyn Write) -> io::Result<()> {
+    json_with(schema, ty, v, false, out)
+}
+
+/// [`json`], with non-finite floats as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` when
+/// `nan_strings`.
+fn json_with<'t, T: Tree<'t>>(
+    schema: Option<&Schema>,
+    ty: Ty,
+    v: T,
+    nan_strings: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let scalar_text = |x: &Value, out: &mut dyn Write| json_scalar(x, nan_strings, out);
     match v.item() {
         Item::Message(_) => {
             let Some(layout) = layout(schema, ty) else { return out.write_all(b"null") };
@@ -203,7 +431,7 @@ pub(crate) fn json<'t, T: Tree<'t>>(schema: Option<&Schema>, ty: Ty, v: T, out: 
                 }
                 json_string(f.name.as_bytes(), out)?;
                 out.write_all(b":")?;
-                json(schema, field_ty(f.kind), v, out)?;
+                json_with(schema, field_ty(f.kind), v, nan_strings, out)?;
             }
             out.write_all(b"}")
         }
@@ -214,7 +442,7 @@ pub(crate) fn json<'t, T: Tree<'t>>(schema: Option<&Schema>, ty: Ty, v: T, out: 
                 if k > 0 {
                     out.write_all(b",")?;
                 }
-                json(schema, ty, item, out)?;
+                json_with(schema, ty, item, nan_strings, out)?;
             }
             out.write_all(b"]")
         }
@@ -230,6 +458,20 @@ pub(crate) fn json<'t, T: Tree<'t>>(schema: Option<&Schema>, ty: Ty, v: T, out: 
         }
         Item::Str(s) => json_string(s, out),
         Item::Scalar(x) => scalar_text(&x, out),
+    }
+}
+
+/// A JSON scalar; non-finite floats as strings when `nan_strings`, else `null`.
+fn json_scalar(v: &Value, nan_strings: bool, out: &mut dyn Write) -> io::Result<()> {
+    match v.as_f64() {
+        Some(x) if nan_strings && matches!(v, Value::F32(_) | Value::F64(_)) && !x.is_finite() => {
+            out.write_all(match x {
+                x if x.is_nan() => &b"\"NaN\""[..],
+                x if x > 0.0 => b"\"Infinity\"",
+                _ => b"\"-Infinity\"",
+            })
+        }
+        _ => scalar_text(v, out),
     }
 }
 
@@ -289,18 +531,44 @@ pub(crate) fn yaml<'t, T: Tree<'t>>(
     max_array: Option<usize>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    Yaml { schema, max_array, out }.top(ty, v)
+    Yaml { schema, max_array, no_arrays: false, no_strings: false, out }.top(ty, v)
 }
 
 struct Yaml<'s, 'o> {
     schema: Option<&'s Schema>,
-    /// Arrays longer than this print their first elements and `'...'`.
+    /// Arrays longer than this print their first elements and `'... (N items)'`.
     max_array: Option<usize>,
+    /// Arrays as a placeholder naming their type and length.
+    no_arrays: bool,
+    /// Strings as a placeholder naming their length.
+    no_strings: bool,
     out: &'o mut dyn Write,
 }
 
 impl Yaml<'_, '_> {
+    /// The placeholder `--noarr`/`--nostr` print instead of an array or a string.
+    fn placeholder<'t, T: Tree<'t>>(&self, ty: Ty, v: T) -> Option<String> {
+        match v.item() {
+            Item::Str(s) if self.no_strings => Some(format!("'<string length: {}>'", s.len())),
+            Item::Prims(p, le) if self.no_arrays => {
+                Some(format!("'<array type: {}, length: {}>'", p.name(), le.len() / p.size()))
+            }
+            Item::Array(n) if self.no_arrays => {
+                let elem = match (layout(self.schema, ty), v.child(0).map(|e| e.item())) {
+                    (Some(l), _) => l.name.clone(),
+                    (None, Some(Item::Str(_))) | (None, None) => "string".into(),
+                    (None, Some(e)) => e.describe(),
+                };
+                Some(format!("'<array type: {elem}, length: {n}>'"))
+            }
+            _ => None,
+        }
+    }
+
     fn top<'t, T: Tree<'t>>(&mut self, ty: Ty, v: T) -> io::Result<()> {
+        if let Some(p) = self.placeholder(ty, v) {
+            return writeln!(self.out, "{p}");
+        }
         match v.item() {
             Item::Message(_) => self.fields(ty, v, 0, false),
             item if item.array_len().is_some_and(|n| n > 0) => self.items(ty, v, 0),
@@ -322,6 +590,10 @@ impl Yaml<'_, '_> {
             }
             write!(self.out, "{}:", f.name)?;
             let ty = field_ty(f.kind);
+            if let Some(p) = self.placeholder(ty, v) {
+                writeln!(self.out, " {p}")?;
+                continue;
+            }
             match v.item() {
                 Item::Message(_) if !has_visible_fields(self.schema, ty) => self.out.write_all(b" {}\n")?,
                 Item::Message(_) => {
@@ -364,7 +636,7 @@ impl Yaml<'_, '_> {
                 }
                 Item::Prims(p, le) => {
                     if let Some(b) = le.get(i * p.size()..(i + 1) * p.size()) {
-                        scalar_text(&scalar(*p, b), self.out)?;
+                        self.inline(&Item::Scalar(scalar(*p, b)))?;
                     }
                     self.out.write_all(b"\n")?;
                 }
@@ -372,7 +644,7 @@ impl Yaml<'_, '_> {
             }
         }
         if shown < len {
-            writeln!(self.out, "{:1$}- '...'", "", indent)?;
+            writeln!(self.out, "{:1$}- '... ({len} items)'", "", indent)?;
         }
         Ok(())
     }
@@ -619,7 +891,7 @@ mod tests {
         yaml_message(&s, &v, Some(2), &mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "name: 'it''s'\npts:\n- x: 1.0\n  y: 0.1\n- x: 2.5\n  y: .nan\ndata:\n- 1\n- 2\n- '...'\norigin:\n  x: 0.0\n  y: -1.0\nv:\n- 1.5\n- 2.0\n"
+            "name: 'it''s'\npts:\n- x: 1.0\n  y: 0.1\n- x: 2.5\n  y: .nan\ndata:\n- 1\n- 2\n- '... (3 items)'\norigin:\n  x: 0.0\n  y: -1.0\nv:\n- 1.5\n- 2.0\n"
         );
         let csv = Csv::new(&s).unwrap();
         assert_eq!(csv.columns(), ["name", "pts", "data", "origin.x", "origin.y", "v.0", "v.1"]);

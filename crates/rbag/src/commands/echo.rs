@@ -4,14 +4,17 @@
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+use rbag_bag::decode::render::Style;
 use rbag_bag::read::{DecodedReader, ReadSpec};
 use rbag_bag::text::{TextError, TextFormat, TextWriter};
 
-use crate::Outcome;
+use crate::{Outcome, UsageError};
 
 /// Print messages decoded, from any bag. A topic may carry a field path:
-/// `/imu.linear_acceleration.x`, `/tf.transforms[0].child_frame_id`.
+/// `/imu.linear_acceleration.x`, `/tf.transforms[0].child_frame_id`, or rostopic's
+/// `/imu/linear_acceleration/x`; indices may count from the end (`[-1]`) or be slices (`[*]`,
+/// `[1:3]`). Relative names resolve against the bag's topics (`chatter` is `/chatter`).
 ///
 /// Types come from the bag's own definitions, then `--msg-path` directories, then the bundled
 /// store (ROS 1 noetic; ROS 2 humble and later common types).
@@ -41,6 +44,16 @@ pub struct Args {
     /// In YAML, print arrays whole.
     #[arg(short = 'f', long)]
     full_length: bool,
+    /// In YAML, print arrays as `<array type: T, length: N>` (rostopic's --noarr).
+    #[arg(long, visible_alias = "no-arr")]
+    noarr: bool,
+    /// In YAML, print strings as `<string length: N>` (rostopic's --nostr).
+    #[arg(long, visible_alias = "no-str")]
+    nostr: bool,
+    /// With --json, write NaN and infinities as `null` (default: the strings "NaN",
+    /// "Infinity", "-Infinity").
+    #[arg(long, requires = "json")]
+    json_nan_null: bool,
     #[command(flatten)]
     types: super::TypeArgs,
     #[command(flatten)]
@@ -52,9 +65,12 @@ pub fn run(args: Args) -> Result<Outcome> {
     let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
     let (start, end) = args.window.resolve(std::slice::from_ref(&bag))?;
     let spec = ReadSpec { topics: args.topics.clone(), start, end, types, settle: args.csv };
-    let mut reader = DecodedReader::new(&bag, spec)
-        .map_err(super::with_hint)
-        .with_context(|| format!("cannot decode {}", args.path.display()))?;
+    let mut reader = DecodedReader::new(&bag, spec).map_err(|e| match e {
+        e @ rbag_bag::Error::AmbiguousTopic { .. } => {
+            anyhow::Error::new(UsageError(format!("{e}; name one of them in full")))
+        }
+        e => super::with_hint(e).context(format!("cannot decode {}", args.path.display())),
+    })?;
     for s in reader.skipped() {
         note!("warning: {}: skipping {}", args.path.display(), super::decode_error(&s.reason));
     }
@@ -68,7 +84,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         e if args.csv => anyhow::anyhow!("--csv: {e}; echo it with --json, or topics of one type separately"),
         e => anyhow::Error::new(e),
     };
-    let mut out = TextWriter::new(BufWriter::new(std::io::stdout().lock()), format, &reader).map_err(text_error)?;
+    let style =
+        Style { no_arrays: args.noarr, no_strings: args.nostr, nan_null: args.json_nan_null, ..Style::default() };
+    let mut out = TextWriter::new(BufWriter::new(std::io::stdout().lock()), format, &reader)
+        .map_err(text_error)?
+        .with_style(style);
     let mut printed = 0u64;
     while args.count.is_none_or(|n| printed < n) {
         let Some(m) = reader.next_message().map_err(super::with_hint)? else { break };
@@ -78,12 +98,18 @@ pub fn run(args: Args) -> Result<Outcome> {
             note!("warning: {}: {w}", args.path.display());
         }
     }
+    // An index past an array's end printed nothing: said once per topic, with the length.
+    let missed: Vec<String> =
+        out.out_of_range().map(|(topic, o, n)| format!("{topic}: {o}; {n} message(s) printed nothing")).collect();
     out.finish()?;
+    for m in &missed {
+        note!("warning: {}: {m}", args.path.display());
+    }
     // Data the bag holds but cannot give (a torn tail), unless -n stopped before the end.
     let lost = if args.count.is_some_and(|n| printed >= n) { false } else { super::done_reading(&bag) };
     let empty = printed == 0 && args.window.given();
     if empty {
         note!("{}", super::empty_window(std::slice::from_ref(&bag), (start, end)));
     }
-    Ok(if reader.skipped().is_empty() && !lost && !empty { Outcome::Ok } else { Outcome::Dropped })
+    Ok(if reader.skipped().is_empty() && !lost && !empty && missed.is_empty() { Outcome::Ok } else { Outcome::Dropped })
 }

@@ -1,0 +1,191 @@
+//! `rbag echo` with rostopic's habits (issue 18): `/`-separated field paths and relative topic
+//! names, an index past an array's end said once per topic, slices, `--noarr`/`--nostr`,
+//! truncated arrays that say their length, and NaN in JSON. Each test checks the exit code and
+//! the message.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{run, sample_bag, stderr, START};
+use rbag_storage::{Connection, Format};
+use rbag_testkit::corpus;
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The ROS 1 corpus bag with /imu, /tf, /camera/image_raw, /array and /chatter.
+fn multi(test: &str) -> Option<PathBuf> {
+    let bag = corpus(test, "ros1")?.join("multi_none.bag");
+    if bag.exists() {
+        Some(bag)
+    } else {
+        rbag_testkit::skip(test, "corpus ros1/multi_none.bag is absent");
+        None
+    }
+}
+
+/// A ROS 1 bag of `std_msgs/Float64` on /value with these values, 10 ms apart, and
+/// `std_msgs/String` on each of `strings`.
+fn bag(path: &Path, values: &[f64], strings: &[&str]) -> PathBuf {
+    let mut w = rbag_storage::create(path, Format::Ros1, &Default::default()).unwrap();
+    let mut c = Connection {
+        topic: "/value".into(),
+        message_type: "std_msgs/Float64".into(),
+        encoding: "ros1".into(),
+        definition: "float64 data\n".into(),
+        definition_encoding: "ros1msg".into(),
+        ..Connection::default()
+    };
+    c.metadata.insert("md5sum".into(), "fdb28210bfa9d7c91146260178d9a584".into());
+    c.metadata.insert("callerid".into(), "/test".into());
+    let id = w.add_connection(&c).unwrap();
+    let mut time = START;
+    for v in values {
+        w.write(id, time, time, &v.to_le_bytes()).unwrap();
+        time += 10_000_000;
+    }
+    for topic in strings {
+        let id = w.add_connection(&rbag_testkit::sample::string_connection(Format::Ros1, topic)).unwrap();
+        let mut p = 2u32.to_le_bytes().to_vec();
+        p.extend_from_slice(b"hi");
+        w.write(id, time, time, &p).unwrap();
+        time += 10_000_000;
+    }
+    w.finish().unwrap();
+    path.to_path_buf()
+}
+
+#[test]
+fn rostopic_style_field_paths_and_relative_topic_names() {
+    let Some(b) = multi("rostopic_style_field_paths_and_relative_topic_names") else { return };
+    let dotted = run(&[&"echo", &b, &"/imu.linear_acceleration.z", &"-n", &"3"]);
+    assert_eq!(dotted.status.code(), Some(0), "{}", stderr(&dotted));
+    assert!(stdout(&dotted).starts_with("9.81\n---\n"), "{}", stdout(&dotted));
+    for arg in ["/imu/linear_acceleration/z", "imu/linear_acceleration/z", "imu.linear_acceleration.z"] {
+        let o = run(&[&"echo", &b, &arg, &"-n", &"3"]);
+        assert_eq!(o.status.code(), Some(0), "{arg}: {}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&dotted), "{arg}");
+    }
+    // A relative name, and one in a namespace (`image_raw` is /camera/image_raw).
+    let o = run(&[&"echo", &b, &"chatter", &"-n", &"1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("data: 'hello"), "{}", stdout(&o));
+    let o = run(&[&"echo", &b, &"image_raw/height", &"-n", &"1"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "48\n---\n"), "{}", stderr(&o));
+    // An index inside a rostopic-style path.
+    let o = run(&[&"echo", &b, &"/tf/transforms[0]/child_frame_id", &"-n", &"1"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "'base_link'\n---\n"), "{}", stderr(&o));
+    // A field the type lacks still names the type's fields.
+    let o = run(&[&"echo", &b, &"/imu/linear_acceleration/w"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("has no field \"w\" (it has: x, y, z)"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_name_two_topics_fit_is_a_usage_error_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = bag(&dir.path().join("ns.bag"), &[1.0], &["/left/status", "/right/status"]);
+    let o = run(&[&"echo", &b, &"status"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("status fits several topics: /left/status, /right/status"), "{err}");
+    // Named in full, each is fine; a name nothing fits stays an error naming what exists.
+    let o = run(&[&"echo", &b, &"left/status"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "data: 'hi'\n---\n"), "{}", stderr(&o));
+    let o = run(&[&"echo", &b, &"/nothing"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no topic /nothing"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_index_past_the_end_is_said_once_per_topic_with_the_length() {
+    let Some(b) = multi("an_index_past_the_end_is_said_once_per_topic_with_the_length") else { return };
+    let o = run(&[&"echo", &b, &"/tf.transforms[5]"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    assert_eq!(err.matches("past the end").count(), 1, "{err}");
+    assert!(
+        err.contains("/tf: index [5] is past the end of transforms (length 2); 29 message(s) printed nothing"),
+        "{err}"
+    );
+    // In range, nothing is said.
+    let o = run(&[&"echo", &b, &"/tf.transforms[1]", &"-n", &"1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("past the end"));
+}
+
+#[test]
+fn array_slices_in_field_paths() {
+    let Some(b) = multi("array_slices_in_field_paths") else { return };
+    let o = run(&[&"echo", &b, &"/tf.transforms[*].child_frame_id", &"-n", &"1"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "- 'base_link'\n- 'laser'\n---\n"), "{}", stderr(&o));
+    let o = run(&[&"echo", &b, &"/tf.transforms[-1].child_frame_id", &"-n", &"1"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "'laser'\n---\n"), "{}", stderr(&o));
+    let o = run(&[&"echo", &b, &"/array.data[1:3]", &"-n", &"1", &"--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).ends_with(",\"message\":[50.0,-100.0]}\n"), "{}", stdout(&o));
+    // A slice past the end is empty, as Python's.
+    let o = run(&[&"echo", &b, &"/array.data[10:]", &"-n", &"1"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "[]\n---\n"), "{}", stderr(&o));
+    let o = run(&[&"echo", &b, &"/array.data[1:x]"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad slice bound \"x\""), "{}", stderr(&o));
+}
+
+#[test]
+fn noarr_and_nostr_print_placeholders() {
+    let Some(b) = multi("noarr_and_nostr_print_placeholders") else { return };
+    for flag in ["--noarr", "--no-arr"] {
+        let o = run(&[&"echo", &b, &"/camera/image_raw", &"-n", &"1", &flag]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("\ndata: '<array type: uint8, length: 9216>'\n"), "{flag}: {}", stdout(&o));
+        assert!(stdout(&o).contains("encoding: 'rgb8'"), "{}", stdout(&o));
+    }
+    let o = run(&[&"echo", &b, &"/tf", &"-n", &"1", &"--noarr"]);
+    assert!(
+        stdout(&o).contains("transforms: '<array type: geometry_msgs/TransformStamped, length: 2>'"),
+        "{}",
+        stdout(&o)
+    );
+    for flag in ["--nostr", "--no-str"] {
+        let o = run(&[&"echo", &b, &"/camera/image_raw", &"-n", &"1", &flag, &"-l", &"2"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("encoding: '<string length: 4>'"), "{flag}: {}", stdout(&o));
+    }
+}
+
+#[test]
+fn a_truncated_array_says_its_length() {
+    let Some(b) = multi("a_truncated_array_says_its_length") else { return };
+    let o = run(&[&"echo", &b, &"/camera/image_raw.data", &"-n", &"1", &"-l", &"3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 5, "{out}");
+    assert!(out.ends_with("- '... (9216 items)'\n---\n"), "{out}");
+    let o = run(&[&"echo", &b, &"/camera/image_raw.data", &"-n", &"1", &"-f"]);
+    assert!(!stdout(&o).contains("items)"));
+}
+
+#[test]
+fn json_writes_nan_and_infinity_as_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = bag(&dir.path().join("nan.bag"), &[f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1.5], &[]);
+    let o = run(&[&"echo", &b, &"/value", &"--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let data: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["message"]["data"].to_string())
+        .collect();
+    assert_eq!(data, ["\"NaN\"", "\"Infinity\"", "\"-Infinity\"", "1.5"]);
+    let o = run(&[&"echo", &b, &"/value.data", &"--json", &"--json-nan-null"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("\"message\":null").count(), 3, "{}", stdout(&o));
+    // The flag only means something with --json.
+    let o = run(&[&"echo", &b, &"--json-nan-null"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let _ = sample_bag;
+}
