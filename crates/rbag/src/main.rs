@@ -65,6 +65,7 @@ enum Command {
     Play(commands::play::Args),
     Master(commands::master::Args),
     Completions(commands::completions::Args),
+    Man(commands::man::Args),
 }
 
 /// The live verbs whose flags depend on the middleware: with `--ros2` (or `ROS_VERSION=2`
@@ -182,6 +183,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Play(a) => commands::play::run(a),
         Command::Master(a) => commands::master::run(a),
         Command::Completions(a) => commands::completions::run(a),
+        Command::Man(a) => commands::man::run(a),
     }
 }
 

@@ -178,3 +178,16 @@ fn verbs_of_other_tools_point_to_rbags() {
     let o = run(&[&"compress", &"--help"]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn man_pages_are_generated_for_every_verb() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&[&"man", &dir.path()]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    for page in ["rbag.1", "rbag-convert.1", "rbag-filter.1", "rbag-doctor.1", "rbag-record.1"] {
+        let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        assert!(text.starts_with(".ie") || text.contains(".TH"), "{page} is a man page");
+    }
+    let convert = std::fs::read_to_string(dir.path().join("rbag-convert.1")).unwrap();
+    assert!(convert.contains("no\\-keep\\-latched") || convert.contains("no-keep-latched"), "flags are documented");
+}

@@ -13,6 +13,7 @@ pub mod filter;
 pub mod info;
 pub mod keyboard;
 pub mod list;
+pub mod man;
 pub mod master;
 pub mod metadata;
 pub mod middleware;
