@@ -80,8 +80,56 @@ fn ros2_verb(args: &[std::ffi::OsString]) -> Option<&'static str> {
         _ => return None,
     };
     let has = |flag: &str| args[2..].iter().take_while(|a| *a != "--").any(|a| a == flag);
-    let env2 = std::env::var("ROS_VERSION").is_ok_and(|v| v.trim() == "2");
-    (has("--ros2") || (env2 && !has("--ros1"))).then_some(verb)
+    let env = std::env::var("ROS_VERSION").ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    if has("--ros2") {
+        return Some(verb);
+    }
+    (env.as_deref() == Some("2") && !has("--ros1")).then_some(verb)
+}
+
+/// `rbag play` with neither `--ros1`/`--ros2` nor `ROS_VERSION`: the bags say which graph
+/// they belong to, and the flag is added for them.
+fn choose_play_middleware(args: &mut Vec<std::ffi::OsString>) {
+    if args.get(1).and_then(|a| a.to_str()) != Some("play") {
+        return;
+    }
+    let given = args[2..].iter().take_while(|a| *a != "--").any(|a| a == "--ros1" || a == "--ros2");
+    if given || std::env::var("ROS_VERSION").is_ok_and(|v| !v.trim().is_empty()) {
+        return;
+    }
+    if let Some(kind) = play_middleware(&args[2..]) {
+        args.insert(2, format!("--{kind}").into());
+    }
+}
+
+/// The middleware of the bags among `args` (existing paths rbag detects as bags): `ros1` for
+/// ROS 1 bags, `ros2` for rosbag2 ones, said on stderr; mixed inputs are a usage error naming
+/// both flags (exit 2 here, before any parsing).
+fn play_middleware(args: &[std::ffi::OsString]) -> Option<&'static str> {
+    let kinds: std::collections::BTreeSet<&'static str> = args
+        .iter()
+        .take_while(|a| *a != "--")
+        .map(std::path::Path::new)
+        .filter(|p| p.exists())
+        .filter_map(|p| rbag_bag::detect_backend(p).ok())
+        .map(|b| if b.name() == "ros1" { "ros1" } else { "ros2" })
+        .collect();
+    match kinds.len() {
+        0 => None,
+        1 => {
+            let kind = kinds.into_iter().next()?;
+            let (graph, other) = if kind == "ros1" { ("ROS 1", "--ros2") } else { ("ROS 2", "--ros1") };
+            note!(
+                "playing into {graph}, as the bag is a {} bag ({other} to choose the other)",
+                if kind == "ros1" { "ROS 1" } else { "rosbag2" }
+            );
+            Some(kind)
+        }
+        _ => {
+            eprintln!("error: the bags mix ROS 1 and rosbag2: give --ros1 or --ros2 to say which graph to play into");
+            std::process::exit(2);
+        }
+    }
 }
 
 #[cfg(feature = "ros2")]
@@ -119,7 +167,8 @@ fn main() -> ExitCode {
     rbag_storage_jsonl::register();
     #[cfg(feature = "remote")]
     rbag_remote::register();
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    choose_play_middleware(&mut argv);
     if let Some(pointer) = other_tools_verb(&argv) {
         eprintln!("error: {pointer}");
         return ExitCode::from(2);

@@ -191,3 +191,27 @@ fn man_pages_are_generated_for_every_verb() {
     let convert = std::fs::read_to_string(dir.path().join("rbag-convert.1")).unwrap();
     assert!(convert.contains("no\\-keep\\-latched") || convert.contains("no-keep-latched"), "flags are documented");
 }
+
+#[test]
+fn play_picks_the_graph_from_the_bags() {
+    let dir = tempfile::tempdir().unwrap();
+    let ros1 = sample_bag(dir.path(), "in.bag", 1);
+    let ros2 = dir.path().join("ros2");
+    assert_eq!(code(&run(&[&"convert", &ros1, &"-o", &ros2, &"-s", &"mcap"])), Some(0));
+    let play = |bags: &[&Path]| {
+        let mut c = rbag();
+        c.env_remove("ROS_VERSION").arg("play").args(bags).arg("--help");
+        c.output().unwrap()
+    };
+    let o = play(&[&ros1]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("playing into ROS 1, as the bag is a ROS 1 bag"), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("live ROS graph"), "ROS 1 help");
+    let o = play(&[&ros2]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("playing into ROS 2, as the bag is a rosbag2 bag"), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ros2 bag play"), "ROS 2 help");
+    let o = play(&[&ros1, &ros2]);
+    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--ros1 or --ros2"), "{}", stderr(&o));
+}
