@@ -36,18 +36,36 @@ pub fn error(e: &anyhow::Error) {
     note!("{msg}");
 }
 
-/// A progress bar on stderr, drawn only when stderr is a terminal.
+/// A progress bar on stderr, drawn only when stderr is a terminal. While the total is unknown
+/// (0) it is a counter with a rate, never a full bar at `0/0`; [`set_total`] turns it into a
+/// bar with an ETA once the total is known.
 pub fn progress_bar(total: u64, what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} msgs ({per_sec}, eta {eta})")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-    bar.set_style(style);
+    bar.set_style(style(total));
     bar.set_message(what.to_string());
     bar
+}
+
+/// Sets the bar's total, switching between the counter and the bar as it becomes known.
+pub fn set_total(bar: &ProgressBar, total: u64) {
+    if bar.length() != Some(total) {
+        if bar.length().unwrap_or(0) == 0 || total == 0 {
+            bar.set_style(style(total));
+        }
+        bar.set_length(total);
+    }
+}
+
+fn style(total: u64) -> ProgressStyle {
+    let template = if total == 0 {
+        "{msg} {spinner} {pos} msgs ({per_sec})"
+    } else {
+        "{msg} [{bar:30}] {pos}/{len} msgs ({per_sec}, eta {eta})"
+    };
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> ")
 }
 
 /// Prints this process's peak resident memory (`VmHWM`) on stderr, for memory tests: a parent's

@@ -125,7 +125,7 @@ fn each(bags: &[PathBuf], common: &Common, what: &str, rewrite: &mut Rewrite) ->
             output::progress_bar(0, &format!("{what} {}", path.display()))
         };
         let mut on_progress = |p: Progress| {
-            bar.set_length(p.messages_total);
+            output::set_total(&bar, p.messages_total);
             bar.set_position(p.messages_done);
         };
         let result = rewrite(path, &in_place, &mut on_progress);

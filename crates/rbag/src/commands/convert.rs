@@ -311,7 +311,7 @@ pub fn open_inputs(paths: &[PathBuf], read: &super::ReadArgs) -> Result<Vec<Bag>
 pub fn write_outputs(verb: &str, inputs: &[Bag], outputs: &[Output], select: &mut dyn Select) -> Result<Outcome> {
     let bar = output::progress_bar(0, &format!("{verb}ing"));
     let mut on_progress = |p: Progress| {
-        bar.set_length(p.messages_total);
+        output::set_total(&bar, p.messages_total);
         bar.set_position(p.messages_done);
     };
     let shown = outputs.iter().map(|o| o.path.display().to_string()).collect::<Vec<_>>().join(", ");
