@@ -84,7 +84,7 @@ pub struct QosInfo {
     pub durability: String,
     /// `automatic`, `manual_by_topic`, ...
     pub liveliness: String,
-    /// Deadline in ns (`i64::MAX`: infinite, 0: unspecified).
+    /// Deadline in ns (`i64::MAX`: infinite, however the bag wrote it; 0: unspecified).
     pub deadline_ns: i64,
     /// Lifespan in ns (`i64::MAX`: infinite, 0: unspecified).
     pub lifespan_ns: i64,
@@ -96,7 +96,15 @@ pub struct QosInfo {
 
 impl QosInfo {
     fn from_profile(p: &qos::QosProfile) -> Self {
-        let ns = |d: qos::Duration| d.as_nanos().clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        // rosbag2 wrote "infinite" as i64::MAX ns and, before Galactic, as 2147483651 s
+        // 294967295 ns: both are infinite here.
+        let ns = |d: qos::Duration| {
+            if d.sec >= i64::from(i32::MAX) {
+                i64::MAX
+            } else {
+                d.as_nanos().clamp(i64::MIN as i128, i64::MAX as i128) as i64
+            }
+        };
         QosInfo {
             history: PolicyKind::History.name(p.history).into(),
             depth: p.depth,

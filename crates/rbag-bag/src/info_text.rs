@@ -346,10 +346,12 @@ fn write_topics(
 /// A QoS profile on one line: reliability, durability, history (depth), and the durations
 /// that are set.
 fn qos_text(q: &QosInfo) -> String {
-    let mut s = format!("{}, {}, {}", q.reliability, q.durability, q.history);
-    if q.history == "keep_last" || q.depth > 0 {
-        s.push_str(&format!(" ({})", q.depth));
-    }
+    let history = match q.history.as_str() {
+        "keep_last" => format!("keep_last {}", q.depth),
+        "keep_all" => "keep_all".to_string(),
+        other => format!("history {other}"),
+    };
+    let mut s = format!("{}, {}, {history}", q.reliability, q.durability);
     for (name, ns) in
         [("deadline", q.deadline_ns), ("lifespan", q.lifespan_ns), ("liveliness lease", q.liveliness_lease_duration_ns)]
     {

@@ -198,6 +198,16 @@ fn info_json_carries_qos_and_definitions() {
     assert_eq!(t["qos"][0]["reliability"], "reliable");
     assert_eq!(t["qos"][0]["durability"], "volatile");
     assert_eq!(t["qos"][0]["deadline_ns"], i64::MAX);
+    // The older form of "infinite" (2147483651 s 294967295 ns) reads as infinite too.
+    let old: serde_json::Value =
+        serde_json::from_str(&ok(run(&[&"info", &"--json", &ros2.join("mcap/talker")]))).unwrap();
+    let rosout = topic(&old, "/rosout");
+    assert_eq!(
+        (rosout["qos"][0]["deadline_ns"].as_i64(), rosout["qos"][0]["lifespan_ns"].as_i64()),
+        (Some(i64::MAX), Some(10_000_000_000))
+    );
+    let text = ok(run(&[&"info", &"-v", &ros2.join("mcap/talker")]));
+    assert!(text.contains("qos: reliable, transient_local, history unknown, lifespan 10.0s\n"), "{text}");
     assert_eq!(t["definition_hashes"][0], "RIHS01_eee55533636293ac7c94c62432eedb5777eb849847d2a17b4dcead8c4a20ab32");
     let defs = v["definitions"].as_array().unwrap();
     let strings = defs.iter().find(|d| d["name"] == "test_msgs/msg/Strings").unwrap();
