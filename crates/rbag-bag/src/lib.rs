@@ -92,8 +92,8 @@ pub mod rosbag2 {
     pub use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};
 }
 pub use rbag_storage::{
-    backend, backends, summaries, with_storage_options, Backend, BackendSummary, Capabilities, IntoBackend, OptionSpec,
-    StorageOptions,
+    backend, backends, detect_backend, summaries, with_storage_options, Backend, BackendSummary, Capabilities,
+    IntoBackend, OptionSpec, StorageOptions,
 };
 pub use rbag_storage::{
     budget, Attachment, ChunkInfo, Compression, CompressionMode, Connection, Filter, Format, IndexedSizes, McapPreset,

@@ -136,6 +136,9 @@ pub struct DecodedReader<'b> {
     iter: Option<MessageIter<'b>>,
     filter: Filter,
     current: Option<Message>,
+    /// A message [`peek_time`](DecodedReader::peek_time) read ahead.
+    pending: Option<Message>,
+    finished: bool,
 }
 
 /// One decoded message.
@@ -258,7 +261,19 @@ impl<'b> DecodedReader<'b> {
             let exclude_topics = skipped.iter().map(|s| s.topic.clone()).filter(|t| !topics.contains(t)).collect();
             Filter { exclude_topics, start: spec.start, end: spec.end, ..Filter::default() }
         };
-        Ok(DecodedReader { bag, decoders, schemas, paths, skipped, topics, iter: None, filter, current: None })
+        Ok(DecodedReader {
+            bag,
+            decoders,
+            schemas,
+            paths,
+            skipped,
+            topics,
+            iter: None,
+            filter,
+            current: None,
+            pending: None,
+            finished: false,
+        })
     }
 
     /// The topics that will be read, sorted.
@@ -286,9 +301,9 @@ impl<'b> DecodedReader<'b> {
         self.decoders.take_warnings()
     }
 
-    /// The next message, decoded; `None` at the end.
-    pub fn next_message(&mut self) -> Result<Option<DecodedMessage<'_>>> {
-        if self.topics.is_empty() && !self.paths.is_empty() {
+    /// The next raw message of a topic read, not yet decoded.
+    fn pull(&mut self) -> Result<Option<Message>> {
+        if self.finished || (self.topics.is_empty() && !self.paths.is_empty()) {
             return Ok(None);
         }
         let bag = self.bag;
@@ -296,16 +311,38 @@ impl<'b> DecodedReader<'b> {
             self.iter = Some(bag.messages(&self.filter)?);
         }
         let iter = self.iter.as_mut().expect("set above");
-        let (msg, c) = loop {
-            let Some(m) = iter.next() else { return Ok(None) };
+        loop {
+            let Some(m) = iter.next() else {
+                self.finished = true;
+                return Ok(None);
+            };
             let m = m?;
-            if !self.schemas.contains_key(&m.connection) {
-                continue;
+            if self.schemas.contains_key(&m.connection) && bag.connection(m.connection).is_some() {
+                return Ok(Some(m));
             }
-            if let Some(c) = bag.connection(m.connection) {
-                break (m, c);
-            }
+        }
+    }
+
+    /// The log time of the message [`next_message`](Self::next_message) gives next, without
+    /// decoding it; `None` at the end. For merging the messages of several bags in time order.
+    pub fn peek_time(&mut self) -> Result<Option<u64>> {
+        if self.pending.is_none() {
+            self.pending = self.pull()?;
+        }
+        Ok(self.pending.as_ref().map(|m| m.log_time))
+    }
+
+    /// The next message, decoded; `None` at the end.
+    pub fn next_message(&mut self) -> Result<Option<DecodedMessage<'_>>> {
+        let bag = self.bag;
+        let msg = match self.pending.take() {
+            Some(m) => m,
+            None => match self.pull()? {
+                Some(m) => m,
+                None => return Ok(None),
+            },
         };
+        let Some(c) = bag.connection(msg.connection) else { return Ok(None) };
         let current = self.current.insert(msg);
         let message =
             self.decoders.view(c, current.log_time, &current.data).map_err(|e| Error::decode_in(bag.path(), e))?;

@@ -27,6 +27,7 @@ use rbag_msg::{PathError, ValueRef};
 
 use crate::decode::Schema;
 use crate::read::{DecodedMessage, DecodedReader};
+use crate::Connection;
 
 /// How messages are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +84,12 @@ pub enum TextError {
     },
 }
 
+/// A connection, told apart across bags (ids repeat from bag to bag; a bag's connections stay
+/// where they are while it is open).
+fn conn_key(c: &Connection) -> usize {
+    c as *const Connection as usize
+}
+
 /// Writes decoded messages in one [`TextFormat`].
 pub struct TextWriter<W: Write> {
     out: W,
@@ -92,7 +99,7 @@ pub struct TextWriter<W: Write> {
     /// CSV: the header's columns, and each connection's flattening with the schema it was
     /// worked out for (a replaced schema is checked against the header).
     header: Vec<String>,
-    tables: BTreeMap<u32, (Arc<Schema>, Csv)>,
+    tables: BTreeMap<usize, (Arc<Schema>, Csv)>,
     style: Style,
     /// Per topic: the first index past an array's end, and how many messages printed nothing.
     misses: BTreeMap<String, (OutOfRange, u64)>,
@@ -101,11 +108,18 @@ pub struct TextWriter<W: Write> {
 impl<W: Write> TextWriter<W> {
     /// A writer for `reader`'s messages; for CSV, writes the header row (the reader should
     /// [`settle`](crate::read::ReadSpec::settle) its schemas first).
-    pub fn new(mut out: W, format: TextFormat, reader: &DecodedReader) -> Result<Self, TextError> {
+    pub fn new(out: W, format: TextFormat, reader: &DecodedReader) -> Result<Self, TextError> {
+        Self::over(out, format, &[reader])
+    }
+
+    /// A writer for the messages of several readers (several bags, merged in time order with
+    /// [`DecodedReader::peek_time`]); for CSV, every topic of every reader must print the same
+    /// columns.
+    pub fn over(mut out: W, format: TextFormat, readers: &[&DecodedReader]) -> Result<Self, TextError> {
         let mut header: Option<(Vec<String>, &str)> = None;
         let mut tables = BTreeMap::new();
         if format == TextFormat::Csv {
-            for (c, schema, path) in reader.schemas() {
+            for (c, schema, path) in readers.iter().flat_map(|r| r.schemas()) {
                 let topic = c.topic.as_str();
                 let columns = match path {
                     Some(p) => vec![p.to_string()],
@@ -113,7 +127,7 @@ impl<W: Write> TextWriter<W> {
                         let csv =
                             Csv::new(schema).map_err(|source| TextError::TooWide { topic: topic.into(), source })?;
                         let columns = csv.columns().to_vec();
-                        tables.insert(c.id, (schema.clone(), csv));
+                        tables.insert(conn_key(c), (schema.clone(), csv));
                         columns
                     }
                 };
@@ -132,7 +146,9 @@ impl<W: Write> TextWriter<W> {
         }
         let header = header.map(|h| h.0).unwrap_or_default();
         let style = Style::default();
-        Ok(TextWriter { out, format, multi: reader.topics().len() > 1, header, tables, style, misses: BTreeMap::new() })
+        let topics: std::collections::BTreeSet<&String> = readers.iter().flat_map(|r| r.topics()).collect();
+        let multi = topics.len() > 1;
+        Ok(TextWriter { out, format, multi, header, tables, style, misses: BTreeMap::new() })
     }
 
     /// Prints in `style`: placeholders for arrays and strings in YAML, `null` for NaN in JSON.
@@ -198,7 +214,7 @@ impl<W: Write> TextWriter<W> {
                     }
                     write!(out, ",{}", csv_quote(&String::from_utf8_lossy(&cell)))?;
                 } else {
-                    let Some((schema, csv)) = self.tables.get(&m.connection.id) else {
+                    let Some((schema, csv)) = self.tables.get(&conn_key(m.connection)) else {
                         return Err(TextError::ReplacedColumns { topic: topic.clone() });
                     };
                     // A connection whose first message did not fit the bag's definition is read

@@ -30,6 +30,11 @@ fn multi(test: &str) -> Option<PathBuf> {
 /// A ROS 1 bag of `std_msgs/Float64` on /value with these values, 10 ms apart, and
 /// `std_msgs/String` on each of `strings`.
 fn bag(path: &Path, values: &[f64], strings: &[&str]) -> PathBuf {
+    bag_at(path, START, values, strings)
+}
+
+/// [`bag`], its first message at `start`.
+fn bag_at(path: &Path, start: u64, values: &[f64], strings: &[&str]) -> PathBuf {
     let mut w = rbag_storage::create(path, Format::Ros1, &Default::default()).unwrap();
     let mut c = Connection {
         topic: "/value".into(),
@@ -42,7 +47,7 @@ fn bag(path: &Path, values: &[f64], strings: &[&str]) -> PathBuf {
     c.metadata.insert("md5sum".into(), "fdb28210bfa9d7c91146260178d9a584".into());
     c.metadata.insert("callerid".into(), "/test".into());
     let id = w.add_connection(&c).unwrap();
-    let mut time = START;
+    let mut time = start;
     for v in values {
         w.write(id, time, time, &v.to_le_bytes()).unwrap();
         time += 10_000_000;
@@ -188,4 +193,28 @@ fn json_writes_nan_and_infinity_as_strings() {
     let o = run(&[&"echo", &b, &"--json-nan-null"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let _ = sample_bag;
+}
+
+#[test]
+fn several_bags_are_merged_in_time_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = bag_at(&dir.path().join("a.bag"), START, &[1.0, 2.0], &[]);
+    let b = bag_at(&dir.path().join("b.bag"), START + 5_000_000, &[10.0, 20.0], &["/only_in_b"]);
+    let merged = "1.0\n---\n10.0\n---\n2.0\n---\n20.0\n---\n";
+    let o = run(&[&"echo", &a, &b, &"/value.data"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), merged), "{}", stderr(&o));
+    // Topics may come before bags; -i names a bag whatever it looks like.
+    let o = run(&[&"echo", &"value/data", &"-i", &a, &"-i", &b]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), merged), "{}", stderr(&o));
+    // A topic one bag lacks is read from the other.
+    let o = run(&[&"echo", &a, &b, &"/only_in_b"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "data: 'hi'\n---\n"), "{}", stderr(&o));
+    let o = run(&[&"echo", &a, &b, &"/nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no input has topic /nope (they have: /only_in_b, /value)"), "{}", stderr(&o));
+    // With no bag among them, the first is opened as one, and says why it is not.
+    let missing = dir.path().join("missing.bag");
+    let o = run(&[&"echo", &missing, &"/value"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("missing.bag"), "{}", stderr(&o));
 }

@@ -2,11 +2,11 @@
 //! live topic: YAML by default, NDJSON with `--json`, flat columns with `--csv`.
 
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use rbag_bag::decode::render::Style;
-use rbag_bag::read::{DecodedReader, ReadSpec};
+use rbag_bag::read::{resolve_topic, DecodedReader, ReadSpec, Resolved};
 use rbag_bag::text::{TextError, TextFormat, TextWriter};
 
 use crate::{Outcome, UsageError};
@@ -20,12 +20,16 @@ use crate::{Outcome, UsageError};
 /// store (ROS 1 noetic; ROS 2 humble and later common types).
 #[derive(clap::Args)]
 pub struct Args {
-    /// The bag (a ROS 1 bag, a rosbag2 directory, or a .db3/.mcap file).
-    #[arg(value_name = "PATH")]
-    path: PathBuf,
-    /// Topics to print, each optionally followed by a field path; all topics when none given.
-    #[arg(value_name = "TOPIC")]
-    topics: Vec<String>,
+    /// Bags and topics. A bag is a URL (s3://, http(s)://, gs://, az://) or an existing path
+    /// rbag recognises as a bag (a ROS 1 bag, a rosbag2 directory, a .db3/.mcap file); the
+    /// others are topics to print, each optionally followed by a field path (all topics when
+    /// none given). When none is a bag, the first is taken as one. Several bags are merged in
+    /// time order.
+    #[arg(value_name = "BAG|TOPIC", required_unless_present = "input")]
+    inputs: Vec<String>,
+    /// A bag to read, whatever its name looks like (repeatable).
+    #[arg(short = 'i', long = "input", value_name = "BAG")]
+    input: Vec<PathBuf>,
     /// Print NDJSON: one object per message with `topic`, `log_time` (ns) and `message`.
     #[arg(long, conflicts_with = "csv")]
     json: bool,
@@ -60,19 +64,66 @@ pub struct Args {
     read: super::ReadArgs,
 }
 
+/// Whether a positional names a bag: a URL of an object store or web server, or an existing
+/// path a storage backend recognises.
+fn is_bag(arg: &str) -> bool {
+    const SCHEMES: [&str; 5] = ["s3://", "http://", "https://", "gs://", "az://"];
+    let path = Path::new(arg);
+    SCHEMES.iter().any(|s| arg.starts_with(s)) || (path.exists() && rbag_bag::detect_backend(path).is_ok())
+}
+
 pub fn run(args: Args) -> Result<Outcome> {
-    let bag = super::open_with(&args.path, &args.read)?;
-    let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
-    let (start, end) = args.window.resolve(std::slice::from_ref(&bag))?;
-    let spec = ReadSpec { topics: args.topics.clone(), start, end, types, settle: args.csv };
-    let mut reader = DecodedReader::new(&bag, spec).map_err(|e| match e {
-        e @ rbag_bag::Error::AmbiguousTopic { .. } => {
-            anyhow::Error::new(UsageError(format!("{e}; name one of them in full")))
+    let mut paths = args.input.clone();
+    let mut topics = Vec::new();
+    for a in &args.inputs {
+        if is_bag(a) {
+            paths.push(a.into());
+        } else {
+            topics.push(a.clone());
         }
-        e => super::with_hint(e).context(format!("cannot decode {}", args.path.display())),
-    })?;
-    for s in reader.skipped() {
-        note!("warning: {}: skipping {}", args.path.display(), super::decode_error(&s.reason));
+    }
+    if paths.is_empty() && !topics.is_empty() {
+        // Opening it says why it is not a bag.
+        paths.push(topics.remove(0).into());
+    }
+    let bags = paths.iter().map(|p| super::open_with(p, &args.read)).collect::<Result<Vec<_>>>()?;
+    let (start, end) = args.window.resolve(&bags)?;
+    let mut readers: Vec<(&PathBuf, DecodedReader)> = Vec::new();
+    let mut found = vec![bags.len() == 1; topics.len()];
+    for (bag, path) in bags.iter().zip(&paths) {
+        let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
+        // With several bags, each reads the topics it has.
+        let mut mine = topics.clone();
+        if bags.len() > 1 {
+            let known: Vec<&str> = bag.connections().iter().map(|c| c.topic.as_str()).collect();
+            mine.clear();
+            for (t, found) in topics.iter().zip(found.iter_mut()) {
+                if resolve_topic(t, &known) != Resolved::NoTopic {
+                    *found = true;
+                    mine.push(t.clone());
+                }
+            }
+            if mine.is_empty() && !topics.is_empty() {
+                continue;
+            }
+        }
+        let spec = ReadSpec { topics: mine, start, end, types, settle: args.csv };
+        let reader = DecodedReader::new(bag, spec).map_err(|e| match e {
+            e @ rbag_bag::Error::AmbiguousTopic { .. } => {
+                anyhow::Error::new(UsageError(format!("{e}; name one of them in full")))
+            }
+            e => super::with_hint(e).context(format!("cannot decode {}", path.display())),
+        })?;
+        for s in reader.skipped() {
+            note!("warning: {}: skipping {}", path.display(), super::decode_error(&s.reason));
+        }
+        readers.push((path, reader));
+    }
+    if let Some((t, _)) = topics.iter().zip(&found).find(|(_, f)| !**f) {
+        let known: std::collections::BTreeSet<&str> =
+            bags.iter().flat_map(|b| b.connections().iter().map(|c| c.topic.as_str())).collect();
+        let known = known.into_iter().collect::<Vec<_>>().join(", ");
+        anyhow::bail!("no input has topic {t} (they have: {known})");
     }
     let format = match (args.json, args.csv) {
         (true, _) => TextFormat::Json,
@@ -86,30 +137,49 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let style =
         Style { no_arrays: args.noarr, no_strings: args.nostr, nan_null: args.json_nan_null, ..Style::default() };
-    let mut out = TextWriter::new(BufWriter::new(std::io::stdout().lock()), format, &reader)
+    let refs: Vec<&DecodedReader> = readers.iter().map(|(_, r)| r).collect();
+    let mut out = TextWriter::over(BufWriter::new(std::io::stdout().lock()), format, &refs)
         .map_err(text_error)?
         .with_style(style);
     let mut printed = 0u64;
     while args.count.is_none_or(|n| printed < n) {
-        let Some(m) = reader.next_message().map_err(super::with_hint)? else { break };
-        out.write(&m).map_err(text_error)?;
-        printed += 1;
+        // The reader whose next message is earliest; ties go to the bag given first.
+        let mut next: Option<(usize, u64)> = None;
+        for (i, (_, r)) in readers.iter_mut().enumerate() {
+            if let Some(t) = r.peek_time().map_err(super::with_hint)? {
+                if next.is_none_or(|(_, best)| t < best) {
+                    next = Some((i, t));
+                }
+            }
+        }
+        let Some((i, _)) = next else { break };
+        let (path, reader) = &mut readers[i];
+        if let Some(m) = reader.next_message().map_err(super::with_hint)? {
+            out.write(&m).map_err(text_error)?;
+            printed += 1;
+        }
         for w in reader.take_warnings() {
-            note!("warning: {}: {w}", args.path.display());
+            note!("warning: {}: {w}", path.display());
         }
     }
     // An index past an array's end printed nothing: said once per topic, with the length.
     let missed: Vec<String> =
         out.out_of_range().map(|(topic, o, n)| format!("{topic}: {o}; {n} message(s) printed nothing")).collect();
     out.finish()?;
+    let label = match paths.as_slice() {
+        [one] => format!("{}: ", one.display()),
+        _ => String::new(),
+    };
     for m in &missed {
-        note!("warning: {}: {m}", args.path.display());
+        note!("warning: {label}{m}");
     }
-    // Data the bag holds but cannot give (a torn tail), unless -n stopped before the end.
-    let lost = if args.count.is_some_and(|n| printed >= n) { false } else { super::done_reading(&bag) };
+    // Data the bags hold but cannot give (a torn tail), unless -n stopped before the end.
+    let stopped = args.count.is_some_and(|n| printed >= n);
+    let lost = !stopped && bags.iter().map(super::done_reading).fold(false, |a, b| a | b);
     let empty = printed == 0 && args.window.given();
     if empty {
-        note!("{}", super::empty_window(std::slice::from_ref(&bag), (start, end)));
+        note!("{}", super::empty_window(&bags, (start, end)));
     }
-    Ok(if reader.skipped().is_empty() && !lost && !empty && missed.is_empty() { Outcome::Ok } else { Outcome::Dropped })
+    let skipped = readers.iter().any(|(_, r)| !r.skipped().is_empty());
+    Ok(if !skipped && !lost && !empty && missed.is_empty() { Outcome::Ok } else { Outcome::Dropped })
 }
