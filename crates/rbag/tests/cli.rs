@@ -92,8 +92,9 @@ fn bad_input_gets_a_clear_error() {
         std::fs::write(&p, bytes).unwrap();
         p
     };
-    // Truncated: inside the header, inside a chunk, inside the index.
-    for (name, cut) in [("t1.bag", 100), ("t2.bag", 9000), ("t3.bag", good.len() - 10)] {
+    // Truncated: inside the header, inside the index. (Cut inside a chunk, a bag is read by
+    // scanning: tests/first_day.rs.)
+    for (name, cut) in [("t1.bag", 100), ("t3.bag", good.len() - 10)] {
         let p = write(name, &good[..cut]);
         for verb in ["info", "convert"] {
             let out = dir.path().join(format!("{name}.{verb}.bag"));

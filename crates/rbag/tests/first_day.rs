@@ -215,3 +215,23 @@ fn play_picks_the_graph_from_the_bags() {
     assert_eq!(code(&o), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--ros1 or --ros2"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_ros1_bag_cut_short_is_read_by_scanning() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = sample_bag(dir.path(), "good.bag", 2);
+    let bytes = std::fs::read(&good).unwrap();
+    // Not `.active`: a copy interrupted, or a full disk, inside the chunk.
+    let cut = dir.path().join("copied.bag");
+    std::fs::write(&cut, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    let o = run(&[&"info", &cut]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cut short") && stderr(&o).contains("read by scanning"), "{}", stderr(&o));
+    let out = dir.path().join("saved.bag");
+    let o = run(&[&"convert", &cut, &"-o", &out]);
+    assert_eq!(code(&o), Some(3), "the torn tail is dropped and said: {}", stderr(&o));
+    let saved = read_all(&out);
+    let all = read_all(&good);
+    assert!(!saved.is_empty() && saved.len() < all.len());
+    assert_eq!(saved[..], all[..saved.len()], "what was saved is the bag's beginning, exactly");
+}

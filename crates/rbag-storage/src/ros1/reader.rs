@@ -51,6 +51,8 @@ pub struct Ros1Reader {
     regions: Mutex<Vec<(u64, Bytes)>>,
     /// The summary, once made.
     summary: std::sync::OnceLock<StorageInfo>,
+    /// Where the header puts the index and the file's length, for a bag cut short.
+    cut_short: Option<(u64, u64)>,
 }
 
 /// Bytes read at a chunk's start for its header (it is longer only with unusual fields).
@@ -185,12 +187,16 @@ impl Ros1Reader {
             bytes_read: AtomicU64::new(0),
             regions: Mutex::new(if head.is_empty() { Vec::new() } else { vec![(0, head)] }),
             summary: std::sync::OnceLock::new(),
+            cut_short: None,
         };
         let header = reader.read_bag_header()?;
         if header.index_pos == 0 {
             reader.load_by_scan()?;
         } else if header.index_pos > file_len || header.index_pos == file_len && header.chunk_count > 0 {
-            return Err(Error::TruncatedBag { index_pos: header.index_pos, file_len });
+            // Cut short (an interrupted copy, a full disk): what is there is read by scanning,
+            // as an unindexed bag is, and said in the warnings.
+            reader.cut_short = Some((header.index_pos, file_len));
+            reader.load_by_scan()?;
         } else {
             reader.load_index(header).map_err(|e| match e {
                 Error::Io { .. } => e,
@@ -704,8 +710,15 @@ impl StorageReader for Ros1Reader {
 
     fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if !self.indexed {
-            out.push("unindexed (its recorder did not close it); read by scanning".to_string());
+        match self.cut_short {
+            Some((index_pos, file_len)) => out.push(format!(
+                "cut short (the bag header puts the index at offset {index_pos}, but the file has {file_len} bytes: \
+                 an interrupted copy or a full disk); read by scanning"
+            )),
+            None if !self.indexed => {
+                out.push("unindexed (its recorder did not close it); read by scanning".to_string());
+            }
+            None => {}
         }
         if self.options.lenient {
             out.extend(crate::reading::undeclared_warnings("connection", &self.undeclared));
