@@ -84,6 +84,61 @@ pub enum TextError {
     },
 }
 
+/// How CSV lays out topics whose types print different columns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CsvLayout {
+    /// One set of columns: topics of different types are refused.
+    #[default]
+    Same,
+    /// The union of every topic's columns, empty where a topic has no such field.
+    Wide,
+    /// One row per field: `log_time,topic,field,value`.
+    Long,
+}
+
+/// How the CSV time column is written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TimeFormat {
+    /// Nanoseconds since the epoch.
+    #[default]
+    Ns,
+    /// Seconds since the epoch, with nine decimals.
+    Secs,
+    /// Seconds since the first message written, with nine decimals.
+    Rel,
+    /// ISO 8601 UTC, with nanoseconds (`2026-11-21T22:28:35.406065155Z`).
+    Iso,
+}
+
+impl TimeFormat {
+    /// `t` (ns since the epoch) in this format; `origin` is the first time written.
+    pub fn format(self, t: u64, origin: u64) -> String {
+        let secs = |ns: u64| format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
+        match self {
+            TimeFormat::Ns => t.to_string(),
+            TimeFormat::Secs => secs(t),
+            TimeFormat::Rel if t >= origin => secs(t - origin),
+            TimeFormat::Rel => format!("-{}", secs(origin - t)),
+            TimeFormat::Iso => {
+                let (s, n) = ((t / 1_000_000_000) as i64, (t % 1_000_000_000) as u32);
+                match chrono::DateTime::from_timestamp(s, n) {
+                    Some(d) => d.format("%Y-%m-%dT%H:%M:%S%.9fZ").to_string(),
+                    None => t.to_string(),
+                }
+            }
+        }
+    }
+}
+
+/// CSV options of [`TextWriter::over_csv`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CsvOptions {
+    /// Topics of different types: refused, wide, or long.
+    pub layout: CsvLayout,
+    /// The time column.
+    pub time: TimeFormat,
+}
+
 /// A connection, told apart across bags (ids repeat from bag to bag; a bag's connections stay
 /// where they are while it is open).
 fn conn_key(c: &Connection) -> usize {
@@ -100,6 +155,11 @@ pub struct TextWriter<W: Write> {
     /// worked out for (a replaced schema is checked against the header).
     header: Vec<String>,
     tables: BTreeMap<usize, (Arc<Schema>, Csv)>,
+    /// CSV: each header column's position.
+    index: BTreeMap<String, usize>,
+    csv: CsvOptions,
+    /// The first time written, for [`TimeFormat::Rel`].
+    origin: Option<u64>,
     style: Style,
     /// Per topic: the first index past an array's end, and how many messages printed nothing.
     misses: BTreeMap<String, (OutOfRange, u64)>,
@@ -115,7 +175,18 @@ impl<W: Write> TextWriter<W> {
     /// A writer for the messages of several readers (several bags, merged in time order with
     /// [`DecodedReader::peek_time`]); for CSV, every topic of every reader must print the same
     /// columns.
-    pub fn over(mut out: W, format: TextFormat, readers: &[&DecodedReader]) -> Result<Self, TextError> {
+    pub fn over(out: W, format: TextFormat, readers: &[&DecodedReader]) -> Result<Self, TextError> {
+        Self::over_csv(out, format, readers, CsvOptions::default())
+    }
+
+    /// [`over`](Self::over), with CSV laid out as `csv` says: topics of different types in one
+    /// table (wide or long), and the time column's format.
+    pub fn over_csv(
+        mut out: W,
+        format: TextFormat,
+        readers: &[&DecodedReader],
+        csv_options: CsvOptions,
+    ) -> Result<Self, TextError> {
         let mut header: Option<(Vec<String>, &str)> = None;
         let mut tables = BTreeMap::new();
         if format == TextFormat::Csv {
@@ -131,24 +202,47 @@ impl<W: Write> TextWriter<W> {
                         columns
                     }
                 };
-                match &header {
-                    Some((h, first)) if *h != columns => {
+                match (&mut header, csv_options.layout) {
+                    (Some((h, _)), CsvLayout::Wide | CsvLayout::Long) => {
+                        for c in columns {
+                            if !h.contains(&c) {
+                                h.push(c);
+                            }
+                        }
+                    }
+                    (Some((h, first)), CsvLayout::Same) if *h != columns => {
                         return Err(TextError::MixedColumns { first: first.to_string(), topic: topic.into() })
                     }
-                    Some(_) => {}
-                    None => header = Some((columns, topic)),
+                    (Some(_), CsvLayout::Same) => {}
+                    (None, _) => header = Some((columns, topic)),
                 }
             }
-            if let Some((columns, _)) = &header {
-                let names: Vec<_> = columns.iter().map(|c| csv_quote(c)).collect();
-                writeln!(out, "log_time,topic,{}", names.join(","))?;
+            match (&header, csv_options.layout) {
+                (Some(_), CsvLayout::Long) => writeln!(out, "log_time,topic,field,value")?,
+                (Some((columns, _)), _) => {
+                    let names: Vec<_> = columns.iter().map(|c| csv_quote(c)).collect();
+                    writeln!(out, "log_time,topic,{}", names.join(","))?;
+                }
+                (None, _) => {}
             }
         }
         let header = header.map(|h| h.0).unwrap_or_default();
+        let index = header.iter().enumerate().map(|(i, c)| (c.clone(), i)).collect();
         let style = Style::default();
         let topics: std::collections::BTreeSet<&String> = readers.iter().flat_map(|r| r.topics()).collect();
         let multi = topics.len() > 1;
-        Ok(TextWriter { out, format, multi, header, tables, style, misses: BTreeMap::new() })
+        Ok(TextWriter {
+            out,
+            format,
+            multi,
+            header,
+            index,
+            tables,
+            style,
+            misses: BTreeMap::new(),
+            csv: csv_options,
+            origin: None,
+        })
     }
 
     /// Prints in `style`: placeholders for arrays and strings in YAML, `null` for NaN in JSON.
@@ -204,15 +298,16 @@ impl<W: Write> TextWriter<W> {
                 out.write_all(b"}\n")?;
             }
             TextFormat::Csv => {
-                write!(out, "{},{}", m.log_time, csv_quote(topic))?;
-                if m.path.is_some() {
+                let origin = *self.origin.get_or_insert(m.log_time);
+                let time = self.csv.time.format(m.log_time, origin);
+                let (names, cells): (Vec<String>, Vec<String>) = if let Some(path) = m.path {
                     let mut cell = Vec::new();
                     match one.and_then(|v| v.as_f64()) {
                         // As the whole-message columns print them.
                         Some(x) if !x.is_finite() => write!(cell, "{x}")?,
                         _ => json(&mut cell, one, &many)?,
                     }
-                    write!(out, ",{}", csv_quote(&String::from_utf8_lossy(&cell)))?;
+                    (vec![path.to_string()], vec![csv_quote(&String::from_utf8_lossy(&cell)).into_owned()])
                 } else {
                     let Some((schema, csv)) = self.tables.get(&conn_key(m.connection)) else {
                         return Err(TextError::ReplacedColumns { topic: topic.clone() });
@@ -225,16 +320,36 @@ impl<W: Write> TextWriter<W> {
                     } else {
                         replaced = Csv::new(m.message.schema())
                             .map_err(|source| TextError::TooWide { topic: topic.clone(), source })?;
-                        if replaced.columns() != self.header.as_slice() {
+                        let fits = match self.csv.layout {
+                            CsvLayout::Same => replaced.columns() == self.header.as_slice(),
+                            CsvLayout::Wide => replaced.columns().iter().all(|c| self.index.contains_key(c)),
+                            CsvLayout::Long => true,
+                        };
+                        if !fits {
                             return Err(TextError::ReplacedColumns { topic: topic.clone() });
                         }
                         &replaced
                     };
-                    for cell in csv.cells_of(&m.message) {
-                        write!(out, ",{cell}")?;
+                    (csv.columns().to_vec(), csv.cells_of(&m.message))
+                };
+                let topic = csv_quote(topic);
+                match self.csv.layout {
+                    CsvLayout::Same => writeln!(out, "{time},{topic},{}", cells.join(","))?,
+                    CsvLayout::Wide => {
+                        let mut row = vec![String::new(); self.header.len()];
+                        for (name, cell) in names.iter().zip(cells) {
+                            if let Some(&i) = self.index.get(name) {
+                                row[i] = cell;
+                            }
+                        }
+                        writeln!(out, "{time},{topic},{}", row.join(","))?;
+                    }
+                    CsvLayout::Long => {
+                        for (name, cell) in names.iter().zip(cells) {
+                            writeln!(out, "{time},{topic},{},{cell}", csv_quote(name))?;
+                        }
                     }
                 }
-                writeln!(out)?;
             }
         }
         Ok(())

@@ -192,7 +192,6 @@ fn json_writes_nan_and_infinity_as_strings() {
     // The flag only means something with --json.
     let o = run(&[&"echo", &b, &"--json-nan-null"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let _ = sample_bag;
 }
 
 #[test]
@@ -217,4 +216,33 @@ fn several_bags_are_merged_in_time_order() {
     let o = run(&[&"echo", &missing, &"/value"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("missing.bag"), "{}", stderr(&o));
+}
+
+#[test]
+fn csv_of_several_types_wide_or_long_with_a_time_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = sample_bag(dir.path(), "sample.bag", 1);
+    // Plain --csv still refuses mixed types, and names the ways to one table.
+    let o = run(&[&"echo", &b, &"/speed", &"/point", &"--csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--csv-wide") && stderr(&o).contains("--csv-long"), "{}", stderr(&o));
+    let o = run(&[&"echo", &b, &"/speed", &"/point", &"--csv-wide", &"-n", &"3", &"--time-format", &"s"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines[0], "log_time,topic,data,x,y,z", "{lines:?}");
+    assert_eq!(lines[1], "1700000000.000000000,/speed,0.0,,,", "{lines:?}");
+    assert!(lines[2].starts_with("1700000000.000000000,/point,,0.0,"), "{lines:?}");
+    assert_eq!(lines[3], "1700000000.020000000,/speed,0.25,,,", "{lines:?}");
+    let o = run(&[&"echo", &b, &"/speed", &"/point", &"--csv-long", &"-n", &"2", &"--time-format", &"rel"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines[0], "log_time,topic,field,value", "{lines:?}");
+    assert_eq!(lines[1], "0.000000000,/speed,data,0.0", "{lines:?}");
+    assert_eq!(lines[2], "0.000000000,/point,x,0.0", "{lines:?}");
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    let o = run(&[&"echo", &b, &"/speed", &"--csv", &"-n", &"1", &"--time-format", &"iso"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "log_time,topic,data\n2023-11-14T22:13:20.000000000Z,/speed,0.0\n");
+    let o = run(&[&"echo", &b, &"/speed", &"--csv", &"--time-format", &"minutes"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use rbag_bag::decode::render::Style;
 use rbag_bag::read::{resolve_topic, DecodedReader, ReadSpec, Resolved};
-use rbag_bag::text::{TextError, TextFormat, TextWriter};
+use rbag_bag::text::{CsvLayout, CsvOptions, TextError, TextFormat, TextWriter, TimeFormat};
 
 use crate::{Outcome, UsageError};
 
@@ -31,12 +31,23 @@ pub struct Args {
     #[arg(short = 'i', long = "input", value_name = "BAG")]
     input: Vec<PathBuf>,
     /// Print NDJSON: one object per message with `topic`, `log_time` (ns) and `message`.
-    #[arg(long, conflicts_with = "csv")]
+    #[arg(long, conflicts_with_all = ["csv", "csv_wide", "csv_long"])]
     json: bool,
     /// Print CSV: `log_time,topic` and one column per field (the topics must print the same
     /// columns).
     #[arg(long)]
     csv: bool,
+    /// With --csv, topics of different types in one table: the union of their columns, empty
+    /// where a topic has no such field.
+    #[arg(long, conflicts_with = "csv_long")]
+    csv_wide: bool,
+    /// With --csv, one row per field: `log_time,topic,field,value` (any mix of types).
+    #[arg(long)]
+    csv_long: bool,
+    /// With --csv, the time column: ns since the epoch, s (seconds since the epoch), rel
+    /// (seconds since the first row) or iso (ISO 8601 UTC).
+    #[arg(long, value_name = "FORMAT", default_value = "ns", value_parser = ["ns", "s", "rel", "iso"])]
+    time_format: String,
     /// Stop after N messages.
     #[arg(short = 'n', long, value_name = "N")]
     count: Option<u64>,
@@ -107,7 +118,7 @@ pub fn run(args: Args) -> Result<Outcome> {
                 continue;
             }
         }
-        let spec = ReadSpec { topics: mine, start, end, types, settle: args.csv };
+        let spec = ReadSpec { topics: mine, start, end, types, settle: args.csv || args.csv_wide || args.csv_long };
         let reader = DecodedReader::new(bag, spec).map_err(|e| match e {
             e @ rbag_bag::Error::AmbiguousTopic { .. } => {
                 anyhow::Error::new(UsageError(format!("{e}; name one of them in full")))
@@ -125,20 +136,38 @@ pub fn run(args: Args) -> Result<Outcome> {
         let known = known.into_iter().collect::<Vec<_>>().join(", ");
         anyhow::bail!("no input has topic {t} (they have: {known})");
     }
-    let format = match (args.json, args.csv) {
+    let csv = args.csv || args.csv_wide || args.csv_long;
+    let format = match (args.json, csv) {
         (true, _) => TextFormat::Json,
         (_, true) => TextFormat::Csv,
         _ => TextFormat::Yaml { max_array: (!args.full_length).then_some(args.truncate_length) },
     };
-    let text_error = |e: TextError| match e {
+    let text_error = |e: TextError| {
+        match e {
         TextError::Io(e) => anyhow::Error::new(e),
-        e if args.csv => anyhow::anyhow!("--csv: {e}; echo it with --json, or topics of one type separately"),
+        e @ TextError::MixedColumns { .. } => anyhow::anyhow!(
+            "--csv: {e}; write one table with --csv-wide (the union of the columns) or --csv-long (one row per field), echo it with --json, or topics of one type separately"
+        ),
+        e if csv => anyhow::anyhow!("--csv: {e}; echo it with --json, or topics of one type separately"),
         e => anyhow::Error::new(e),
+    }
     };
     let style =
         Style { no_arrays: args.noarr, no_strings: args.nostr, nan_null: args.json_nan_null, ..Style::default() };
     let refs: Vec<&DecodedReader> = readers.iter().map(|(_, r)| r).collect();
-    let mut out = TextWriter::over(BufWriter::new(std::io::stdout().lock()), format, &refs)
+    let layout = match (args.csv_wide, args.csv_long) {
+        (true, _) => CsvLayout::Wide,
+        (_, true) => CsvLayout::Long,
+        _ => CsvLayout::Same,
+    };
+    let time = match args.time_format.as_str() {
+        "s" => TimeFormat::Secs,
+        "rel" => TimeFormat::Rel,
+        "iso" => TimeFormat::Iso,
+        _ => TimeFormat::Ns,
+    };
+    let csv_options = CsvOptions { layout, time };
+    let mut out = TextWriter::over_csv(BufWriter::new(std::io::stdout().lock()), format, &refs, csv_options)
         .map_err(text_error)?
         .with_style(style);
     let mut printed = 0u64;
