@@ -123,6 +123,9 @@ pub struct ConvertReport {
     pub latched_kept: u64,
     /// Messages left out by `throttle`.
     pub throttled: u64,
+    /// The files of a ROS 1 output split into several (`NAME_0.bag`, `NAME_1.bag`...); empty
+    /// when `output` is the one file or directory written.
+    pub files: Vec<PathBuf>,
     /// Messages left out by the [`Select`] (a filter expression).
     pub deselected: u64,
     /// Attachments carried into the output.
@@ -227,6 +230,13 @@ struct Sink<'o> {
     skipped: BTreeMap<String, Skipped>,
     report: ConvertReport,
     buf: Vec<u8>,
+    /// Payload bytes in the current file, and its first log time (ROS 1 splits).
+    file_bytes: u64,
+    file_start: Option<u64>,
+    /// Per latched connection, its newest messages with their order, repeated at each ROS 1
+    /// split.
+    kept: HashMap<(usize, u32), VecDeque<(u64, Message)>>,
+    kept_seq: u64,
 }
 
 impl<'o> Sink<'o> {
@@ -291,14 +301,39 @@ impl<'o> Sink<'o> {
             skipped: BTreeMap::new(),
             report: ConvertReport { output: output.to_path_buf(), ..ConvertReport::default() },
             buf: Vec::new(),
+            file_bytes: 0,
+            file_start: None,
+            kept: HashMap::new(),
+            kept_seq: 0,
         })
     }
 
     /// Creates the output and adds its connections (identical ones from several inputs once).
     fn create(&mut self, inputs: &[Bag]) -> Result<()> {
         let o = self.options;
-        let mut writer =
-            rbag_storage::create_named(&self.report.output, self.storage, &o.write, &o.storage, &self.policy)?;
+        if self.splits_ros1() {
+            self.report.files.push(split_name(&self.report.output, 0));
+        }
+        let path = self.report.files.last().cloned().unwrap_or_else(|| self.report.output.clone());
+        let mut writer = self.open_file(inputs, &path)?;
+        let extras = crate::extras::ExtrasOptions {
+            exclude_attachments: o.exclude_attachments,
+            exclude_metadata: o.exclude_metadata,
+        };
+        let carried = crate::extras::copy(inputs, writer.as_mut(), &extras)?;
+        self.report.attachments_written = carried.attachments_written;
+        self.report.metadata_written = carried.metadata_written;
+        self.report.attachments_dropped = carried.attachments_dropped;
+        self.report.metadata_dropped = carried.metadata_dropped;
+        self.writer = Some(writer);
+        Ok(())
+    }
+
+    /// Creates one output file and adds its connections (identical ones from several inputs
+    /// once), recording their ids.
+    fn open_file(&mut self, inputs: &[Bag], path: &Path) -> Result<Box<dyn StorageWriter>> {
+        let o = self.options;
+        let mut writer = rbag_storage::create_named(path, self.storage, &o.write, &o.storage, &self.policy)?;
         let mut written: Vec<(Connection, u32)> = Vec::new();
         for (i, r) in inputs.iter().enumerate() {
             for c in r.connections().iter().filter(|c| o.accepts(c)) {
@@ -327,17 +362,63 @@ impl<'o> Sink<'o> {
             }
         }
         self.report.connections_written = written.len() as u64;
-        let extras = crate::extras::ExtrasOptions {
-            exclude_attachments: o.exclude_attachments,
-            exclude_metadata: o.exclude_metadata,
-        };
-        let carried = crate::extras::copy(inputs, writer.as_mut(), &extras)?;
-        self.report.attachments_written = carried.attachments_written;
-        self.report.metadata_written = carried.metadata_written;
-        self.report.attachments_dropped = carried.attachments_dropped;
-        self.report.metadata_dropped = carried.metadata_dropped;
+        Ok(writer)
+    }
+
+    /// Whether this output is a ROS 1 bag split into several files (`-b`/`-d`): rbag splits
+    /// those itself, as `rosbag record --split` does; rosbag2 writers split their own files.
+    fn splits_ros1(&self) -> bool {
+        let r = &self.options.write.rosbag2;
+        self.storage.capabilities().encodings == ["ros1"]
+            && (r.max_file_size.is_some() || r.max_file_duration_ns.is_some())
+    }
+
+    /// Before writing a message at `log_time`: ends the current ROS 1 file and starts the next
+    /// when it is due, writing the kept latched messages at its head (`--repeat-latched`).
+    fn split_if_due(&mut self, inputs: &[Bag], log_time: u64) -> Result<()> {
+        if !self.splits_ros1() || !self.options.write.rosbag2.split_due(self.file_bytes, self.file_start, log_time) {
+            return Ok(());
+        }
+        if let Some(w) = self.writer.take() {
+            w.finish()?;
+        }
+        let path = split_name(&self.report.output, self.report.files.len());
+        let writer = self.open_file(inputs, &path)?;
+        self.report.files.push(path);
         self.writer = Some(writer);
+        self.file_bytes = 0;
+        self.file_start = None;
+        let mut repeats: Vec<(u64, usize, Message)> =
+            self.kept.iter().flat_map(|((i, _), q)| q.iter().map(move |(n, m)| (*n, *i, m.clone()))).collect();
+        repeats.sort_by_key(|r| r.0);
+        for (_, i, msg) in repeats {
+            let conn = inputs[i].connection(msg.connection).expect("kept from its own bag").clone();
+            self.write_here(inputs, i, &conn, &msg)?;
+        }
         Ok(())
+    }
+
+    /// Keeps the newest messages of latched connections for repeating at each ROS 1 split.
+    fn keep_latched(&mut self, i: usize, conn: &Connection, msg: &Message) {
+        let r = &self.options.write.rosbag2;
+        if !self.splits_ros1() {
+            return;
+        }
+        let depth = match r.repeat_topics.get(&conn.topic) {
+            Some(&d) => d.max(1),
+            None if r.repeat_transient_local => match conn.latched_depth() {
+                Some(d) => d,
+                None => return,
+            },
+            None => return,
+        };
+        let n = self.kept_seq;
+        self.kept_seq += 1;
+        let q = self.kept.entry((i, msg.connection)).or_default();
+        if q.len() == depth {
+            q.pop_front();
+        }
+        q.push_back((n, msg.clone()));
     }
 
     /// The latched messages from before the start time that this output keeps, oldest first.
@@ -397,8 +478,21 @@ impl<'o> Sink<'o> {
         false
     }
 
-    /// Writes one message, rewritten where its plan says so.
+    /// Writes one message, rewritten where its plan says so, into the file it belongs in.
     fn write(&mut self, inputs: &[Bag], i: usize, conn: &Connection, msg: &Message) -> Result<()> {
+        self.split_if_due(inputs, msg.log_time)?;
+        // A file's duration counts from its first message, not the older repeated ones.
+        self.file_start.get_or_insert(msg.log_time);
+        if self.write_here(inputs, i, conn, msg)? {
+            self.report.messages_written += 1;
+        }
+        self.keep_latched(i, conn, msg);
+        Ok(())
+    }
+
+    /// Writes one message into the current file; false when its topic is skipped.
+    fn write_here(&mut self, inputs: &[Bag], i: usize, conn: &Connection, msg: &Message) -> Result<bool> {
+        self.file_bytes += msg.data.len() as u64;
         let writer = self.writer.as_mut().expect("created before writing");
         match self.plans.get(&(i, msg.connection)) {
             Some(ConnectionPlan::Rewrite(rw)) => {
@@ -411,7 +505,7 @@ impl<'o> Sink<'o> {
                 if let Some(s) = self.skipped.get_mut(&conn.topic) {
                     s.messages += 1;
                 }
-                return Ok(());
+                return Ok(false);
             }
             _ => {
                 let id = *self
@@ -421,8 +515,7 @@ impl<'o> Sink<'o> {
                 writer.write(id, msg.log_time, msg.publish_time, &msg.data)?;
             }
         }
-        self.report.messages_written += 1;
-        Ok(())
+        Ok(true)
     }
 
     fn finish(&mut self) -> Result<()> {
@@ -432,6 +525,14 @@ impl<'o> Sink<'o> {
         self.report.skipped = std::mem::take(&mut self.skipped).into_values().collect();
         Ok(())
     }
+}
+
+/// The name of file `n` of a split ROS 1 output, as `rosbag record --split -O NAME.bag` names
+/// them: `NAME_n.bag`.
+fn split_name(output: &Path, n: usize) -> PathBuf {
+    let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = output.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    output.with_file_name(format!("{stem}_{n}{ext}"))
 }
 
 /// The read every sink draws from: the union of their topics and time windows.

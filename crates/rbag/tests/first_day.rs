@@ -235,3 +235,31 @@ fn a_ros1_bag_cut_short_is_read_by_scanning() {
     assert!(!saved.is_empty() && saved.len() < all.len());
     assert_eq!(saved[..], all[..saved.len()], "what was saved is the bag's beginning, exactly");
 }
+
+#[test]
+fn convert_splits_ros1_output_and_repeats_latched_topics() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample_bag(dir.path(), "in.bag", 6);
+    for repeat in [true, false] {
+        let out = dir.path().join(format!("split_{repeat}.bag"));
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"convert", &input, &"-o", &out, &"-d", &"2"];
+        if repeat {
+            args.push(&"--repeat-latched");
+        }
+        let o = run(&args);
+        assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+        assert!(stderr(&o).contains("(3 files)"), "{}", stderr(&o));
+        let mut chatter = 0;
+        for n in 0..3 {
+            let file = dir.path().join(format!("split_{repeat}_{n}.bag"));
+            let got = read_all(&file);
+            let latched = got.iter().filter(|m| m.0 == "/robot_description").count();
+            assert_eq!(latched, usize::from(repeat || n == 0), "file {n}, repeat {repeat}");
+            let times: Vec<u64> = got.iter().filter(|m| m.0 == "/chatter").map(|m| m.1).collect();
+            // A file spans at most 2 s from its first message (as rosbag and rosbag2 count).
+            assert!(times.last().unwrap() - times[0] <= 2 * S, "file {n}");
+            chatter += times.len();
+        }
+        assert_eq!(chatter, 600, "every /chatter message once");
+    }
+}

@@ -211,8 +211,8 @@ impl OutputArgs {
                 storage.name()
             ),
         };
-        if format == Some(Format::Ros1) && self.rosbag2.splits_or_compresses() {
-            bail!("splitting and --compression-mode apply to rosbag2 output (-s sqlite3 or mcap)");
+        if format == Some(Format::Ros1) && self.rosbag2.compression_mode != rbag_bag::CompressionMode::None {
+            bail!("--compression-mode applies to rosbag2 output (-s sqlite3 or mcap); ROS 1 bags compress chunks (--compression)");
         }
         self.check_topics(inputs)?;
         let (start, end) = self.window.resolve(inputs)?;
@@ -357,12 +357,12 @@ fn summary(report: &ConvertReport) {
         extra.push(format!("{} left out by --throttle", report.throttled));
     }
     let extra = if extra.is_empty() { String::new() } else { format!(" ({})", extra.join(", ")) };
-    note!(
-        "wrote {} messages{extra} on {} connections to {}",
-        report.messages_written,
-        report.connections_written,
-        report.output.display()
-    );
+    let to = match report.files.as_slice() {
+        [] => report.output.display().to_string(),
+        [one] => one.display().to_string(),
+        [first, .., last] => format!("{} … {} ({} files)", first.display(), last.display(), report.files.len()),
+    };
+    note!("wrote {} messages{extra} on {} connections to {to}", report.messages_written, report.connections_written);
     if report.attachments_written + report.metadata_written > 0 {
         note!(
             "carried {} attachment(s) and {} metadata record(s)",

@@ -11,7 +11,8 @@ pub struct Rosbag2Args {
     /// --compression-mode`.
     #[arg(long, value_name = "none|file|message", default_value = "none", value_parser = parse_mode)]
     pub compression_mode: CompressionMode,
-    /// Start a new storage file once the current one reaches this size (rosbag2 directories).
+    /// Start a new storage file once the current one reaches this size (rosbag2 directories;
+    /// a ROS 1 output becomes NAME_0.bag, NAME_1.bag..., as `rosbag record --split`).
     #[arg(short = 'b', long, value_name = "BYTES", value_parser = parse_size)]
     pub max_bag_size: Option<u64>,
     /// Start a new storage file once the current one spans this many seconds.
