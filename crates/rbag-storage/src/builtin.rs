@@ -170,9 +170,14 @@ impl Backend for Builtin {
         }
         match self.0 {
             Format::Ros1 => ros1::reindex(input, output, backup, replace),
+            Format::Mcap => crate::mcap::reindex(input, output, backup, replace),
             other => Err(Error::UnknownFormat {
                 path: input.into(),
-                reason: format!("a single {} file has its own index; reindex works on a bag directory", other.name()),
+                reason: format!(
+                    "a single {} file keeps its index in its tables; reindex works on a bag directory \
+                     (`rbag convert` copies what it can read into a new file)",
+                    other.name()
+                ),
             }),
         }
     }

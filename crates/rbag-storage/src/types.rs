@@ -392,6 +392,9 @@ pub struct ReindexReport {
     pub messages_dropped: u64,
     /// Files that were repaired, and how.
     pub repairs: Vec<String>,
+    /// What could not be kept, where the format gives no byte or message count (a torn MCAP
+    /// chunk).
+    pub lost: Vec<String>,
 }
 
 /// Settings one backend owns, as `key=value` pairs (like rosbag2's storage config file): each

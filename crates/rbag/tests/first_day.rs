@@ -263,3 +263,32 @@ fn convert_splits_ros1_output_and_repeats_latched_topics() {
         assert_eq!(chatter, 600, "every /chatter message once");
     }
 }
+
+#[test]
+fn reindex_of_a_crashed_mcap_writes_the_recovered_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample_bag(dir.path(), "in.bag", 3);
+    let whole = dir.path().join("whole.mcap");
+    assert_eq!(code(&run(&[&"convert", &input, &"-o", &whole])), Some(0));
+    let bytes = std::fs::read(&whole).unwrap();
+    let crashed = dir.path().join("crashed.mcap");
+    std::fs::write(&crashed, &bytes[..bytes.len() / 2]).unwrap();
+    let o = run(&[&"reindex", &crashed]);
+    assert_eq!(code(&o), Some(3), "the torn tail is said: {}", stderr(&o));
+    assert!(stderr(&o).contains("original kept as") && stderr(&o).contains("crashed.orig.mcap"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.path().join("crashed.orig.mcap")).unwrap(), &bytes[..bytes.len() / 2]);
+    // The rewritten file is complete: it has a summary, and holds the beginning of the bag.
+    let o = run(&[&"info", &crashed]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("scanned"), "{}", stderr(&o));
+    let got = read_all(&crashed);
+    let all = read_all(&whole);
+    assert!(!got.is_empty() && got.len() < all.len());
+    assert_eq!(got[..], all[..got.len()]);
+    // A complete file is left as it is.
+    let o = run(&[&"reindex", &whole]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("left unchanged"), "{}", stderr(&o));
+    assert!(!dir.path().join("whole.orig.mcap").exists());
+    assert_eq!(std::fs::read(&whole).unwrap(), bytes);
+}

@@ -6,8 +6,10 @@ mod chunks;
 pub(crate) mod parse;
 pub(crate) mod reader;
 pub(crate) mod records;
+mod reindex;
 mod writer;
 
 pub use amend::amend;
 pub use reader::{McapReader, MCAP_TYPE_HASH_KEY};
+pub use reindex::reindex;
 pub use writer::McapWriter;

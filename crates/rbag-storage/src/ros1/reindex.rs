@@ -69,6 +69,7 @@ pub fn reindex_with_limits(
         bytes_dropped: scan.torn_bytes,
         messages_dropped: scan.torn_messages + dropped_unknown,
         repairs: Vec::new(),
+        lost: Vec::new(),
     })
 }
 

@@ -65,17 +65,28 @@ pub fn run(args: Args) -> Result<Outcome> {
             };
             anyhow::Error::new(e).context(format!("cannot reindex {} (it is left unchanged{hint})", input.display()))
         })?;
+        let chunks =
+            if report.chunks_written > 0 { format!(" in {} chunks", report.chunks_written) } else { String::new() };
+        let torn = if report.bytes_dropped + report.messages_dropped > 0 || report.chunks_written > 0 {
+            format!("; dropped {} bytes and {} messages of torn tail", report.bytes_dropped, report.messages_dropped)
+        } else {
+            String::new()
+        };
+        let kept_as = backup.filter(|b| b.exists()).map(|b| format!("; original kept as {}", b.display()));
         note!(
-            "{} -> {}: kept {} messages in {} chunks; dropped {} bytes and {} messages of torn tail{}",
+            "{} -> {}: kept {} messages{chunks}{torn}{}",
             input.display(),
             report.output.display(),
             report.messages_kept,
-            report.chunks_written,
-            report.bytes_dropped,
-            report.messages_dropped,
-            backup.map(|b| format!("; original kept as {}", b.display())).unwrap_or_default()
+            kept_as.unwrap_or_default()
         );
-        if report.bytes_dropped > 0 || report.messages_dropped > 0 {
+        for r in &report.repairs {
+            note!("{r}");
+        }
+        for l in &report.lost {
+            note!("dropped: {l}");
+        }
+        if report.bytes_dropped > 0 || report.messages_dropped > 0 || !report.lost.is_empty() {
             outcome = Outcome::Dropped;
         }
     }
