@@ -222,10 +222,11 @@ fn several_bags_are_merged_in_time_order() {
 fn csv_of_several_types_wide_or_long_with_a_time_format() {
     let dir = tempfile::tempdir().unwrap();
     let b = sample_bag(dir.path(), "sample.bag", 1);
-    // Plain --csv still refuses mixed types, and names the ways to one table.
-    let o = run(&[&"echo", &b, &"/speed", &"/point", &"--csv"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("--csv-wide") && stderr(&o).contains("--csv-long"), "{}", stderr(&o));
+    // Plain --csv of mixed types is the wide table too.
+    let wide = run(&[&"echo", &b, &"/speed", &"/point", &"--csv-wide", &"-n", &"3"]);
+    let plain = run(&[&"echo", &b, &"/speed", &"/point", &"--csv", &"-n", &"3"]);
+    assert_eq!(plain.status.code(), Some(0), "{}", stderr(&plain));
+    assert_eq!(stdout(&plain), stdout(&wide));
     let o = run(&[&"echo", &b, &"/speed", &"/point", &"--csv-wide", &"-n", &"3", &"--time-format", &"s"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();

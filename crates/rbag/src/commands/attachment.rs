@@ -10,6 +10,9 @@ use crate::Outcome;
 
 /// Add, extract or list the attachments of an MCAP bag (a calibration, a map, a URDF).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag attachment add run.mcap -f calib.yaml --content-type application/yaml\n  rbag attachment list run.mcap\n  rbag attachment get run.mcap -n calib.yaml -o calib.yaml"
+)]
 pub struct Args {
     #[command(subcommand)]
     command: Sub,

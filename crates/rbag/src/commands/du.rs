@@ -15,6 +15,9 @@ use crate::Outcome;
 /// estimated for ROS 1 and MCAP (within 1% of the total; the output says which). --exact reads
 /// every message and sums its payload size.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag du run.bag\n  rbag du run.mcap --exact --json\n  rbag du rosbag2_dir --connections"
+)]
 pub struct Args {
     /// The bag.
     bag: PathBuf,

@@ -19,6 +19,9 @@ use crate::{Outcome, UsageError};
 /// Types come from the bag's own definitions, then `--msg-path` directories, then the bundled
 /// store (ROS 1 noetic; ROS 2 humble and later common types).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag echo run.bag /imu -n 3\n  rbag echo run.bag /imu/linear_acceleration/z --csv > accel.csv\n  rbag echo run.bag \"/tf.transforms[*].child_frame_id\" --start +5 --duration 2s\n  rbag echo a.bag b.mcap /chatter --json"
+)]
 pub struct Args {
     /// Bags and topics. A bag is a URL (s3://, http(s)://, gs://, az://) or an existing path
     /// rbag recognises as a bag (a ROS 1 bag, a rosbag2 directory, a .db3/.mcap file); the
@@ -33,12 +36,11 @@ pub struct Args {
     /// Print NDJSON: one object per message with `topic`, `log_time` (ns) and `message`.
     #[arg(long, conflicts_with_all = ["csv", "csv_wide", "csv_long"])]
     json: bool,
-    /// Print CSV: `log_time,topic` and one column per field (the topics must print the same
-    /// columns).
+    /// Print CSV: `log_time,topic` and one column per field; topics of different types share
+    /// one table, the union of their columns, empty where a topic has no such field.
     #[arg(long)]
     csv: bool,
-    /// With --csv, topics of different types in one table: the union of their columns, empty
-    /// where a topic has no such field.
+    /// The union of the topics' columns (what --csv does; kept for scripts that name it).
     #[arg(long, conflicts_with = "csv_long")]
     csv_wide: bool,
     /// With --csv, one row per field: `log_time,topic,field,value` (any mix of types).
@@ -158,7 +160,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let layout = match (args.csv_wide, args.csv_long) {
         (true, _) => CsvLayout::Wide,
         (_, true) => CsvLayout::Long,
-        _ => CsvLayout::Same,
+        // Topics of different types share one table, the union of their columns.
+        _ => CsvLayout::Wide,
     };
     let time = match args.time_format.as_str() {
         "s" => TimeFormat::Secs,

@@ -11,6 +11,9 @@ use crate::{Outcome, UsageError};
 /// Summarise a bag: files, duration, sizes, compression, types and topics. Reads only the index
 /// or summary (a ROS 1 bag, an MCAP file, a rosbag2 directory or a single .db3/.mcap).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag info run.bag\n  rbag info run.mcap --json\n  rbag info run.bag -y -k duration\n  rbag info rosbag2_dir -v --sort size"
+)]
 pub struct Args {
     /// Bags to summarise.
     #[arg(required = true, value_name = "PATH")]

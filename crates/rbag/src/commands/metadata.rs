@@ -11,6 +11,9 @@ use crate::{Outcome, UsageError};
 /// Add, print or list the metadata records of an MCAP bag (rosbag2 keeps its metadata.yaml in
 /// one named `rosbag2`).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  rbag metadata add run.mcap -n robot -k id=r2 -k site=lab\n  rbag metadata list run.mcap\n  rbag metadata get run.mcap -n robot"
+)]
 pub struct Args {
     #[command(subcommand)]
     command: Sub,
