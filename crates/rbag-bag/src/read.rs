@@ -90,6 +90,11 @@ pub fn resolve_topic(arg: &str, topics: &[&str]) -> Resolved {
     };
     let absolute = head.starts_with('/');
     let q = if absolute { head.to_string() } else { format!("/{head}") };
+    // A service name, as `info` lists services: its events, which carry request and response.
+    let events = format!("{}/_service_event", q.trim_end_matches('/'));
+    if topics.contains(&events.as_str()) {
+        return Resolved::Topic(events, path_of(""));
+    }
     let fits = |t: &str| t.len() > 1 && q.strip_prefix(t).is_some_and(|r| r.is_empty() || r.starts_with('/'));
     if let Some(t) = topics.iter().filter(|t| fits(t)).max_by_key(|t| t.len()) {
         return Resolved::Topic(t.to_string(), path_of(&q[t.len()..]));

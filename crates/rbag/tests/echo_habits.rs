@@ -247,3 +247,21 @@ fn csv_of_several_types_wide_or_long_with_a_time_format() {
     let o = run(&[&"echo", &b, &"/speed", &"--csv", &"--time-format", &"minutes"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn service_names_echo_their_requests_and_responses() {
+    let Some(dir) = rbag_testkit::corpus("service_names_echo_their_requests_and_responses", "ros2") else { return };
+    let bag = dir.join("mcap/bag_with_topics_and_service_events");
+    // `info` lists /test_service1 as a service; echo takes the same name.
+    let o = run(&[&"echo", &bag, &"/test_service1", &"--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let events: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events.len(), 4);
+    assert!(events.iter().all(|e| e["topic"] == "/test_service1/_service_event"));
+    assert!(events.iter().any(|e| !e["message"]["request"].as_array().unwrap().is_empty()));
+    assert!(events.iter().any(|e| !e["message"]["response"].as_array().unwrap().is_empty()));
+    // A field path after the service name.
+    let o = run(&[&"echo", &bag, &"test_service1.info.event_type", &"-n", &"1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim().trim_end_matches("---").trim(), "0");
+}
