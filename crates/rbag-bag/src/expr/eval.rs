@@ -1194,7 +1194,7 @@ fn arith<'d>(op: BinOp, a: Num, b: Num) -> R<Val<'d>> {
                 }
                 Val::Int(
                     x.checked_div_euclid(y)
-                        .map(|q| if y < 0 && x.rem_euclid(y) != 0 { q + 1 } else { q })
+                        .map(|q| if y < 0 && x.rem_euclid(y) != 0 { q - 1 } else { q })
                         .ok_or_else(overflow)?,
                 )
             }
