@@ -6,7 +6,7 @@
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode, ros1_decode, xmlrpc_parse, tcpros_header or ros2_names_qos}
+target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode, ros1_decode, xmlrpc_parse, tcpros_header, ros2_names_qos, filter_expr, options_yaml or doctor_file}
 secs=${2:-600}
 shift 2 || true
 bags=${RBAG_BAGS:-$(pwd)/../../shared/corpus/ros1}
@@ -65,6 +65,23 @@ elif [ "$target" = ros2_names_qos ]; then
     printf '\x00\x01\x00\x00\x07\x07\x07\x07\x07\x07\x07\x07\x02\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x09\x00\x00\x00' > corpus/ros2_names_qos/seek
     maxlen=16384
     dict=metadata.dict
+elif [ "$target" = filter_expr ]; then
+    # Expressions of docs/filter.md and more (seeds/filter_expr, copied above).
+    maxlen=4096
+    dict=expr.dict
+elif [ "$target" = options_yaml ]; then
+    # rosbag2's README examples and every key (seeds/options_yaml, copied above).
+    maxlen=16384
+    dict=options.dict
+elif [ "$target" = doctor_file ]; then
+    # The bags ros1_bag and mcap_file start from: generated, crafted and real, of both formats.
+    cp -f corpus/ros1_bag/gen-* seeds/ros1_bag/* seeds/mcap_file/* corpus/doctor_file/
+    for b in "$bags"/*.bag "$bags"/*.bag.active "$ros2"/mcap/*/*.mcap; do
+        [ -f "$b" ] && cp -f "$b" corpus/doctor_file/real-"$(basename "$b")"
+    done
+    maxlen=200000
+    cat ros1.dict mcap.dict > corpus/doctor_file.dict
+    dict=corpus/doctor_file.dict
 elif [ "$target" = tcpros_header ]; then
     # Connection headers and first frames: the bags' connection records hold the same fields.
     maxlen=16384
