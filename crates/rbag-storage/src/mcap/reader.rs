@@ -25,8 +25,8 @@ use crate::ros1::record::Limits;
 use crate::rosbag2::TYPE_HASH_KEY;
 use crate::source::{self, Backing, RangeSource, Regions};
 use crate::{
-    Attachment, ChunkInfo, Compression, Connection, ConnectionStats, Error, Filter, IndexedSizes, Message,
-    MessageIter, MetadataRecord, Place, ReadOptions, ReadStats, Result, SchemaInfo, StorageInfo, StorageReader,
+    Attachment, ChunkInfo, Compression, Connection, ConnectionStats, Error, Filter, IndexedSizes, Message, MessageIter,
+    MetadataRecord, Place, ReadOptions, ReadStats, Result, SchemaInfo, StorageInfo, StorageReader,
 };
 
 /// MCAP's name for the channel metadata key rbag calls [`TYPE_HASH_KEY`].
@@ -781,15 +781,15 @@ impl McapReader {
                 message_index_at(&buf, base, off, &mut |ch, _, pos| at.push((pos, ch)))?;
             }
             at.sort_unstable();
-            let mut extents: Vec<u64> = (0..at.len())
-                .map(|k| at.get(k + 1).map_or(c.uncompressed, |n| n.0).saturating_sub(at[k].0))
-                .collect();
+            let mut extents: Vec<u64> =
+                (0..at.len()).map(|k| at.get(k + 1).map_or(c.uncompressed, |n| n.0).saturating_sub(at[k].0)).collect();
             // (entry, bytes of the records introducing its channel) for channels new here.
             let mut intro: Vec<(usize, u64)> = Vec::new();
             for (k, &(_, ch)) in at.iter().enumerate() {
                 if seen.insert(ch) {
                     let (schema, len) = channel_len.get(&ch).copied().unwrap_or((0, 0));
-                    let schema = if schema != 0 && seen_schemas.insert(schema) { schema_len.get(&schema) } else { None };
+                    let schema =
+                        if schema != 0 && seen_schemas.insert(schema) { schema_len.get(&schema) } else { None };
                     intro.push((k, len + schema.copied().unwrap_or(0)));
                 }
             }
@@ -1114,7 +1114,8 @@ fn record_lengths(
             (c.id, (c.schema_id, 9 + 4 + s(&c.topic) + s(&c.message_encoding) + 4 + map))
         })
         .collect();
-    let schemas = schemas.values().map(|x| (x.id, 9 + 2 + s(&x.name) + s(&x.encoding) + 4 + x.data.len() as u64)).collect();
+    let schemas =
+        schemas.values().map(|x| (x.id, 9 + 2 + s(&x.name) + s(&x.encoding) + 4 + x.data.len() as u64)).collect();
     (chans, schemas)
 }
 
