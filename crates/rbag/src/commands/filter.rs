@@ -10,9 +10,9 @@ use crate::{Outcome, UsageError};
 /// Keep the messages for which a Python-like expression is true, as `rosbag filter` does,
 /// writing any storage `rbag convert` writes (with all of its options).
 ///
-/// EXPR sees `topic`, `m` (the message) and `t` (its log time, with t.secs, t.nsecs,
-/// t.to_sec() and t.to_nsec()). It is a small, safe language, not Python: field access and
-/// indexing (m.pose.position.x, m.transforms[0].child_frame_id, m.data[-1], len(m.data)),
+/// EXPR sees `topic`, `m` (the message) and `t` (its log time, with `t.secs`, `t.nsecs`,
+/// `t.to_sec()` and `t.to_nsec()`). It is a small, safe language, not Python: field access and
+/// indexing (`m.pose.position.x`, `m.transforms[0].child_frame_id`, `m.data[-1]`, `len(m.data)`),
 /// comparisons (chained too), and/or/not, arithmetic, `in`, string methods
 /// (m.data.startswith('x')), re.match, re.search and re.fullmatch, abs, min, max, round, sum,
 /// int, float, str, literals, lists (`topic in ['/a', '/b']`) and `a if c else b`. See
