@@ -58,9 +58,23 @@ impl Server {
     }
 
     /// Requests so far, and the body bytes they were sent.
+    /// Requests served and bytes sent, once the log has settled: a request is logged after its
+    /// body is flushed, which can be just after the client has read it and gone on.
     pub fn totals(&self) -> (usize, u64) {
-        let log = self.log.lock().unwrap();
-        (log.len(), log.iter().map(|r| r.sent).sum())
+        let read = || {
+            let log = self.log.lock().unwrap();
+            (log.len(), log.iter().map(|r| r.sent).sum::<u64>())
+        };
+        let mut last = read();
+        for _ in 0..40 {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            let now = read();
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        last
     }
 
     pub fn clear(&self) {
