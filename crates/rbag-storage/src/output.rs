@@ -312,6 +312,24 @@ impl Staged {
         Self::new(CheckedOutput { path: target.into(), existing: Existing::None, identity: None })
     }
 
+    /// Staging for a repaired copy of `input` at `output` (reindex): in place when a `backup`
+    /// is given, else a new output checked against the input and replaced only with `replace`.
+    pub(crate) fn for_repair(input: &Path, output: &Path, backup: Option<&Path>, replace: bool) -> Result<Self> {
+        match backup {
+            Some(_) => Self::in_place(output),
+            None => Self::new(check(output, &OutputPolicy { inputs: vec![input.into()], replace })?),
+        }
+    }
+
+    /// Commits a repair staged by [`Staged::for_repair`]: the original first moves to its
+    /// `backup` (never over an existing file), then the repaired copy takes its place.
+    pub(crate) fn commit_repair(self, input: &Path, backup: Option<&Path>) -> Result<()> {
+        if let Some(backup) = backup {
+            rename_noreplace(input, backup)?;
+        }
+        self.commit()
+    }
+
     /// Where the writer writes.
     pub fn temp(&self) -> &Path {
         &self.temp

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::output::{self, OutputPolicy, Staged};
+use crate::output::Staged;
 use crate::{Error, ReindexReport, Result, StorageReader, StorageWriter};
 
 use super::{McapReader, McapWriter};
@@ -26,10 +26,7 @@ pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>, replace: bool
             ..ReindexReport::default()
         });
     }
-    let staged = match backup {
-        Some(_) => Staged::in_place(output)?,
-        None => Staged::new(output::check(output, &OutputPolicy { inputs: vec![input.into()], replace })?)?,
-    };
+    let staged = Staged::for_repair(input, output, backup, replace)?;
     let mut writer = McapWriter::create(staged.temp(), &crate::WriteOptions::default())?;
     let mut ids = BTreeMap::new();
     for c in reader.connections() {
@@ -52,10 +49,7 @@ pub fn reindex(input: &Path, output: &Path, backup: Option<&Path>, replace: bool
     let lost = reader.lost();
     drop(reader);
     Box::new(writer).finish()?;
-    if let Some(backup) = backup {
-        output::rename_noreplace(input, backup)?;
-    }
-    staged.commit()?;
+    staged.commit_repair(input, backup)?;
     Ok(ReindexReport {
         output: output.to_path_buf(),
         messages_kept: kept,

@@ -16,7 +16,7 @@ use super::record::Limits;
 use super::scan;
 use super::writer::Ros1Writer;
 use crate::output::{self, Staged};
-use crate::{budget, Compression, Error, OutputPolicy, ReindexReport, Result, WriteOptions};
+use crate::{budget, Compression, Error, ReindexReport, Result, WriteOptions};
 
 /// Where `reindex` writes when no output is given: `X.bag.active` → `X.bag`; `X.bag` is
 /// repaired in place with the original kept as `X.orig.bag` (as `rosbag reindex` does).
@@ -51,17 +51,11 @@ pub fn reindex_with_limits(
     let len = file.metadata().map_err(|e| Error::io(input, e))?.len();
     let scan = scan::scan(&file, input, len, &limits)?;
 
-    let staged = match backup {
-        Some(_) => Staged::in_place(output)?,
-        None => Staged::new(output::check(output, &OutputPolicy { inputs: vec![input.into()], replace })?)?,
-    };
+    let staged = Staged::for_repair(input, output, backup, replace)?;
     // A failure from here on drops `staged`, which removes the temporary; the input is
     // untouched until the repaired bag is complete.
     let (kept, dropped_unknown, chunks) = write_reindexed(&file, input, staged.temp(), &scan)?;
-    if let Some(backup) = backup {
-        output::rename_noreplace(input, backup)?;
-    }
-    staged.commit()?;
+    staged.commit_repair(input, backup)?;
     Ok(ReindexReport {
         output: output.to_path_buf(),
         messages_kept: kept,
