@@ -273,8 +273,11 @@ pub struct TopicInfo {
     pub connections: u64,
     /// Serialization format: `ros1` or `cdr`.
     pub encoding: String,
-    /// Bytes of payload on this topic, where the storage knows it without reading payloads.
+    /// Bytes of payload on this topic, where the storage knows or estimates it without reading
+    /// payloads: exact for SQLite3, estimated from chunk totals for ROS 1 and MCAP.
     pub size_bytes: Option<u64>,
+    /// Whether `size_bytes` is an estimate (`rbag du` gives a closer or exact figure).
+    pub size_estimated: bool,
     /// 1 / median period between messages, as `rosbag info` computes it.
     pub frequency_hz: Option<f64>,
     /// The offered QoS profiles its connections record (ROS 2), in connection order; empty
@@ -314,6 +317,7 @@ pub(crate) fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
             connections: 0,
             encoding: c.encoding.clone(),
             size_bytes: Some(0),
+            size_estimated: false,
             frequency_hz: periods.get(&c.topic).map(|&p| 1e9 / p as f64),
             qos: Vec::new(),
             definition_hashes: Vec::new(),
@@ -347,7 +351,9 @@ pub(crate) fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
         }
         let stats = s.connections.get(&c.id);
         t.message_count += stats.map_or(0, |x| x.message_count);
-        t.size_bytes = t.size_bytes.zip(stats.and_then(|x| x.data_bytes)).map(|(a, b)| a + b);
+        let size = stats.and_then(|x| x.data_bytes.map(|b| (b, false)).or(x.estimated_bytes.map(|b| (b, true))));
+        t.size_bytes = t.size_bytes.zip(size).map(|(a, (b, _))| a + b);
+        t.size_estimated |= size.is_some_and(|s| s.1);
         if !c.message_type.is_empty() {
             types.insert(TypeInfo {
                 name: c.message_type.clone(),

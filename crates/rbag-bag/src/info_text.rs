@@ -271,6 +271,9 @@ fn write_text(out: &mut fmt::Formatter<'_>, info: &BagInfo, verbose: bool) -> fm
     write_topics(out, "services", &services, verbose, |t| {
         (t.name.trim_end_matches("/_service_event").to_string(), t.message_type.trim_end_matches("_Event").to_string())
     })?;
+    if info.topics.iter().any(|t| t.size_estimated) {
+        writeln!(out, "{}~ estimated from chunk sizes and per-chunk counts", label("sizes"))?;
+    }
     if verbose {
         let width = info.definitions.iter().map(|d| d.name.len()).max().unwrap_or(0);
         for (i, d) in info.definitions.iter().enumerate() {
@@ -320,8 +323,8 @@ fn write_topics(
         let conns = if t.connections > 1 { format!(" ({} connections)", t.connections) } else { String::new() };
         let format =
             if t.encoding == "ros1" || t.encoding.is_empty() { String::new() } else { format!(" [{}]", t.encoding) };
-        let size =
-            t.size_bytes.filter(|_| t.encoding != "ros1").map(|b| format!(" {}", format_size(b))).unwrap_or_default();
+        let approx = if t.size_estimated { "~" } else { "" };
+        let size = t.size_bytes.map(|b| format!(" {approx}{}", format_size(b))).unwrap_or_default();
         writeln!(
             out,
             "{l}{name:<name_width$} {:>count_width$} {unit}{freq} : {ty}{format}{size}{conns}",

@@ -75,7 +75,7 @@ fn plan_bag(path: &str, options: &PlanOptions, parts: &mut Vec<Partition>) -> Re
     }
     let share = (hi - lo) as f64 / (span.1 - span.0) as f64;
     let total = info.message_count.max(1);
-    // Messages and known payload bytes per topic, over its connections.
+    // Messages and known (or estimated, ROS 1 and MCAP) payload bytes per topic.
     let mut topics: BTreeMap<&str, (u64, Option<u64>)> = BTreeMap::new();
     for c in bag.connections() {
         if !options.topics.is_empty() && !options.topics.contains(&c.topic) {
@@ -84,7 +84,7 @@ fn plan_bag(path: &str, options: &PlanOptions, parts: &mut Vec<Partition>) -> Re
         let stats = info.connections.get(&c.id).cloned().unwrap_or_default();
         let e = topics.entry(c.topic.as_str()).or_insert((0, Some(0)));
         e.0 += stats.message_count;
-        e.1 = e.1.zip(stats.data_bytes).map(|(a, b)| a + b);
+        e.1 = e.1.zip(stats.data_bytes.or(stats.estimated_bytes)).map(|(a, b)| a + b);
     }
     for (topic, (count, data_bytes)) in topics {
         if count == 0 {

@@ -114,7 +114,8 @@ impl JsonlReader {
                     if undeclared.contains_key(&c.id) {
                         return Err(bad(line_no, format!("connection {} is declared after messages on it", c.id)));
                     }
-                    stats.insert(c.id, ConnectionStats { message_count: 0, data_bytes: Some(0) });
+                    stats
+                        .insert(c.id, ConnectionStats { message_count: 0, data_bytes: Some(0), estimated_bytes: None });
                     connections.push(Connection {
                         id: c.id,
                         topic: c.topic,
@@ -154,7 +155,7 @@ impl JsonlReader {
             for (&id, &n) in &undeclared {
                 let encoding = connections.first().map_or("", |c| c.encoding.as_str()).to_string();
                 connections.push(Connection::undeclared(id, &encoding));
-                stats.insert(id, ConnectionStats { message_count: n, data_bytes: None });
+                stats.insert(id, ConnectionStats { message_count: n, ..Default::default() });
             }
             connections.sort_by_key(|c| c.id);
         }

@@ -34,6 +34,7 @@ mod reading;
 pub mod registry;
 pub mod ros1;
 pub mod rosbag2;
+mod size_estimate;
 mod sniff;
 pub mod source;
 mod time_merge;

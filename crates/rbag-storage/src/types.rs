@@ -75,6 +75,9 @@ pub struct ConnectionStats {
     pub message_count: u64,
     /// Sum of payload sizes, where the storage knows it without reading payloads.
     pub data_bytes: Option<u64>,
+    /// Where `data_bytes` is unknown: the sum estimated from chunk sizes and per-chunk counts
+    /// in the summary (ROS 1 and MCAP; see `rbag du` for the per-message figure).
+    pub estimated_bytes: Option<u64>,
 }
 
 /// Chunk compression of a storage file.

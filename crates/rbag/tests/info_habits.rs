@@ -237,3 +237,30 @@ fn info_json_carries_qos_and_definitions() {
         (Some("ros1msg"), Some("992ce8a1687cec8c8bd883ec73ca41d1"))
     );
 }
+
+/// Per-topic size for ROS 1 and MCAP, not only SQLite3: estimated from chunk sizes and counts
+/// (labelled), close to `du --exact`'s figure, for one chunk and for many.
+#[test]
+fn info_per_topic_size_for_ros1_and_mcap() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = sample_bag(dir.path(), "s.bag", 4);
+    for (name, chunk) in [("one.bag", "64MiB"), ("many.bag", "16KiB"), ("one.mcap", "64MiB"), ("many.mcap", "16KiB")] {
+        let out = dir.path().join(name);
+        ok(run(&[&"convert", &src, &"-o", &out, &"--chunk-size", &chunk]));
+        let info: serde_json::Value = serde_json::from_str(&ok(run(&[&"info", &"--json", &out]))).unwrap();
+        let du: serde_json::Value = serde_json::from_str(&ok(run(&[&"du", &"--exact", &"--json", &out]))).unwrap();
+        let total = du["total_bytes"].as_u64().unwrap() as f64;
+        for t in du["topics"].as_array().unwrap() {
+            let topic = t["topic"].as_str().unwrap();
+            let got = info["topics"].as_array().unwrap().iter().find(|i| i["name"] == topic).unwrap();
+            assert_eq!(got["size_estimated"], true, "{name} {topic}");
+            let (est, exact) = (got["size_bytes"].as_u64().unwrap(), t["bytes"].as_u64().unwrap());
+            // Within 2% of the bag's payload, and within 10% of the topic's own.
+            let off = est.abs_diff(exact) as f64;
+            assert!(off <= 0.02 * total && off <= 0.1 * exact as f64 + 64.0, "{name} {topic}: {est} vs {exact}");
+        }
+        let text = ok(run(&[&"info", &out]));
+        assert!(text.contains("sizes:        ~ estimated from chunk sizes"), "{text}");
+        assert!(text.lines().any(|l| l.contains(" : ") && l.contains(" ~")), "{text}");
+    }
+}

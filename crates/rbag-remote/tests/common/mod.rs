@@ -217,6 +217,12 @@ pub fn info_without_path(bag: &Bag) -> String {
     info.path = Default::default();
     info.files.clear();
     info.topics.iter_mut().for_each(|t| t.frequency_hz = None);
+    // Estimated sizes differ: a local read samples each connection's first chunk, a remote
+    // one reads the summary alone (ROS 1 remotely has no chunk sizes at all).
+    info.topics.iter_mut().filter(|t| t.size_estimated || info.storage == "ros1").for_each(|t| {
+        t.size_bytes = None;
+        t.size_estimated = false;
+    });
     if info.storage == "ros1" {
         info.compression.clear();
     }

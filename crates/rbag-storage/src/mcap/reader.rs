@@ -768,45 +768,55 @@ impl McapReader {
         if self.chunks.iter().any(|c| c.loose || c.salvaged || c.message_indexes.is_empty()) {
             return Ok(None);
         }
-        let (channel_len, schema_len) = &self.record_lengths;
         let mut bytes: BTreeMap<u32, u64> = self.connections.iter().map(|c| (c.id, 0)).collect();
-        let (mut seen, mut seen_schemas) = (BTreeSet::new(), BTreeSet::new());
+        let mut seen = Introduced::default();
         let mut in_file_order: Vec<&ChunkMeta> = self.chunks.iter().collect();
         in_file_order.sort_by_key(|c| c.offset);
-        let mut at: Vec<(u64, u16)> = Vec::new();
         for c in in_file_order {
-            let (buf, base) = self.region(c)?;
-            at.clear();
-            for &off in &c.message_indexes {
-                message_index_at(&buf, base, off, &mut |ch, _, pos| at.push((pos, ch)))?;
-            }
-            at.sort_unstable();
-            let mut extents: Vec<u64> =
-                (0..at.len()).map(|k| at.get(k + 1).map_or(c.uncompressed, |n| n.0).saturating_sub(at[k].0)).collect();
-            // (entry, bytes of the records introducing its channel) for channels new here.
-            let mut intro: Vec<(usize, u64)> = Vec::new();
-            for (k, &(_, ch)) in at.iter().enumerate() {
-                if seen.insert(ch) {
-                    let (schema, len) = channel_len.get(&ch).copied().unwrap_or((0, 0));
-                    let schema =
-                        if schema != 0 && seen_schemas.insert(schema) { schema_len.get(&schema) } else { None };
-                    intro.push((k, len + schema.copied().unwrap_or(0)));
-                }
-            }
-            let mut gap = at.first().map_or(0, |a| a.0);
-            for (k, len) in intro {
-                if len <= gap {
-                    gap -= len;
-                } else if k > 0 {
-                    gap = 0;
-                    extents[k - 1] = extents[k - 1].saturating_sub(len);
-                }
-            }
-            for (&(_, ch), x) in at.iter().zip(extents) {
-                *bytes.entry(u32::from(ch)).or_default() += x.saturating_sub(31);
+            for (ch, (b, _)) in self.chunk_sizes(c, &mut seen)? {
+                *bytes.entry(u32::from(ch)).or_default() += b;
             }
         }
         Ok(Some(IndexedSizes { bytes, exact: false }))
+    }
+
+    /// Chunk `c`'s payload bytes and messages by channel, from its message indexes; `seen`
+    /// holds the channels and schemas met in earlier chunks.
+    fn chunk_sizes(&self, c: &ChunkMeta, seen: &mut Introduced) -> Result<BTreeMap<u16, (u64, u64)>> {
+        let (channel_len, schema_len) = &self.record_lengths;
+        let (buf, base) = self.region(c)?;
+        let mut at: Vec<(u64, u16)> = Vec::new();
+        for &off in &c.message_indexes {
+            message_index_at(&buf, base, off, &mut |ch, _, pos| at.push((pos, ch)))?;
+        }
+        at.sort_unstable();
+        let mut extents: Vec<u64> =
+            (0..at.len()).map(|k| at.get(k + 1).map_or(c.uncompressed, |n| n.0).saturating_sub(at[k].0)).collect();
+        // (entry, bytes of the records introducing its channel) for channels new here.
+        let mut intro: Vec<(usize, u64)> = Vec::new();
+        for (k, &(_, ch)) in at.iter().enumerate() {
+            if seen.channels.insert(ch) {
+                let (schema, len) = channel_len.get(&ch).copied().unwrap_or((0, 0));
+                let schema = if schema != 0 && seen.schemas.insert(schema) { schema_len.get(&schema) } else { None };
+                intro.push((k, len + schema.copied().unwrap_or(0)));
+            }
+        }
+        let mut gap = at.first().map_or(0, |a| a.0);
+        for (k, len) in intro {
+            if len <= gap {
+                gap -= len;
+            } else if k > 0 {
+                gap = 0;
+                extents[k - 1] = extents[k - 1].saturating_sub(len);
+            }
+        }
+        let mut out: BTreeMap<u16, (u64, u64)> = BTreeMap::new();
+        for (&(_, ch), x) in at.iter().zip(extents) {
+            let s = out.entry(ch).or_default();
+            s.0 += x.saturating_sub(31);
+            s.1 += 1;
+        }
+        Ok(out)
     }
 
     /// The bag's metadata.yaml text, as rosbag2 (Jazzy on) stores it in the file.
@@ -828,7 +838,7 @@ impl McapReader {
         info.properties.insert("library".into(), self.library.clone());
         for c in &self.connections {
             let n = self.counts.get(&(c.id as u16)).copied().unwrap_or(0);
-            info.connections.insert(c.id, ConnectionStats { message_count: n, data_bytes: None });
+            info.connections.insert(c.id, ConnectionStats { message_count: n, ..Default::default() });
             if !self.undeclared.contains_key(&c.id) {
                 info.message_count += n;
             }
@@ -846,7 +856,65 @@ impl McapReader {
             info.start_ns = self.chunks.iter().map(|c| c.start).min();
             info.end_ns = self.chunks.iter().map(|c| c.end).max();
         }
+        if let Some(blocks) = self.chunk_blocks() {
+            crate::size_estimate::fill(&mut info, &blocks);
+        }
         info
+    }
+
+    /// Every chunk's payload bytes and per-channel counts, from the summary alone: a channel's
+    /// MessageIndex record runs to the next one (or to the end of the chunk's indexes) and
+    /// holds 16 bytes a message after 15 of op, length, channel and array length. The payload
+    /// is the uncompressed size less 31 bytes a message (op, length, channel, sequence, two
+    /// times) and the Channel and Schema records of channels first seen in the chunk. `None`
+    /// for a file with messages outside chunks or chunks without message indexes.
+    /// See [`crate::size_estimate`].
+    fn chunk_blocks(&self) -> Option<Vec<crate::size_estimate::Block>> {
+        let mut chunks: Vec<&ChunkMeta> = self.chunks.iter().collect();
+        chunks.sort_by_key(|c| c.offset);
+        let (channel_len, schema_len) = &self.record_lengths;
+        let mut seen = Introduced::default();
+        let mut blocks = Vec::with_capacity(chunks.len());
+        for c in chunks {
+            let channels = c.channels.as_ref().filter(|_| !c.loose && !c.salvaged)?;
+            let mut at: Vec<(u64, u16)> = c.message_indexes.iter().copied().zip(channels.iter().copied()).collect();
+            at.sort_unstable();
+            let mut counts = Vec::with_capacity(at.len());
+            for (k, &(off, ch)) in at.iter().enumerate() {
+                let end = at.get(k + 1).map_or(c.index_end, |n| n.0);
+                counts.push((ch, end.checked_sub(off)?.checked_sub(15)? / 16));
+            }
+            // A channel's first chunk is read from its message indexes: a sample of its sizes
+            // (not for a remote file, whose summary is all that is fetched for it).
+            let local = matches!(self.backing, Backing::Local(_));
+            if local && counts.iter().any(|&(ch, n)| n > 0 && !seen.channels.contains(&ch)) {
+                let before = seen.clone();
+                if let Ok(sizes) = self.chunk_sizes(c, &mut seen) {
+                    blocks.extend(sizes.into_iter().map(|(ch, (payload, n))| crate::size_estimate::Block {
+                        payload,
+                        counts: vec![(u32::from(ch), n)],
+                    }));
+                    continue;
+                }
+                seen = before;
+            }
+            let mut overhead = 0u64;
+            for &(ch, n) in &counts {
+                overhead += 31 * n;
+                if n > 0 && seen.channels.insert(ch) {
+                    let (schema, len) = channel_len.get(&ch).copied().unwrap_or((0, 0));
+                    overhead += len;
+                    if schema != 0 && seen.schemas.insert(schema) {
+                        overhead += schema_len.get(&schema).copied().unwrap_or(0);
+                    }
+                }
+            }
+            blocks.push(crate::size_estimate::Block {
+                payload: c.uncompressed.saturating_sub(overhead),
+                counts: counts.into_iter().map(|(ch, n)| (u32::from(ch), n)).collect(),
+            });
+        }
+        Some(blocks)
     }
 
     fn iter(&self, filter: &Filter) -> MessageIter<'_> {
@@ -1097,6 +1165,13 @@ fn schema_list(schemas: &HashMap<u16, parse::Schema>, channels: &BTreeMap<u16, p
         .collect();
     out.sort_by_key(|s| s.id);
     out
+}
+
+/// The channels and schemas whose records earlier chunks hold.
+#[derive(Debug, Clone, Default)]
+struct Introduced {
+    channels: BTreeSet<u16>,
+    schemas: BTreeSet<u16>,
 }
 
 /// Each channel's schema id and Channel record length, and each Schema record's length (op

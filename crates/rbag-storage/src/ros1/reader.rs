@@ -828,25 +828,42 @@ impl Ros1Reader {
         let mut seen = std::collections::BTreeSet::new();
         for i in 0..self.chunks.len() {
             let (_, size, _, _) = self.chunk_shape(i)?;
-            let mut entries = self.entries(i, &|_, _| true)?;
-            entries.sort_by_key(|e| e.offset);
-            let mut extents: Vec<u64> = entries
-                .iter()
-                .enumerate()
-                .map(|(k, e)| entries.get(k + 1).map_or(size, |n| n.offset as u64).saturating_sub(e.offset as u64))
-                .collect();
-            for k in 0..entries.len() {
-                let conn = entries[k].conn;
-                if seen.insert(conn) && k > 0 {
-                    let record = self.connection(conn).map_or(0, connection_record_len);
-                    extents[k - 1] = extents[k - 1].saturating_sub(record);
-                }
-            }
-            for (e, x) in entries.iter().zip(extents) {
-                *bytes.entry(e.conn).or_default() += x.saturating_sub(46);
+            for (conn, (b, _)) in self.chunk_sizes(i, size, &mut seen)? {
+                *bytes.entry(conn).or_default() += b;
             }
         }
         Ok(crate::IndexedSizes { bytes, exact: false })
+    }
+
+    /// Chunk `i`'s payload bytes and messages by connection, from its index data (`size` is
+    /// its uncompressed size); `seen` holds the connections met in earlier chunks.
+    fn chunk_sizes(
+        &self,
+        i: usize,
+        size: u64,
+        seen: &mut std::collections::BTreeSet<u32>,
+    ) -> Result<BTreeMap<u32, (u64, u64)>> {
+        let mut entries = self.entries(i, &|_, _| true)?;
+        entries.sort_by_key(|e| e.offset);
+        let mut extents: Vec<u64> = entries
+            .iter()
+            .enumerate()
+            .map(|(k, e)| entries.get(k + 1).map_or(size, |n| n.offset as u64).saturating_sub(e.offset as u64))
+            .collect();
+        for k in 0..entries.len() {
+            let conn = entries[k].conn;
+            if seen.insert(conn) && k > 0 {
+                let record = self.connection(conn).map_or(0, connection_record_len);
+                extents[k - 1] = extents[k - 1].saturating_sub(record);
+            }
+        }
+        let mut out: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        for (e, x) in entries.iter().zip(extents) {
+            let s = out.entry(e.conn).or_default();
+            s.0 += x.saturating_sub(46);
+            s.1 += 1;
+        }
+        Ok(out)
     }
 
     fn summary(&self) -> Result<StorageInfo> {
@@ -863,6 +880,9 @@ impl Ros1Reader {
         for c in &self.connections {
             info.connections.insert(c.id, ConnectionStats::default());
         }
+        // Per-connection sizes are estimated from every chunk's size (see `size_estimate`).
+        let mut blocks = Some(Vec::with_capacity(self.chunks.len()));
+        let mut introduced = std::collections::BTreeSet::new();
         for (i, c) in self.chunks.iter().enumerate() {
             for &(conn, n) in c.counts.iter().filter(|(conn, _)| self.declared(*conn)) {
                 info.connections.entry(conn).or_default().message_count += n as u64;
@@ -874,6 +894,7 @@ impl Ros1Reader {
             // A remote bag's info reads its index section only: the compression figures are in
             // each chunk's header, a request per chunk, so they are not available remotely.
             if remote && c.located.is_none() {
+                blocks = None;
                 continue;
             }
             let (compression, stats) = match &c.located {
@@ -887,6 +908,12 @@ impl Ros1Reader {
             s.chunks += 1;
             s.compressed_bytes += stats.0;
             s.uncompressed_bytes += stats.1;
+            if let Some(blocks) = &mut blocks {
+                self.chunk_blocks(i, stats.1, &mut introduced, blocks);
+            }
+        }
+        if let Some(blocks) = blocks {
+            crate::size_estimate::fill(&mut info, &blocks);
         }
         for (&id, &n) in &self.undeclared {
             if let Some(c) = info.connections.get_mut(&id) {
@@ -896,6 +923,42 @@ impl Ros1Reader {
         info.undeclared = self.undeclared.clone();
         info.count_messages();
         Ok(info)
+    }
+
+    /// Chunk `i`'s share of the size estimate: where a connection first appears its index
+    /// data is read and gives a block per connection (a sample of each connection's sizes);
+    /// elsewhere one block of the chunk's payload (its `size` less 46 bytes of lengths, op,
+    /// conn and time per message) and its counts.
+    fn chunk_blocks(
+        &self,
+        i: usize,
+        size: u64,
+        seen: &mut std::collections::BTreeSet<u32>,
+        blocks: &mut Vec<crate::size_estimate::Block>,
+    ) {
+        let c = &self.chunks[i];
+        if c.counts.iter().any(|(conn, _)| !seen.contains(conn)) {
+            let before = seen.clone();
+            if let Ok(sizes) = self.chunk_sizes(i, size, seen) {
+                blocks.extend(
+                    sizes
+                        .into_iter()
+                        .map(|(conn, (payload, n))| crate::size_estimate::Block { payload, counts: vec![(conn, n)] }),
+                );
+                return;
+            }
+            *seen = before;
+        }
+        let mut overhead = 46 * c.message_count();
+        for &(conn, _) in &c.counts {
+            if seen.insert(conn) {
+                overhead += self.connection(conn).map_or(0, connection_record_len);
+            }
+        }
+        blocks.push(crate::size_estimate::Block {
+            payload: size.saturating_sub(overhead),
+            counts: c.counts.iter().map(|&(conn, n)| (conn, n as u64)).collect(),
+        });
     }
 
     fn merge(&self, filter: &Filter) -> Merge<'_> {

@@ -369,12 +369,18 @@ impl StorageReader for Rosbag2Reader {
             }
             for (id, s) in fi.connections {
                 let t = info.connections.entry(self.global(k, id)).or_default();
+                let first = t.message_count == 0;
                 t.message_count += s.message_count;
-                t.data_bytes = match (t.data_bytes, s.data_bytes) {
+                // A sum is known when every file knows its part.
+                let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
                     (Some(a), Some(b)) => Some(a + b),
-                    (None, b) if t.message_count == s.message_count => b,
+                    (None, b) if first => b,
                     _ => None,
                 };
+                t.data_bytes = add(t.data_bytes, s.data_bytes);
+                // MESSAGE-mode payloads are stored compressed: chunk sizes are not theirs.
+                t.estimated_bytes =
+                    if self.message_compression { None } else { add(t.estimated_bytes, s.estimated_bytes) };
             }
             info.properties.extend(fi.properties);
         }

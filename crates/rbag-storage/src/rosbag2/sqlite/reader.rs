@@ -205,7 +205,8 @@ impl SqliteReader {
             }
         }
         for (c, (count, bytes, min, max)) in self.connections.iter().zip(totals) {
-            info.connections.insert(c.id, ConnectionStats { message_count: count, data_bytes: Some(bytes) });
+            info.connections
+                .insert(c.id, ConnectionStats { message_count: count, data_bytes: Some(bytes), estimated_bytes: None });
             if count > 0 {
                 info.start_ns = Some(info.start_ns.map_or(min, |s| s.min(min)));
                 info.end_ns = Some(info.end_ns.map_or(max, |e| e.max(max)));

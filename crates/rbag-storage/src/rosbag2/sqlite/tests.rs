@@ -81,7 +81,10 @@ fn round_trip() {
     assert_eq!(info.message_count, 1000);
     assert_eq!((info.start_ns, info.end_ns), (Some(1000), Some(1000 + 10 * 999)));
     let a_bytes: u64 = written.iter().filter(|m| m.0 == 1).map(|m| m.2.len() as u64).sum();
-    assert_eq!(info.connections[&1], ConnectionStats { message_count: 500, data_bytes: Some(a_bytes) });
+    assert_eq!(
+        info.connections[&1],
+        ConnectionStats { message_count: 500, data_bytes: Some(a_bytes), estimated_bytes: None }
+    );
     assert_eq!(info.connections[&2].message_count, 500);
     assert_eq!(info.size_bytes, std::fs::metadata(&path).unwrap().len());
     let total: u64 = written.iter().map(|m| m.2.len() as u64).sum();
