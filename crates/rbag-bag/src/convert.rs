@@ -141,10 +141,16 @@ pub struct ConvertReport {
 /// Progress of a running conversion, for a progress bar.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
-    /// Messages written so far.
+    /// Messages read so far.
     pub messages_done: u64,
     /// Messages the filter may select, from the inputs' indexes (an upper bound).
     pub messages_total: u64,
+    /// Payload bytes read so far.
+    pub bytes_done: u64,
+    /// Payload bytes of the messages the filter may select, from the inputs' indexes (exact
+    /// for SQLite3, estimated for ROS 1 and MCAP); 0 when an input cannot tell (a remote ROS 1
+    /// bag). A window makes it an upper bound, as `messages_total`.
+    pub bytes_total: u64,
 }
 
 /// Decides, message by message, which messages a conversion writes (`rbag filter`'s
@@ -577,16 +583,25 @@ fn union_filter(inputs: &[Bag], sinks: &[Sink]) -> Option<Filter> {
 /// Runs the sinks over the merged inputs.
 fn run(inputs: &[Bag], sinks: &mut [Sink], select: &mut dyn Select, progress: &mut dyn FnMut(Progress)) -> Result<()> {
     let filter = union_filter(inputs, sinks);
-    let mut total = 0;
+    let mut at = Progress { messages_done: 0, messages_total: 0, bytes_done: 0, bytes_total: 0 };
+    let mut sized = true;
     if filter.is_some() {
         for r in inputs {
             let info = r.storage_info()?;
             for c in r.connections() {
                 if sinks.iter().any(|s| s.options.accepts(c)) {
-                    total += info.connections.get(&c.id).map_or(0, |s| s.message_count);
+                    let Some(s) = info.connections.get(&c.id) else { continue };
+                    at.messages_total += s.message_count;
+                    match s.data_bytes.or(s.estimated_bytes) {
+                        Some(b) => at.bytes_total += b,
+                        None => sized &= s.message_count == 0,
+                    }
                 }
             }
         }
+    }
+    if !sized {
+        at.bytes_total = 0;
     }
     let latched = sinks.iter().map(|s| s.latched_before_start(inputs)).collect::<Result<Vec<_>>>()?;
     for s in sinks.iter_mut() {
@@ -603,7 +618,7 @@ fn run(inputs: &[Bag], sinks: &mut [Sink], select: &mut dyn Select, progress: &m
             }
         }
     }
-    let mut done = 0u64;
+    let mut reported = 0u64;
     if let Some(filter) = filter {
         for item in crate::merged(inputs, &filter)? {
             let (i, msg) = item?;
@@ -625,15 +640,22 @@ fn run(inputs: &[Bag], sinks: &mut [Sink], select: &mut dyn Select, progress: &m
                     s.write(inputs, i, conn, &msg)?;
                 }
             }
-            done += 1;
-            if done.is_multiple_of(1024) {
-                progress(Progress { messages_done: done, messages_total: total });
+            at.messages_done += 1;
+            at.bytes_done += msg.data.len() as u64;
+            // Every 1024 messages, or 16 MiB of large ones.
+            if at.messages_done.is_multiple_of(1024) || at.bytes_done - reported >= 16 << 20 {
+                reported = at.bytes_done;
+                progress(at);
             }
         }
     }
     for s in sinks.iter_mut() {
         s.finish()?;
     }
-    progress(Progress { messages_done: done, messages_total: total.max(done) });
+    at.messages_total = at.messages_total.max(at.messages_done);
+    if at.bytes_total > 0 {
+        at.bytes_total = at.bytes_total.max(at.bytes_done);
+    }
+    progress(at);
     Ok(())
 }

@@ -292,3 +292,22 @@ fn reindex_of_a_crashed_mcap_writes_the_recovered_file() {
     assert!(!dir.path().join("whole.orig.mcap").exists());
     assert_eq!(std::fs::read(&whole).unwrap(), bytes);
 }
+
+/// On a terminal (a pty from `script`), a long job's bar counts bytes, with a byte rate and an
+/// ETA, and never shows `0/0`; off a terminal nothing is drawn.
+#[test]
+fn the_progress_bar_counts_bytes_with_rate_and_eta() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample_bag(dir.path(), "in.bag", 20);
+    let out = dir.path().join("out.mcap");
+    let command = format!("{} convert {} -o {}", env!("CARGO_BIN_EXE_rbag"), input.display(), out.display());
+    let o = std::process::Command::new("script").args(["-qec", &command, "/dev/null"]).output().unwrap();
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let shown = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(shown.contains("KiB/") || shown.contains("MiB/"), "no byte counts: {shown:?}");
+    assert!(shown.contains("/s, eta "), "no rate and ETA: {shown:?}");
+    assert!(!shown.contains(" 0/0 "), "a bar at 0/0: {shown:?}");
+    let o = run(&[&"convert", &input, &"-o", &dir.path().join("quiet.mcap")]);
+    assert_eq!(code(&o), Some(0));
+    assert!(!stderr(&o).contains("eta"), "{}", stderr(&o));
+}

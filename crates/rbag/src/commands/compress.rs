@@ -124,10 +124,7 @@ fn each(bags: &[PathBuf], common: &Common, what: &str, rewrite: &mut Rewrite) ->
         } else {
             output::progress_bar(0, &format!("{what} {}", path.display()))
         };
-        let mut on_progress = |p: Progress| {
-            output::set_total(&bar, p.messages_total);
-            bar.set_position(p.messages_done);
-        };
+        let mut on_progress = |p: Progress| output::show_progress(&bar, &p);
         let result = rewrite(path, &in_place, &mut on_progress);
         bar.finish_and_clear();
         match result {

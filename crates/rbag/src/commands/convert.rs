@@ -310,10 +310,7 @@ pub fn open_inputs(paths: &[PathBuf], read: &super::ReadArgs) -> Result<Vec<Bag>
 /// `verb` (convert, filter) names the work in errors.
 pub fn write_outputs(verb: &str, inputs: &[Bag], outputs: &[Output], select: &mut dyn Select) -> Result<Outcome> {
     let bar = output::progress_bar(0, &format!("{verb}ing"));
-    let mut on_progress = |p: Progress| {
-        output::set_total(&bar, p.messages_total);
-        bar.set_position(p.messages_done);
-    };
+    let mut on_progress = |p: Progress| output::show_progress(&bar, &p);
     let shown = outputs.iter().map(|o| o.path.display().to_string()).collect::<Vec<_>>().join(", ");
     let reports = rbag_bag::convert_many(inputs, outputs, select, &mut on_progress).map_err(|e| match outputs {
         [one] => output_error(verb, e, &one.path),
