@@ -123,8 +123,12 @@ impl Bag {
     /// Topics of `bags` that nearly match `topic` (a typo, another case, a missing slash),
     /// closest first: for errors that name what was probably meant.
     pub fn near_topics(bags: &[Bag], topic: &str) -> Vec<String> {
-        let known: std::collections::BTreeSet<&str> =
-            bags.iter().flat_map(|b| b.connections().iter().map(|c| c.topic.as_str())).collect();
+        Self::near_names(bags.iter().flat_map(|b| b.connections().iter().map(|c| c.topic.as_str())), topic)
+    }
+
+    /// Names among `known` that nearly match `topic`, closest first, as [`Bag::near_topics`].
+    pub fn near_names<'a>(known: impl IntoIterator<Item = &'a str>, topic: &str) -> Vec<String> {
+        let known: std::collections::BTreeSet<&str> = known.into_iter().collect();
         let wanted = topic.trim_start_matches('/').to_lowercase();
         let mut near: Vec<(usize, &str)> = known
             .into_iter()

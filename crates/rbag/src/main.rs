@@ -132,6 +132,82 @@ fn play_middleware(args: &[std::ffi::OsString]) -> Option<&'static str> {
     }
 }
 
+/// The flags `rbag play` takes in one dialect: long names and short letters, aliases included.
+fn dialect_flags(cmd: &clap::Command) -> (Vec<String>, Vec<char>) {
+    let (mut long, mut short) = (Vec::new(), Vec::new());
+    for a in cmd.get_arguments() {
+        long.extend(a.get_long_and_visible_aliases().into_iter().flatten().map(String::from));
+        long.extend(a.get_all_aliases().into_iter().flatten().map(String::from));
+        short.extend(a.get_short_and_visible_aliases().into_iter().flatten());
+        short.extend(a.get_all_short_aliases().into_iter().flatten());
+    }
+    long.extend(["help".into(), "version".into()]);
+    short.extend(['h', 'V']);
+    (long, short)
+}
+
+/// `rbag play` in one dialect given a flag of the other (rosbag's `-u` with `--ros2`, or
+/// `ros2 bag play`'s `--start-paused` with `--ros1`), or `-s` with a value of the other's
+/// (rosbag's start offset in seconds, ros2's storage id): a usage error naming both dialects,
+/// before clap's plainer "unexpected argument".
+fn check_play_dialect(args: &[std::ffi::OsString]) -> Result<(), String> {
+    if args.get(1).and_then(|a| a.to_str()) != Some("play") {
+        return Ok(());
+    }
+    let ros2 = ros2_verb(args).is_some();
+    let ros1_cmd = <Cli as clap::CommandFactory>::command();
+    let Some(ros1_cmd) = ros1_cmd.find_subcommand("play").cloned() else { return Ok(()) };
+    #[cfg(feature = "ros2")]
+    let ros2_cmd = <commands::play_ros2::Args as clap::CommandFactory>::command();
+    #[cfg(not(feature = "ros2"))]
+    let ros2_cmd = clap::Command::new("play");
+    let (mine, other) = if ros2 { (&ros2_cmd, &ros1_cmd) } else { (&ros1_cmd, &ros2_cmd) };
+    let ((my_long, my_short), (other_long, other_short)) = (dialect_flags(mine), dialect_flags(other));
+    let (me, them) = if ros2 {
+        ("ros2 bag play's (--ros2)", "rosbag play's (--ros1)")
+    } else {
+        ("rosbag play's (--ros1)", "ros2 bag play's (--ros2)")
+    };
+    let (my_flag, their_flag) = if ros2 { ("--ros2", "--ros1") } else { ("--ros1", "--ros2") };
+    let args: Vec<&str> = args[2..].iter().take_while(|a| *a != "--").filter_map(|a| a.to_str()).collect();
+    for (k, a) in args.iter().enumerate() {
+        // `-s`: a start offset in seconds for rosbag, a storage id for ros2 bag.
+        if *a == "-s" {
+            let value = args.get(k + 1).copied().unwrap_or("");
+            match (ros2, value.parse::<f64>().is_ok()) {
+                (true, true) => {
+                    return Err(format!(
+                        "-s {value}: in {me} dialect -s is the storage id; {them} -s, a start offset, is \
+                         --start-offset {value} here"
+                    ))
+                }
+                (false, false) if !value.is_empty() => {
+                    return Err(format!(
+                        "-s {value}: in {me} dialect -s is a start offset in seconds; {them} -s is the storage \
+                         id, which rbag detects (give {their_flag} for that dialect)"
+                    ))
+                }
+                _ => continue,
+            }
+        }
+        let foreign = if let Some(long) = a.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or(long);
+            (!my_long.iter().any(|l| l == name) && other_long.iter().any(|l| l == name)).then(|| format!("--{name}"))
+        } else if let Some(c) = a.strip_prefix('-').and_then(|s| s.chars().next()).filter(|c| c.is_alphabetic()) {
+            (!my_short.contains(&c) && other_short.contains(&c)).then(|| format!("-{c}"))
+        } else {
+            None
+        };
+        if let Some(flag) = foreign {
+            return Err(format!(
+                "{flag} is a flag of {them} dialect, but this play takes {me} flags; give {their_flag} to play \
+                 into that graph with its flags, or see `rbag play {my_flag} --help`"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(feature = "ros2")]
 fn run_ros2(verb: &str, args: Vec<std::ffi::OsString>) -> anyhow::Result<Outcome> {
     let rest = args.into_iter().skip(2);
@@ -169,6 +245,10 @@ fn main() -> ExitCode {
     rbag_remote::register();
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     choose_play_middleware(&mut argv);
+    if let Err(e) = check_play_dialect(&argv) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     if let Some(pointer) = other_tools_verb(&argv) {
         eprintln!("error: {pointer}");
         return ExitCode::from(2);

@@ -94,6 +94,57 @@ fn a_topic_typo_is_an_error_naming_the_near_matches() {
         assert!(stderr(&o).contains("did you mean /chatter?"), "{verb}: {}", stderr(&o));
         assert!(!out.exists(), "{verb}");
     }
+    // convert --exclude-topics, export, and play in both dialects (refused before any graph is
+    // joined: the master URI and domain point nowhere).
+    let ros2 = dir.path().join("ros2");
+    assert_eq!(code(&run(&[&"convert", &input, &"-o", &ros2, &"-s", &"mcap"])), Some(0));
+    let out = dir.path().join("x.bag");
+    let export = dir.path().join("export");
+    let cases: [(&[&dyn AsRef<std::ffi::OsStr>], &str); 5] = [
+        (&[&"convert", &input, &"-o", &out, &"--exclude-topics", &"/chater"], "--exclude-topics /chater"),
+        (&[&"export", &input, &"/chater", &"-o", &export], "/chater"),
+        (&[&"play", &"--ros1", &input, &"--topics", &"/chater"], "--topics /chater"),
+        (&[&"play", &"--ros1", &input, &"--pause-topics", &"/chater"], "--pause-topics /chater"),
+        (&[&"play", &"--ros2", &ros2, &"--topics", &"/chater"], "--topics /chater"),
+    ];
+    for (args, named) in cases {
+        let mut c = rbag();
+        c.env("ROS_MASTER_URI", "http://127.0.0.1:1/").env("ROS_DOMAIN_ID", "231").args(args);
+        let o = c.output().unwrap();
+        assert_eq!(code(&o), Some(2), "{:?}: {}", args[0].as_ref(), stderr(&o));
+        assert!(stderr(&o).contains(named) && stderr(&o).contains("/chatter"), "{}", stderr(&o));
+        assert!(!out.exists() && !export.exists());
+    }
+}
+
+/// `play` takes the flags of the dialect it plays in (rosbag's with --ros1, ros2 bag's with
+/// --ros2); a flag of the other, or `-s` with the other's kind of value, is a usage error that
+/// names both.
+#[test]
+fn a_flag_of_the_other_play_dialect_names_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let ros1 = sample_bag(dir.path(), "in.bag", 1);
+    let ros2 = dir.path().join("ros2");
+    assert_eq!(code(&run(&[&"convert", &ros1, &"-o", &ros2, &"-s", &"mcap"])), Some(0));
+    let cases: [(&Path, &[&str], &str); 5] = [
+        (&ros1, &["--start-paused"], "--start-paused is a flag of ros2 bag play's (--ros2)"),
+        (&ros1, &["-s", "mcap"], "-s is a start offset in seconds; ros2 bag play's (--ros2) -s is the storage id"),
+        (&ros2, &["-u", "3"], "-u is a flag of rosbag play's (--ros1)"),
+        (&ros2, &["--keep-alive"], "--keep-alive is a flag of rosbag play's (--ros1)"),
+        (&ros2, &["-s", "5"], "rosbag play's (--ros1) -s, a start offset, is --start-offset 5 here"),
+    ];
+    for (bag, flags, says) in cases {
+        let mut c = rbag();
+        c.env_remove("ROS_VERSION").arg("play").arg(bag).args(flags);
+        let o = c.output().unwrap();
+        assert_eq!(code(&o), Some(2), "{flags:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{flags:?}: {}", stderr(&o));
+    }
+    // Each dialect's own flags pass the check (to --help, which plays nothing).
+    for (bag, flags) in [(&ros1, ["-s", "1"]), (&ros2, ["-s", "mcap"])] {
+        let o = rbag().env_remove("ROS_VERSION").arg("play").arg(bag).args(flags).arg("--help").output().unwrap();
+        assert_eq!(code(&o), Some(0), "{flags:?}: {}", stderr(&o));
+    }
 }
 
 #[test]

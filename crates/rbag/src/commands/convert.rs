@@ -214,7 +214,8 @@ impl OutputArgs {
         if format == Some(Format::Ros1) && self.rosbag2.compression_mode != rbag_bag::CompressionMode::None {
             bail!("--compression-mode applies to rosbag2 output (-s sqlite3 or mcap); ROS 1 bags compress chunks (--compression)");
         }
-        self.check_topics(inputs)?;
+        super::check_topic_names(inputs, "--topics", &self.topics)?;
+        super::check_topic_names(inputs, "--exclude-topics", &self.exclude_topics)?;
         let (start, end) = self.window.resolve(inputs)?;
         let options = ConvertOptions {
             filter: Filter {
@@ -237,19 +238,6 @@ impl OutputArgs {
             ..self.common(inputs)?
         };
         Ok(Output { path: out.to_path_buf(), storage, options })
-    }
-
-    /// A `--topics` name no input has is a usage error naming the near matches: a typo must
-    /// not write an empty bag.
-    fn check_topics(&self, inputs: &[Bag]) -> Result<()> {
-        let has = |t: &str| inputs.iter().any(|b| b.connections().iter().any(|c| c.topic == t));
-        let Some(missing) = self.topics.iter().find(|t| !has(t)) else { return Ok(()) };
-        let near = Bag::near_topics(inputs, missing);
-        let hint = match near.as_slice() {
-            [] => String::new(),
-            n => format!("; did you mean {}?", n.join(", ")),
-        };
-        Err(anyhow::Error::new(UsageError(format!("--topics {missing}: no input has this topic{hint}"))))
     }
 
     /// An output of a rosbag2 output-options file: its own selection and settings, with the
@@ -326,13 +314,7 @@ pub fn write_outputs(verb: &str, inputs: &[Bag], outputs: &[Output], select: &mu
             note!("{}", super::empty_window(inputs, (f.start, f.end)));
             skipped = true;
         }
-        if let Some(re) = &f.regex {
-            let matched = inputs.iter().any(|b| b.connections().iter().any(|c| re.is_match(&c.topic)));
-            if !matched && !re.as_str().is_empty() {
-                note!("warning: --regex {} matches no topic of the input", re.as_str());
-                skipped = true;
-            }
-        }
+        skipped |= super::regex_matches_nothing(inputs, "--regex", f.regex.as_ref());
     }
     let mut lost = false;
     for bag in inputs {

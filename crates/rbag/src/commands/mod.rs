@@ -192,6 +192,46 @@ pub fn span(bags: &[Bag]) -> Option<(u64, u64)> {
     Some((start, end))
 }
 
+/// Bags and storage readers alike: what the topic checks below read.
+pub trait HasConnections {
+    fn topics(&self) -> impl Iterator<Item = &str>;
+}
+
+impl HasConnections for Bag {
+    fn topics(&self) -> impl Iterator<Item = &str> {
+        self.connections().iter().map(|c| c.topic.as_str())
+    }
+}
+
+impl HasConnections for Box<dyn rbag_bag::StorageReader> {
+    fn topics(&self) -> impl Iterator<Item = &str> {
+        self.connections().iter().map(|c| c.topic.as_str())
+    }
+}
+
+/// A topic named with `flag` that no input has is a usage error naming the near matches: a
+/// typo must not write an empty bag or play nothing, in any verb.
+pub fn check_topic_names<B: HasConnections>(inputs: &[B], flag: &str, topics: &[String]) -> Result<()> {
+    let known: Vec<&str> = inputs.iter().flat_map(|b| b.topics()).collect();
+    let Some(missing) = topics.iter().find(|t| !known.contains(&t.as_str())) else { return Ok(()) };
+    let hint = match Bag::near_names(known, missing).as_slice() {
+        [] => String::new(),
+        n => format!("; did you mean {}?", n.join(", ")),
+    };
+    Err(anyhow::Error::new(crate::UsageError(format!("{flag} {missing}: no input has this topic{hint}"))))
+}
+
+/// Warns when a topic regex given with `flag` matches no topic of the inputs; true when it
+/// does not (the verb then exits 3).
+pub fn regex_matches_nothing<B: HasConnections>(inputs: &[B], flag: &str, re: Option<&regex::Regex>) -> bool {
+    let Some(re) = re.filter(|re| !re.as_str().is_empty()) else { return false };
+    let matched = inputs.iter().any(|b| b.topics().any(|t| re.is_match(t)));
+    if !matched {
+        note!("warning: {flag} {} matches no topic of the input", re.as_str());
+    }
+    !matched
+}
+
 /// The warning for a window that selected nothing: it states the bags' span, so a window
 /// given in the wrong clock or units is seen at once.
 pub fn empty_window(bags: &[Bag], window: (Option<u64>, Option<u64>)) -> String {

@@ -148,8 +148,11 @@ fn run_ros1(args: Args) -> Result<Outcome> {
         };
         return Err(UsageError(format!("rbag play: name at least one bag{hint}")).into());
     }
+    let bags = paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?;
+    super::check_topic_names(&bags, "--topics", &args.topics)?;
+    super::check_topic_names(&bags, "--pause-topics", &args.pause_topics)?;
     let spec = PlaySpec {
-        bags: paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?,
+        bags,
         filter: Filter { topics: args.topics.clone(), ..Filter::default() },
         options: options(&args),
         pause_topics: args.pause_topics.clone(),

@@ -115,6 +115,10 @@ pub struct Args {
     /// (service_introspection) or those clients sent (client_introspection).
     #[arg(long, value_name = "SOURCE", default_value = "service_introspection", value_parser = ["service_introspection", "client_introspection"])]
     pub service_requests_source: String,
+    /// Storage id of the bag, as ros2 bag play takes it (accepted and checked; rbag detects
+    /// the storage from the files).
+    #[arg(short = 's', long, value_name = "mcap|sqlite3", value_parser = ["mcap", "sqlite3"])]
+    pub storage: Option<String>,
     /// Messages read ahead of playback (accepted; rbag streams from storage).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub read_ahead_queue_size: usize,
@@ -183,8 +187,12 @@ pub fn run(args: Args) -> Result<Outcome> {
         Some(p) => Overrides::load(p)?,
         None => Overrides::default(),
     };
+    let bags = paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?;
+    super::check_topic_names(&bags, "--topics", &args.topics)?;
+    super::check_topic_names(&bags, "--exclude-topics", &args.exclude_topics)?;
+    let unmatched = super::regex_matches_nothing(&bags, "--regex", args.regex.as_ref());
     let spec = PlaySpec {
-        bags: paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?,
+        bags,
         filter: filter(&args),
         options: options(&args),
         pause_topics: Vec::new(),
@@ -213,7 +221,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         _ => None,
     })?;
     let result = live::ros2::play(&participant, spec, &ros2_options, controls);
-    finish("rbag play --ros2", result, args.stats, args.quiet, None)
+    let outcome = finish("rbag play --ros2", result, args.stats, args.quiet, None)?;
+    Ok(if unmatched { Outcome::Dropped } else { outcome })
 }
 
 /// `rbag burst`: `ros2 bag burst`, the first N messages from the start offset as fast as
