@@ -217,7 +217,7 @@ fn write_text(out: &mut fmt::Formatter<'_>, info: &BagInfo, verbose: bool) -> fm
     writeln!(out, "{}{}", label("version"), info.version)?;
     let not_indexed = match info.storage {
         "mcap" => " (NO SUMMARY: the file was scanned)",
-        _ => " (UNINDEXED: the recording never closed it; a reindex repairs it)",
+        _ => " (UNINDEXED: its index is missing or cut short; a reindex repairs it)",
     };
     writeln!(out, "{}{}{}", label("storage"), info.storage, if info.indexed { "" } else { not_indexed })?;
     for (key, name) in [
