@@ -74,6 +74,11 @@ if [ ! -x .peers/azurite/node_modules/.bin/azurite-blob ]; then
   [ -f .peers/azurite/package.json ] || (cd .peers/azurite && npm init -y >/dev/null)
   (cd .peers/azurite && npm install --silent --no-audit --no-fund azurite@3.35.0 >/dev/null)
 fi
+# The Zenoh peers of the rmw_zenoh tests (issue 19): eclipse-zenoh, behaving as rmw_zenoh.
+if ! "$VENV/bin/python" -c 'import zenoh' 2>/dev/null; then
+  echo "setup-peers: installing eclipse-zenoh into $VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check eclipse-zenoh==1.10.2
+fi
 # The distributed engines rbag.dask and rbag.ray run on (issue 16).
 if ! "$VENV/bin/python" -c 'import dask.dataframe, distributed, ray.data' 2>/dev/null; then
   echo "setup-peers: installing Dask and Ray into $VENV" >&2

@@ -9,6 +9,37 @@ pub enum Middleware {
     Ros2,
 }
 
+/// Which ROS 2 middleware carries a ROS 2 recording or playback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ros2Middleware {
+    /// DDS (Cyclone DDS, wire-compatible with rmw_cyclonedds and rmw_fastrtps).
+    #[default]
+    Dds,
+    /// Zenoh, as rmw_zenoh_cpp speaks it.
+    Zenoh,
+}
+
+impl Ros2Middleware {
+    /// `--middleware NAME` (`dds`, `cyclonedds`, `fastrtps`, `zenoh`, or an rmw name), else
+    /// `RMW_IMPLEMENTATION` (`rmw_zenoh_cpp` means Zenoh), else DDS.
+    pub fn choose(flag: Option<&str>, rmw_implementation: Option<&str>) -> Result<Ros2Middleware, MiddlewareError> {
+        let name = flag.or(rmw_implementation.filter(|v| !v.trim().is_empty()));
+        match name.map(|n| n.trim().to_ascii_lowercase()).as_deref() {
+            None => Ok(Ros2Middleware::Dds),
+            Some("zenoh" | "rmw_zenoh_cpp" | "rmw_zenoh") => Ok(Ros2Middleware::Zenoh),
+            Some("dds" | "cyclonedds" | "fastrtps" | "fastdds" | "rmw_cyclonedds_cpp" | "rmw_fastrtps_cpp") => {
+                Ok(Ros2Middleware::Dds)
+            }
+            Some(other) => Err(MiddlewareError::UnknownRos2(other.to_string())),
+        }
+    }
+
+    /// [`Ros2Middleware::choose`] with `RMW_IMPLEMENTATION` read from the environment.
+    pub fn from_env(flag: Option<&str>) -> Result<Ros2Middleware, MiddlewareError> {
+        Self::choose(flag, std::env::var("RMW_IMPLEMENTATION").ok().as_deref())
+    }
+}
+
 /// Neither middleware was asked for, and `ROS_VERSION` does not say.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -19,6 +50,9 @@ pub enum MiddlewareError {
     /// Nothing chose a middleware.
     #[error("no middleware chosen (ROS 1 or ROS 2) and ROS_VERSION is not set")]
     Unspecified,
+    /// A ROS 2 middleware rbag does not speak.
+    #[error("ROS 2 middleware {0:?} is neither DDS (rmw_cyclonedds_cpp, rmw_fastrtps_cpp) nor Zenoh (rmw_zenoh_cpp)")]
+    UnknownRos2(String),
 }
 
 impl Middleware {
@@ -61,5 +95,14 @@ mod tests {
         assert_eq!(Middleware::choose(false, false, Some(" 2 ")), Ok(Middleware::Ros2));
         assert_eq!(Middleware::choose(false, false, Some("3")), Err(MiddlewareError::BadRosVersion("3".into())));
         assert_eq!(Middleware::choose(false, false, None), Err(MiddlewareError::Unspecified));
+    }
+
+    #[test]
+    fn ros2_middleware_from_the_flag_then_rmw_implementation() {
+        assert_eq!(Ros2Middleware::choose(None, None), Ok(Ros2Middleware::Dds));
+        assert_eq!(Ros2Middleware::choose(None, Some("rmw_zenoh_cpp")), Ok(Ros2Middleware::Zenoh));
+        assert_eq!(Ros2Middleware::choose(Some("dds"), Some("rmw_zenoh_cpp")), Ok(Ros2Middleware::Dds));
+        assert_eq!(Ros2Middleware::choose(Some("zenoh"), None), Ok(Ros2Middleware::Zenoh));
+        assert!(matches!(Ros2Middleware::choose(Some("iceoryx"), None), Err(MiddlewareError::UnknownRos2(_))));
     }
 }

@@ -63,7 +63,12 @@ fn spec(dir: &Path, output: RecordOptions, pipeline: PipelineOptions, clock: &Ar
         pipeline,
         queue_bytes: None,
         start_paused: false,
-        source: Source::Ros2(Box::new(Ros2Source { spec: ros2, definitions, polling: Duration::from_millis(50) })),
+        source: Source::Ros2(Box::new(Ros2Source {
+            spec: ros2,
+            definitions,
+            polling: Duration::from_millis(50),
+            middleware: Default::default(),
+        })),
         clock: Some(Arc::new(move || now.now())),
     }
 }

@@ -20,7 +20,7 @@ use rbag_storage::Connection;
 use rbag_transport::throttle::Throttle;
 use rbag_transport::{ConnKey, Push, RecordQueue};
 
-use crate::dds::{DdsError, Endpoint, EndpointEvent, EndpointKind, Endpoints, Participant, RawReader, Sample};
+use crate::graph::{Endpoint, EndpointEvent, EndpointKind, Graph, GraphError, Sample, Subscription, MAX_SAMPLE_BYTES};
 use crate::names::{topic_from_dds, type_from_dds, RosTopic};
 use crate::qos::{adapt_request_to_offers, Overrides};
 use crate::select::Ros2Selection;
@@ -55,15 +55,14 @@ pub struct Ros2RecordSpec {
 
 /// A topic's subscription; dropping it unsubscribes.
 struct Subscribed {
-    reader: RawReader,
+    reader: Box<dyn Subscription>,
     /// Samples over the reader's hard limit reported so far.
     oversized: u64,
 }
 
 /// A live recording; call [`Ros2Recording::poll`] every polling interval.
 pub struct Ros2Recording {
-    participant: Arc<Participant>,
-    endpoints: Endpoints,
+    graph: Box<dyn Graph>,
     spec: Ros2RecordSpec,
     queue: Arc<RecordQueue>,
     hook: DefinitionHook,
@@ -82,20 +81,18 @@ pub const STARTUP_DISCOVERY: std::time::Duration = std::time::Duration::from_sec
 pub(crate) use rbag_transport::now_ns;
 
 impl Ros2Recording {
-    /// A recording on `participant` that registers each topic's connection with `queue`
-    /// (its definition filled by `hook`) and pushes its samples there; `log` gets
+    /// A recording on `graph` (DDS or Zenoh) that registers each topic's connection with
+    /// `queue` (its definition filled by `hook`) and pushes its samples there; `log` gets
     /// subscriptions and warnings.
     pub fn new(
-        participant: Arc<Participant>,
+        graph: Box<dyn Graph>,
         spec: Ros2RecordSpec,
         queue: Arc<RecordQueue>,
         hook: DefinitionHook,
         log: Log,
-    ) -> Result<Ros2Recording, DdsError> {
-        let endpoints = Endpoints::new(&participant)?;
+    ) -> Result<Ros2Recording, GraphError> {
         Ok(Ros2Recording {
-            participant,
-            endpoints,
+            graph,
             spec,
             queue,
             hook,
@@ -111,7 +108,7 @@ impl Ros2Recording {
     /// Takes in discovery news and subscribes to new selected topics; returns the topics
     /// subscribed by this call.
     pub fn poll(&mut self) -> Vec<String> {
-        let events = self.endpoints.poll();
+        let events = self.graph.poll();
         for e in &events {
             if let EndpointEvent::Gone(ep) = e {
                 if let Some(RosTopic::Topic(t)) = topic_from_dds(&ep.topic) {
@@ -128,7 +125,7 @@ impl Ros2Recording {
                 (self.log)(format!(
                     "warning: topic {topic}: dropped {} sample(s) larger than {} bytes",
                     n - sub.oversized,
-                    crate::dds::MAX_SAMPLE_BYTES
+                    MAX_SAMPLE_BYTES
                 ));
                 sub.oversized = n;
             }
@@ -140,8 +137,9 @@ impl Ros2Recording {
             return new;
         }
         let candidates: BTreeSet<String> = self
-            .endpoints
-            .all()
+            .graph
+            .endpoints()
+            .into_iter()
             .filter(|e| !e.local && (e.kind == EndpointKind::Writer || self.spec.include_unpublished))
             .filter_map(|e| match topic_from_dds(&e.topic) {
                 Some(RosTopic::Topic(t)) => Some(t),
@@ -161,10 +159,10 @@ impl Ros2Recording {
     /// The remote endpoints on `topic` (writers first).
     fn endpoints_of(&self, topic: &str) -> (Vec<Endpoint>, Vec<Endpoint>) {
         let dds = crate::names::topic_to_dds(topic);
-        self.endpoints
-            .all()
+        self.graph
+            .endpoints()
+            .into_iter()
             .filter(|e| !e.local && e.topic == dds)
-            .cloned()
             .partition(|e| e.kind == EndpointKind::Writer)
     }
 
@@ -201,8 +199,9 @@ impl Ros2Recording {
         }
         let mut metadata = BTreeMap::new();
         metadata.insert(QOS_KEY.to_string(), qos_text::to_text(&offers, 9));
-        if let Some(h) = writers.iter().chain(readers.iter()).find_map(|e| e.type_hash.clone()) {
-            metadata.insert(TYPE_HASH_KEY.to_string(), h);
+        let type_hash = writers.iter().chain(readers.iter()).find_map(|e| e.type_hash.clone());
+        if let Some(h) = &type_hash {
+            metadata.insert(TYPE_HASH_KEY.to_string(), h.clone());
         }
         let mut conn = Connection {
             id: 0,
@@ -217,10 +216,10 @@ impl Ros2Recording {
             (self.log)(format!("warning: topic {topic}: {w}"));
         }
         let key = self.queue.register(conn);
-        let reader = match RawReader::new(
-            &self.participant,
-            &crate::names::topic_to_dds(topic),
+        let reader = match self.graph.subscribe(
+            topic,
             &type_name,
+            type_hash.as_deref(),
             &request,
             self.sample_handler(topic, key),
         ) {

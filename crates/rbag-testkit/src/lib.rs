@@ -141,3 +141,4 @@ pub fn digest(data: &[u8]) -> String {
 }
 
 pub mod sample;
+pub mod zenoh;

@@ -194,6 +194,22 @@ impl CyclonePeer {
         CyclonePeer { child, dir, status: None }
     }
 
+    /// Starts `command` (a peer script with its arguments) with its output in files of a temp
+    /// directory named after `label`.
+    pub(crate) fn spawn_command(mut command: Command, label: &str) -> CyclonePeer {
+        let dir = Dir::new(label);
+        let out = File::create(dir.path().join("stdout")).expect("peer stdout file");
+        let err = File::create(dir.path().join("stderr")).expect("peer stderr file");
+        let child = command
+            .env("PYTHONUNBUFFERED", "1")
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {label}: {e}"));
+        CyclonePeer { child, dir, status: None }
+    }
+
     /// The peer's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

@@ -24,6 +24,7 @@ pub(crate) struct Planned {
 }
 
 /// Rewrites bag messages into the target encoding, with a decoder per bag.
+#[derive(Default)]
 pub(crate) struct Converter {
     decoders: Vec<Decoders>,
     bag_of: BTreeMap<u32, usize>,

@@ -42,15 +42,35 @@ pub struct Ros2Options {
     pub service_requests: Option<u8>,
 }
 
+/// What publishes one topic: a DDS writer, or a Zenoh publisher.
+pub(super) trait TopicWriter: Send + Sync {
+    /// Sends one serialized sample, waiting for slow reliable readers until `give_up`.
+    fn send(&self, data: &[u8], source_timestamp: i64, give_up: &dyn Fn() -> bool) -> Result<(), BoxError>;
+    /// Waits up to `timeout` for reliable readers to acknowledge what was sent.
+    fn wait_for_acks(&self, timeout: Duration) -> Result<(), BoxError>;
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl TopicWriter for RawWriter {
+    fn send(&self, data: &[u8], source_timestamp: i64, give_up: &dyn Fn() -> bool) -> Result<(), BoxError> {
+        Ok(self.write_waiting(data, source_timestamp, give_up)?)
+    }
+
+    fn wait_for_acks(&self, timeout: Duration) -> Result<(), BoxError> {
+        Ok(RawWriter::wait_for_acks(self, timeout)?)
+    }
+}
+
 struct Out {
-    writer: Arc<RawWriter>,
+    writer: Arc<dyn TopicWriter>,
     rewrite: Option<Box<Rewrite>>,
 }
 
 struct Ros2Sink {
     outs: BTreeMap<u32, Out>,
     converter: Converter,
-    clock: Option<RawWriter>,
+    clock: Option<Box<dyn TopicWriter>>,
     ack_timeout: Option<Duration>,
     /// `burst`: messages left, and whom to tell it is done.
     burst: Option<(u64, PlayHandle)>,
@@ -77,7 +97,7 @@ impl PlaySink for Ros2Sink {
         let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
         let data = self.converter.bytes(out.rewrite.as_deref(), msg)?;
         let stop = self.stop.clone();
-        out.writer.write_waiting(&data, now_i64(), &move || stop.stopped()).map_err(PlayError::sink)?;
+        out.writer.send(&data, now_i64(), &move || stop.stopped()).map_err(PlayError::sink)?;
         if let Some((left, done)) = &mut self.burst {
             *left = left.saturating_sub(1);
             if *left == 0 {
@@ -94,7 +114,7 @@ impl PlaySink for Ros2Sink {
 
     fn clock(&mut self, bag_time_ns: u64) -> Result<(), PlayError> {
         if let Some(c) = &self.clock {
-            c.write(&clock_cdr(bag_time_ns), now_i64()).map_err(PlayError::sink)?;
+            c.send(&clock_cdr(bag_time_ns), now_i64(), &|| true).map_err(PlayError::sink)?;
         }
         Ok(())
     }
@@ -222,15 +242,25 @@ fn wait_for_matches(
 }
 
 /// The writer of every output topic, by topic: (type, writer).
-type Writers = BTreeMap<String, (String, Arc<RawWriter>)>;
+type Writers<W> = BTreeMap<String, (String, Arc<W>)>;
 
-fn writers(
-    participant: &Participant,
+/// One output topic to declare a writer for: its name, DDS type, the QoS to offer and the
+/// recorded type hash.
+pub(super) struct TopicPlan<'a> {
+    pub topic: &'a str,
+    pub dds_type: String,
+    pub qos: QosProfile,
+    pub type_hash: Option<&'a str>,
+}
+
+/// A writer per output topic, made by `make`.
+fn writers<W>(
     planned: &[Planned],
     remaps: &BTreeMap<String, String>,
     overrides: &Overrides,
     events: &Events,
-) -> Result<Writers, Error> {
+    mut make: impl FnMut(TopicPlan<'_>) -> Result<W, Error>,
+) -> Result<Writers<W>, Error> {
     let mut by_topic: BTreeMap<String, Vec<&Connection>> = BTreeMap::new();
     for Planned { conn, .. } in planned {
         let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
@@ -241,11 +271,112 @@ fn writers(
         let ty = &conns[0].message_type;
         let dds_type = type_to_dds(ty).ok_or_else(|| Error::NoDdsType { topic: topic.clone(), ty: ty.clone() })?;
         let qos = offer(topic, conns, overrides, events);
-        let user_data = conns[0].metadata.get(TYPE_HASH_KEY).map(|h| format!("typehash={h};"));
-        let w = RawWriter::new(participant, &topic_to_dds(topic), &dds_type, &qos, user_data.as_deref())?;
+        let type_hash = conns[0].metadata.get(TYPE_HASH_KEY).map(String::as_str);
+        let w = make(TopicPlan { topic, dds_type, qos, type_hash })?;
         writers.insert(topic.clone(), (ty.clone(), Arc::new(w)));
     }
     Ok(writers)
+}
+
+/// The QoS of the `/clock` publisher (`--clock`): best effort, keep last 1.
+fn clock_qos() -> QosProfile {
+    QosProfile {
+        history: policy::KEEP_LAST,
+        depth: 1,
+        reliability: policy::BEST_EFFORT,
+        durability: policy::VOLATILE,
+        ..QosProfile::default()
+    }
+}
+
+/// A bag planned for a ROS 2 graph: the source, its connections, and the player.
+struct Prepared {
+    source: BagSource,
+    planned: Vec<Planned>,
+    converter: Converter,
+    player: Player,
+    options: rbag_transport::play::PlayOptions,
+    remaps: BTreeMap<String, String>,
+    types: UserTypes,
+    delay_ns: u64,
+    events: Events,
+    clock: Option<Arc<dyn Clock>>,
+}
+
+fn prepare(spec: PlaySpec, ros2: &Ros2Options) -> Result<Prepared, Error> {
+    let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events, clock } = spec;
+    let source = BagSource::with_filter(bags, filter)?;
+    let (converter, planned) = plan_all(&source, &types, "cdr", |_| {}, &events)?;
+    options.pause_connections = pause_connections(&source, &pause_topics);
+    if ros2.burst.is_some() {
+        options.immediate = true;
+        options.from_start_point = false;
+    }
+    let player = Player::new(options.clone()).map_err(Error::Options)?;
+    Ok(Prepared { source, planned, converter, player, options, remaps, types, delay_ns, events, clock })
+}
+
+/// The sink for `prepared`'s connections, publishing through `writers`.
+fn sink<W: TopicWriter + 'static>(
+    prepared: &mut Prepared,
+    writers: &Writers<W>,
+    ros2: &Ros2Options,
+    handle: &PlayHandle,
+    requests: BTreeMap<u32, RequestSender>,
+) -> Ros2Sink {
+    let events = &prepared.events;
+    let mut sink = Ros2Sink {
+        outs: BTreeMap::new(),
+        converter: std::mem::take(&mut prepared.converter),
+        clock: None,
+        ack_timeout: ros2.wait_for_all_acked,
+        burst: None,
+        view: PlayerView::new(prepared.options.start_paused, prepared.options.rate),
+        requests,
+        stop: handle.clone(),
+        events: events.clone(),
+    };
+    for Planned { id, conn, rewrite } in std::mem::take(&mut prepared.planned) {
+        let topic = prepared.remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
+        let Some((ty, writer)) = writers.get(&topic) else { continue };
+        if *ty != conn.message_type {
+            events.emit(PlayEvent::Warning(format!(
+                "topic {topic}: connection {} has type {} but {ty} is already published there; left out",
+                conn.id, conn.message_type
+            )));
+            continue;
+        }
+        let writer: Arc<dyn TopicWriter> = writer.clone();
+        sink.outs.insert(id, Out { writer, rewrite });
+    }
+    sink
+}
+
+/// Plays `prepared` into `sink` after the delay; reliable readers get up to 2 s to
+/// acknowledge the end.
+fn run<W: TopicWriter>(
+    mut prepared: Prepared,
+    mut sink: Ros2Sink,
+    writers: &Writers<W>,
+    controls: &PlayControls,
+) -> Result<LiveReport, Error> {
+    std::thread::sleep(Duration::from_nanos(prepared.delay_ns));
+    // The clock counts from its creation: wall time there plus the anchor's clock time is when
+    // the first message was due.
+    let system = SystemClock::new();
+    let wall0 = now_ns().saturating_sub(system.now());
+    let clock_ref: &dyn Clock = match &prepared.clock {
+        Some(c) => c.as_ref(),
+        None => &system,
+    };
+    let report: Result<PlayReport, PlayError> =
+        prepared.player.run(&mut prepared.source, &mut sink, clock_ref, &controls.rx);
+    for (_, w) in writers.values() {
+        let _ = w.wait_for_acks(Duration::from_secs(2));
+    }
+    let report = report?;
+    let started_wall_ns = wall0 + report.anchored_at.unwrap_or(0);
+    Ok(LiveReport { play: Some(report), started_wall_ns, dropped: None })
 }
 
 /// Plays `spec` into `participant`'s domain until the end, a stop, or the end of a burst.
@@ -257,59 +388,28 @@ pub fn play(
     ros2: &Ros2Options,
     controls: PlayControls,
 ) -> Result<LiveReport, Error> {
-    let PlaySpec { bags, filter, mut options, pause_topics, remaps, types, delay_ns, events, clock } = spec;
-    let mut source = BagSource::with_filter(bags, filter)?;
-    let (converter, planned) = plan_all(&source, &types, "cdr", |_| {}, &events)?;
-    options.pause_connections = pause_connections(&source, &pause_topics);
-    if ros2.burst.is_some() {
-        options.immediate = true;
-        options.from_start_point = false;
-    }
-    let mut player = Player::new(options.clone()).map_err(Error::Options)?;
-
+    let mut prepared = prepare(spec, ros2)?;
+    let planned = std::mem::take(&mut prepared.planned);
     let (planned, requests) = match ros2.service_requests {
-        Some(kind) => split_service_requests(kind, &types, &source, participant, planned)?,
+        Some(kind) => split_service_requests(kind, &prepared.types, &prepared.source, participant, planned)?,
         None => (planned, BTreeMap::new()),
     };
-    let writers = writers(participant, &planned, &remaps, &ros2.qos_overrides, &events)?;
+    prepared.planned = planned;
+    let writers = writers(&prepared.planned, &prepared.remaps, &ros2.qos_overrides, &prepared.events, |t| {
+        let user_data = t.type_hash.map(|h| format!("typehash={h};"));
+        Ok(RawWriter::new(participant, &topic_to_dds(t.topic), &t.dds_type, &t.qos, user_data.as_deref())?)
+    })?;
     let handle = controls.handle.clone();
-    let mut sink = Ros2Sink {
-        outs: BTreeMap::new(),
-        converter,
-        clock: None,
-        ack_timeout: ros2.wait_for_all_acked,
-        burst: None,
-        view: PlayerView::new(options.start_paused, options.rate),
-        requests,
-        stop: handle.clone(),
-        events: events.clone(),
+    let mut sink = sink(&mut prepared, &writers, ros2, &handle, requests);
+    let clock = if prepared.options.clock_hz.is_some() {
+        Some(RawWriter::new(participant, "rt/clock", "rosgraph_msgs::msg::dds_::Clock_", &clock_qos(), None)?)
+    } else {
+        None
     };
-    for Planned { id, conn, rewrite } in planned {
-        let topic = remaps.get(&conn.topic).cloned().unwrap_or_else(|| conn.topic.clone());
-        let Some((ty, writer)) = writers.get(&topic) else { continue };
-        if *ty != conn.message_type {
-            events.emit(PlayEvent::Warning(format!(
-                "topic {topic}: connection {} has type {} but {ty} is already published there; left out",
-                conn.id, conn.message_type
-            )));
-            continue;
-        }
-        sink.outs.insert(id, Out { writer: writer.clone(), rewrite });
-    }
-    if options.clock_hz.is_some() {
-        let qos = QosProfile {
-            history: policy::KEEP_LAST,
-            depth: 1,
-            reliability: policy::BEST_EFFORT,
-            durability: policy::VOLATILE,
-            ..QosProfile::default()
-        };
-        sink.clock = Some(RawWriter::new(participant, "rt/clock", "rosgraph_msgs::msg::dds_::Clock_", &qos, None)?);
-    }
-
     let all: Vec<&RawWriter> =
         writers.values().map(|(_, w)| w.as_ref()).chain(sink.requests.values().map(RequestSender::writer)).collect();
-    wait_for_matches(participant, &all, &handle, &events)?;
+    wait_for_matches(participant, &all, &handle, &prepared.events)?;
+    sink.clock = clock.map(|c| Box::new(c) as Box<dyn TopicWriter>);
     if let Some(n) = ros2.burst {
         if n == 0 {
             return Ok(LiveReport { play: None, started_wall_ns: 0, dropped: None });
@@ -317,24 +417,72 @@ pub fn play(
         sink.burst = Some((n, handle.clone()));
     }
     let log: Log = {
-        let events = events.clone();
+        let events = prepared.events.clone();
         Arc::new(move |m: String| events.emit(PlayEvent::Info(m)))
     };
-    let _services = services::player(participant, &handle, &sink.view, source.time_range(), &log)?;
-    std::thread::sleep(Duration::from_nanos(delay_ns));
-    // The clock counts from its creation: wall time there plus the anchor's clock time is when
-    // the first message was due.
-    let system = SystemClock::new();
-    let wall0 = now_ns().saturating_sub(system.now());
-    let clock_ref: &dyn Clock = clock.as_deref().unwrap_or(&system);
-    let report: Result<PlayReport, PlayError> = player.run(&mut source, &mut sink, clock_ref, &controls.rx);
-    // Reliable subscribers get everything before the writers go away.
-    for (_, w) in writers.values() {
-        let _ = w.wait_for_acks(Duration::from_secs(2));
+    let _services = services::player(participant, &handle, &sink.view, prepared.source.time_range(), &log)?;
+    run(prepared, sink, &writers, &controls)
+}
+
+/// Plays `spec` into a Zenoh graph, as rmw_zenoh publishers would: each topic with its
+/// recorded type, hash and QoS, and a `/clock` publisher with `--clock`. rosbag2's player
+/// services and `--publish-service-requests` are DDS-only for now (docs/ros2-live.md).
+#[cfg(feature = "zenoh")]
+pub fn play_zenoh(
+    session: &Arc<rbag_ros2::zenoh::ZenohSession>,
+    spec: PlaySpec,
+    ros2: &Ros2Options,
+    controls: PlayControls,
+) -> Result<LiveReport, Error> {
+    use rbag_ros2::zenoh::{Node, ZenohPublisher};
+    if ros2.service_requests.is_some() {
+        return Err(Error::Plan {
+            topic: "(service events)".into(),
+            reason: "replaying service requests is not supported over Zenoh yet".into(),
+        });
     }
-    let report = report?;
-    let started_wall_ns = wall0 + report.anchored_at.unwrap_or(0);
-    Ok(LiveReport { play: Some(report), started_wall_ns, dropped: None })
+    let mut prepared = prepare(spec, ros2)?;
+    let node = Node::new(session, "/", "rosbag2_player")?;
+    let unknown_hash = "RIHS01_0000000000000000000000000000000000000000000000000000000000000000";
+    let writers = writers(&prepared.planned, &prepared.remaps, &ros2.qos_overrides, &prepared.events, |t| {
+        let hash = t.type_hash.unwrap_or(unknown_hash);
+        Ok(ZenohPublisher::new(session, &node, t.topic, &t.dds_type, hash, &t.qos)?)
+    })?;
+    let handle = controls.handle.clone();
+    let mut sink = sink(&mut prepared, &writers, ros2, &handle, BTreeMap::new());
+    if prepared.options.clock_hz.is_some() {
+        let hash = "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564";
+        let clock =
+            ZenohPublisher::new(session, &node, "/clock", "rosgraph_msgs::msg::dds_::Clock_", hash, &clock_qos())?;
+        sink.clock = Some(Box::new(clock));
+    }
+    // Subscribers already in the graph are matched before the first message, as over DDS.
+    let start = Instant::now();
+    while start.elapsed() < FIRST_ROUND || (start.elapsed() < MATCH_WAIT && !writers.values().all(|(_, w)| w.matched()))
+    {
+        if handle.stopped() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if let Some(n) = ros2.burst {
+        if n == 0 {
+            return Ok(LiveReport { play: None, started_wall_ns: 0, dropped: None });
+        }
+        sink.burst = Some((n, handle.clone()));
+    }
+    run(prepared, sink, &writers, &controls)
+}
+
+#[cfg(feature = "zenoh")]
+impl TopicWriter for rbag_ros2::zenoh::ZenohPublisher {
+    fn send(&self, data: &[u8], source_timestamp: i64, _give_up: &dyn Fn() -> bool) -> Result<(), BoxError> {
+        Ok(self.write(data, source_timestamp)?)
+    }
+
+    fn wait_for_acks(&self, _timeout: Duration) -> Result<(), BoxError> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

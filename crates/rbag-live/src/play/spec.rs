@@ -161,6 +161,10 @@ pub enum Error {
     #[cfg(feature = "ros2")]
     #[error(transparent)]
     Dds(#[from] rbag_ros2::dds::DdsError),
+    /// The Zenoh session or a publisher could not be made or used.
+    #[cfg(feature = "zenoh")]
+    #[error(transparent)]
+    Zenoh(#[from] rbag_ros2::zenoh::ZenohError),
     /// A topic's type has no DDS name (`pkg/msg/Type`).
     #[error("topic {topic}: type {ty:?} has no ROS 2 name (pkg/msg/Type)")]
     NoDdsType {

@@ -56,6 +56,13 @@ pub enum LiveRecordError {
     #[cfg(feature = "ros2")]
     #[error(transparent)]
     Dds(#[from] rbag_ros2::dds::DdsError),
+    /// A ROS 2 subscription (DDS or Zenoh) could not be made.
+    #[error(transparent)]
+    Ros2Graph(#[from] rbag_ros2::graph::GraphError),
+    /// The Zenoh session or router could not start.
+    #[cfg(feature = "zenoh")]
+    #[error(transparent)]
+    Zenoh(#[from] rbag_ros2::zenoh::ZenohError),
     /// A topic pattern does not compile.
     #[error(transparent)]
     Select(#[from] rbag_transport::SelectError),
@@ -167,7 +174,7 @@ impl Recording {
             #[cfg(feature = "ros2")]
             Source::Ros2(s) => {
                 let feed = ros2::Ros2Feed::start(*s, queue.clone(), &log)?;
-                participant = Some(feed.participant());
+                participant = feed.participant();
                 Box::new(feed)
             }
         };

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rbag_msg::Registry;
-use rbag_ros2::dds::Participant;
+use rbag_ros2::dds::{DdsGraph, Participant};
+use rbag_ros2::graph::Graph;
 use rbag_ros2::record::{DefinitionHook, Ros2RecordSpec, Ros2Recording};
 use rbag_storage::rosbag2::TYPE_HASH_KEY;
 use rbag_storage::Connection;
@@ -15,6 +16,7 @@ use rbag_transport::RecordQueue;
 
 use super::{Feed, LiveRecordError, Log};
 use crate::graph;
+use crate::middleware::Ros2Middleware;
 
 /// What to record from a ROS 2 graph.
 pub struct Ros2Source {
@@ -25,6 +27,8 @@ pub struct Ros2Source {
     pub definitions: Registry,
     /// How often discovery is polled for new topics.
     pub polling: Duration,
+    /// DDS (Cyclone) or Zenoh (as rmw_zenoh).
+    pub middleware: Ros2Middleware,
 }
 
 /// rosbag2's default bag name at `wall_ns`: `rosbag2_YYYY_MM_DD-HH_MM_SS` in local time.
@@ -55,7 +59,8 @@ fn definition_hook(reg: Registry) -> DefinitionHook {
 }
 
 pub(super) struct Ros2Feed {
-    participant: Arc<Participant>,
+    /// The DDS participant, which also serves the recorder's control services.
+    participant: Option<Arc<Participant>>,
     recording: Ros2Recording,
     polling: Duration,
     next: Instant,
@@ -63,10 +68,16 @@ pub(super) struct Ros2Feed {
 
 impl Ros2Feed {
     pub(super) fn start(source: Ros2Source, queue: Arc<RecordQueue>, log: &Log) -> Result<Ros2Feed, LiveRecordError> {
-        let participant = Arc::new(graph::participant()?);
-        log(format!("Joined DDS domain {}.", participant.domain()));
+        let (participant, graph): (_, Box<dyn Graph>) = match source.middleware {
+            Ros2Middleware::Dds => {
+                let participant = Arc::new(graph::participant()?);
+                log(format!("Joined DDS domain {}.", participant.domain()));
+                (Some(participant.clone()), Box::new(DdsGraph::new(participant)?))
+            }
+            Ros2Middleware::Zenoh => (None, graph::zenoh_graph("rbag_recorder", log)?),
+        };
         let hook = definition_hook(source.definitions);
-        let recording = Ros2Recording::new(participant.clone(), source.spec, queue, hook, log.clone())?;
+        let recording = Ros2Recording::new(graph, source.spec, queue, hook, log.clone())?;
         Ok(Ros2Feed {
             participant,
             recording,
@@ -75,7 +86,7 @@ impl Ros2Feed {
         })
     }
 
-    pub(super) fn participant(&self) -> Arc<Participant> {
+    pub(super) fn participant(&self) -> Option<Arc<Participant>> {
         self.participant.clone()
     }
 }

@@ -10,50 +10,12 @@ use cyclors::{
     dds_builtintopic_endpoint_t, dds_create_reader, dds_entity_t, dds_instance_handle_t, dds_return_loan,
     dds_sample_info_t, dds_take, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION,
 };
-use rbag_storage::rosbag2::qos::QosProfile;
 
 use super::qos::{from_native_qos, Role};
 use super::{check, DdsError, Guid, Participant};
 use crate::names::type_hash_from_user_data;
 
-/// A writer or a reader.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EndpointKind {
-    /// A publication (DCPSPublication).
-    Writer,
-    /// A subscription (DCPSSubscription).
-    Reader,
-}
-
-/// An endpoint somewhere in the domain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    /// Writer or reader.
-    pub kind: EndpointKind,
-    /// The endpoint's GUID.
-    pub guid: Guid,
-    /// Its participant's GUID.
-    pub participant: Guid,
-    /// The DDS topic name (`rt/chatter`).
-    pub topic: String,
-    /// The DDS type name (`std_msgs::msg::dds_::String_`).
-    pub type_name: String,
-    /// The QoS it offers (writer) or requests (reader).
-    pub qos: QosProfile,
-    /// rmw's `typehash=RIHS01_…;` from the endpoint's user data (Iron and later).
-    pub type_hash: Option<String>,
-    /// Whether it belongs to this participant.
-    pub local: bool,
-}
-
-/// A change in the graph.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EndpointEvent {
-    /// A new endpoint was discovered.
-    Appeared(Endpoint),
-    /// The endpoint left (deleted, or its participant vanished).
-    Gone(Endpoint),
-}
+pub use crate::graph::{Endpoint, EndpointEvent, EndpointKind};
 
 /// Follows the built-in discovery topics; call [`Endpoints::poll`] to learn what changed.
 pub struct Endpoints {

@@ -28,6 +28,48 @@ pub use qos::{from_native_qos, profile_to_qos, qos_to_profile, to_native_qos, Na
 pub use reader::{RawReader, Sample, SampleCallback, MAX_SAMPLE_BYTES};
 pub use writer::RawWriter;
 
+/// A DDS domain as a [`crate::graph::Graph`]: the participant's discovery and raw readers.
+pub struct DdsGraph {
+    participant: std::sync::Arc<Participant>,
+    endpoints: Endpoints,
+}
+
+impl DdsGraph {
+    /// Follows `participant`'s domain.
+    pub fn new(participant: std::sync::Arc<Participant>) -> Result<DdsGraph, DdsError> {
+        let endpoints = Endpoints::new(&participant)?;
+        Ok(DdsGraph { participant, endpoints })
+    }
+}
+
+impl crate::graph::Subscription for RawReader {
+    fn oversized(&self) -> u64 {
+        RawReader::oversized(self)
+    }
+}
+
+impl crate::graph::Graph for DdsGraph {
+    fn poll(&mut self) -> Vec<EndpointEvent> {
+        self.endpoints.poll()
+    }
+
+    fn endpoints(&self) -> Vec<Endpoint> {
+        self.endpoints.all().cloned().collect()
+    }
+
+    fn subscribe(
+        &self,
+        topic: &str,
+        dds_type: &str,
+        _type_hash: Option<&str>,
+        qos: &rbag_storage::rosbag2::qos::QosProfile,
+        on_sample: SampleCallback,
+    ) -> Result<Box<dyn crate::graph::Subscription>, crate::graph::GraphError> {
+        let dds_topic = crate::names::topic_to_dds(topic);
+        Ok(Box::new(RawReader::new(&self.participant, &dds_topic, dds_type, qos, on_sample)?))
+    }
+}
+
 /// A DDS call failed; says which call, on what, and Cyclone's reason.
 #[derive(Debug, thiserror::Error)]
 #[error("DDS: {what}: {reason}")]
@@ -65,27 +107,7 @@ pub(crate) fn cstring(s: &str, what: &str) -> Result<CString, DdsError> {
     CString::new(s).map_err(|_| DdsError::own(format!("{what} {s:?}"), "contains a NUL byte"))
 }
 
-/// A 16-byte DDS GUID, printed as hex.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct Guid(pub [u8; 16]);
-
-impl Guid {
-    /// The participant part (the first 12 bytes) with the participant entity id.
-    pub fn participant(self) -> Guid {
-        let mut g = self.0;
-        g[12..].copy_from_slice(&[0, 0, 1, 0xc1]);
-        Guid(g)
-    }
-}
-
-impl std::fmt::Display for Guid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
-    }
-}
+pub use crate::graph::Guid;
 
 impl From<dds_guid_t> for Guid {
     fn from(g: dds_guid_t) -> Guid {

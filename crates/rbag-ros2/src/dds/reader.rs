@@ -14,24 +14,7 @@ use rbag_storage::rosbag2::qos::QosProfile;
 use super::qos::{to_native_qos, Role};
 use super::{blob_topic, check, DdsError, Participant};
 
-/// One received sample.
-#[derive(Debug, Clone)]
-pub struct Sample {
-    /// Serialized payload with its 4-byte encapsulation header (what rosbag2 stores). Cyclone
-    /// pads payloads to a multiple of 4 on the wire; the padding is kept.
-    pub data: Vec<u8>,
-    /// The writer's source timestamp, ns since the epoch.
-    pub source_timestamp: i64,
-    /// The local handle of the writer that sent it.
-    pub publication: u64,
-}
-
-/// Called on Cyclone's receive thread for every sample: hand it off and return.
-pub type SampleCallback = Box<dyn Fn(Sample) + Send + Sync>;
-
-/// Samples larger than this are dropped with the callback never seeing them; the limit
-/// protects the recorder's memory from a peer that announces absurd sizes.
-pub const MAX_SAMPLE_BYTES: usize = 1 << 30;
+pub use crate::graph::{Sample, SampleCallback, MAX_SAMPLE_BYTES};
 
 struct ListenerState {
     callback: SampleCallback,

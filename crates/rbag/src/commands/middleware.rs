@@ -30,3 +30,22 @@ impl MiddlewareArgs {
 pub fn ros2_elsewhere(verb: &str) -> Result<crate::Outcome> {
     anyhow::bail!("rbag {verb}: ROS 2 takes ros2 bag's flags; run `rbag {verb} --ros2 --help`")
 }
+
+/// `--middleware dds|zenoh` for the ROS 2 verbs; without it, `RMW_IMPLEMENTATION`
+/// (`rmw_zenoh_cpp` means Zenoh), else DDS.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Ros2MiddlewareArgs {
+    /// The ROS 2 middleware: dds (Cyclone DDS, talks to rmw_cyclonedds and rmw_fastrtps) or zenoh
+    /// (as rmw_zenoh_cpp; a router at tcp/localhost:7447, started in rbag when none answers).
+    /// Default: RMW_IMPLEMENTATION, else dds.
+    #[arg(long = "middleware", value_name = "dds|zenoh")]
+    middleware: Option<String>,
+}
+
+impl Ros2MiddlewareArgs {
+    /// The ROS 2 middleware asked for; an unknown one is a usage error (exit 2).
+    pub fn choose(&self) -> Result<rbag_live::middleware::Ros2Middleware> {
+        rbag_live::middleware::Ros2Middleware::from_env(self.middleware.as_deref())
+            .map_err(|e| crate::UsageError(format!("--middleware: {e}")).into())
+    }
+}

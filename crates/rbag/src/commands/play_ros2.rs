@@ -19,6 +19,8 @@ use super::play::{drive, finish, printer, user_types};
 use super::signals;
 use crate::{Outcome, UsageError};
 use rbag_bag::units::parse_duration;
+use rbag_live::middleware::Ros2Middleware;
+use std::sync::Arc;
 
 /// Publish the messages of one or more bags into a live ROS 2 graph, as `ros2 bag play`.
 ///
@@ -39,6 +41,8 @@ use rbag_bag::units::parse_duration;
 pub struct Args {
     #[command(flatten)]
     pub middleware: MiddlewareArgs,
+    #[command(flatten)]
+    pub rmw: super::middleware::Ros2MiddlewareArgs,
     /// Bags to play.
     #[arg(value_name = "BAG")]
     pub inputs: Vec<PathBuf>,
@@ -211,7 +215,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         service_requests: args.publish_service_requests.then_some(kind),
     };
     signals::install();
-    let participant = rbag_live::graph::participant()?;
+    let middleware = args.rmw.choose()?;
     let (handle, controls) = live::controls();
     let _raw = drive(&handle, !args.disable_keyboard_controls, |k| match k {
         Key::Space => Some(Control::TogglePause),
@@ -220,7 +224,18 @@ pub fn run(args: Args) -> Result<Outcome> {
         Key::Down => Some(Control::SlowerRate),
         _ => None,
     })?;
-    let result = live::ros2::play(&participant, spec, &ros2_options, controls);
+    let result = match middleware {
+        Ros2Middleware::Dds => live::ros2::play(&rbag_live::graph::participant()?, spec, &ros2_options, controls),
+        Ros2Middleware::Zenoh => {
+            let quiet = args.quiet;
+            let log: rbag_live::record::Log = Arc::new(move |m: String| {
+                if !quiet {
+                    note!("{m}");
+                }
+            });
+            live::ros2::play_zenoh(&rbag_live::graph::zenoh_session(&log)?, spec, &ros2_options, controls)
+        }
+    };
     let outcome = finish("rbag play --ros2", result, args.stats, args.quiet, None)?;
     Ok(if unmatched { Outcome::Dropped } else { outcome })
 }

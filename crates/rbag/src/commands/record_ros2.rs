@@ -34,6 +34,8 @@ use rbag_bag::units::parse_size;
 pub struct Args {
     #[command(flatten)]
     pub middleware: MiddlewareArgs,
+    #[command(flatten)]
+    pub rmw: super::middleware::Ros2MiddlewareArgs,
     /// Topics to record (as --topics).
     #[arg(value_name = "TOPIC")]
     pub positional: Vec<String>,
@@ -245,7 +247,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         pipeline: PipelineOptions { snapshot: args.snapshot_mode.then_some(snapshot), ..PipelineOptions::default() },
         queue_bytes,
         start_paused: args.start_paused,
-        source: Source::Ros2(Box::new(Ros2Source { spec, definitions, polling })),
+        source: Source::Ros2(Box::new(Ros2Source { spec, definitions, polling, middleware: args.rmw.choose()? })),
         clock: None,
     };
     let (node, snapshot_mode) = (args.node_name.clone(), args.snapshot_mode);
