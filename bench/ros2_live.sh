@@ -15,6 +15,13 @@
 #              `rbag play --ros2 --stats` to a dds_bench sub: lateness at the send call (--stats)
 #              and at the subscriber against started_wall_ns + (log - first_log); the same for
 #              dds_bench pub at the same rate (its own schedule) as the reference.
+#   zenoh      (issue 19) the same over Zenoh, as rmw_zenoh: a router (eclipse-zenoh) on a loopback
+#              port; `bench/py/zenoh_raw.py pub` publishes ZENOH_SMALL (1 KiB) and ZENOH_BIG
+#              (4 MiB) samples with rmw_zenoh's key, token and attachment; `rbag record --ros2
+#              --middleware zenoh` and `zenoh_raw.py sub` (a raw Zenoh subscriber) receive the
+#              same stream: kept vs received, CPU s/GB of each. Then the small recording is played
+#              with `rbag play --middleware zenoh -r PLAY_FACTOR` and the same count is published
+#              by `zenoh_raw.py pub --rate max`, each to a raw subscriber: msgs/s received.
 #   maxrate    a bag of ~MAXRATE_COUNT 1 KiB messages played as fast as possible
 #              (`rbag play --ros2 -r PLAY_FACTOR`, and `rbag burst -n N`) vs `dds_bench pub
 #              --rate max`, to the same kind of subscriber: msgs/s received; with keep-all
@@ -36,6 +43,7 @@
 #   MAXRATE_COUNT=100000 MAXRATE_GEN_RATE=20000 PLAY_FACTOR=1000   the max-rate bag and its -r
 #   SCRATCH_PARENT=/work  generated bags (a real disk); REC_PARENT=/dev/shm recordings
 #   DOMAIN_FIRST=201 DOMAIN_LAST=232    ROS_DOMAIN_IDs used, one per run, in turn
+#   ZENOH_SMALL_COUNT=20000 ZENOH_BIG_COUNT=100 ZENOH_SMALL_RATE=5000 ZENOH_BIG_RATE=20   Zenoh points
 #   SKIP_BUILD=1          use target/release/rbag and target/release/examples/dds_bench as they are
 #
 # Every DDS process runs with CYCLONEDDS_URI pointing at the loopback-only configuration of
@@ -46,7 +54,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUNS=${RUNS:-3}
-PARTS=${PARTS:-record lateness maxrate}
+PARTS=${PARTS:-record lateness maxrate zenoh}
 SMALL_SIZE=${SMALL_SIZE:-1024}
 BIG_SIZE=${BIG_SIZE:-1048576}
 SMALL_RATES=${SMALL_RATES:-1000,5000,10000,20000,max}
@@ -61,6 +69,10 @@ LAT_SECONDS=${LAT_SECONDS:-3}
 MAXRATE_COUNT=${MAXRATE_COUNT:-100000}
 MAXRATE_GEN_RATE=${MAXRATE_GEN_RATE:-20000}
 PLAY_FACTOR=${PLAY_FACTOR:-1000}
+ZENOH_SMALL_COUNT=${ZENOH_SMALL_COUNT:-20000}
+ZENOH_BIG_COUNT=${ZENOH_BIG_COUNT:-100}
+ZENOH_SMALL_RATE=${ZENOH_SMALL_RATE:-5000}
+ZENOH_BIG_RATE=${ZENOH_BIG_RATE:-20}
 DOMAIN_FIRST=${DOMAIN_FIRST:-201}
 DOMAIN_LAST=${DOMAIN_LAST:-232}
 SCRATCH_PARENT=${SCRATCH_PARENT:-$(dirname "$ROOT")}
@@ -431,6 +443,75 @@ if want_part maxrate; then
 fi
 
 # ============================================================================================
+# 4. Zenoh (issue 19)
+# ============================================================================================
+ZPY=$ROOT/.peers/venv/bin/python
+ZRAW=$ROOT/bench/py/zenoh_raw.py
+# zenoh_point KIND REP: appends  kind rep published kept rbag_cpu received sub_cpu pub_mps
+zenoh_point() {
+    local kind=$1 rep=$2 size n rate port bag
+    if [[ $kind == small ]]; then size=1024; n=$ZENOH_SMALL_COUNT; rate=$ZENOH_SMALL_RATE; else size=4194304; n=$ZENOH_BIG_COUNT; rate=$ZENOH_BIG_RATE; fi
+    next_domain
+    D=$REC_TMP/zrun; rm -rf "$D"; mkdir -p "$D"
+    bag=$D/bag
+    port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    local ep="tcp/127.0.0.1:$port"
+    "$ZPY" "$ROOT/crates/rbag-testkit/peers/zenoh_peer.py" router --listen "$ep" >"$D/router.log" 2>&1 &
+    local router=$!; PIDS+=("$router")
+    wait_for_text "$D/router.log" READY 30 || die "zenoh router did not start"
+    ROS_DOMAIN_ID=$DOMAIN ZENOH_CONFIG_OVERRIDE="connect/endpoints=[\"$ep\"]" /usr/bin/time -f '%U %S' -o "$D/rec.cpu" "$RBAG" record --ros2 --middleware zenoh --topics /bench -o "$bag" --disable-keyboard-controls </dev/null >"$D/rec.log" 2>&1 &
+    REC_T=$!; PIDS+=("$REC_T"); REC_C=$(child_of "$REC_T"); PIDS+=("$REC_C")
+    wait_for_text "$D/rec.log" "Recording to" 30 || die "rbag record --middleware zenoh did not start: $(cat "$D/rec.log")"
+    /usr/bin/time -f '%U %S' -o "$D/sub.cpu" "$ZPY" "$ZRAW" sub --connect "$ep" --domain "$DOMAIN" --count "$n" --idle 5 >"$D/sub.json" 2>"$D/sub.err" &
+    SUB_T=$!; PIDS+=("$SUB_T"); SUB_C=$(child_of "$SUB_T"); PIDS+=("$SUB_C")
+    wait_for_text "$D/sub.err" "^ready" 30 || die "zenoh_raw sub did not start: $(cat "$D/sub.err")"
+    sleep 0.3
+    local rc0 sc0
+    rc0=$(cpu_now "$REC_C"); sc0=$(cpu_now "$SUB_C")
+    "$ZPY" "$ZRAW" pub --connect "$ep" --domain "$DOMAIN" --size "$size" --count "$n" --rate "$rate" --wait-subs 2 >"$D/pub.json" 2>"$D/pub.err" || die "zenoh_raw pub failed: $(cat "$D/pub.err")"
+    stop_recorder "$bag"
+    wait "$SUB_T" || die "zenoh_raw sub failed: $(cat "$D/sub.err")"
+    forget "$SUB_T"; forget "$SUB_C"
+    local kept
+    kept=$(msgs_of "$bag")
+    echo "$kind $rep $n $kept $(cpu_of "$D/rec.cpu" "$rc0") $(jfield "$D/sub.json" received) $(cpu_of "$D/sub.cpu" "$sc0") $(jfield "$D/pub.json" msgs_per_s)" >>"$S/zenoh.tsv"
+    say "   zenoh $kind #$rep: published $n; rbag kept $kept; raw sub received $(jfield "$D/sub.json" received); load $(load)"
+    if [[ $kind == small && $rep == 1 ]]; then rm -rf "$BAGS/zenoh_play"; cp -r "$bag" "$BAGS/zenoh_play"; echo "$kept" >"$BAGS/zenoh_play.count"; fi
+    # playback: rbag play into Zenoh vs the raw publisher, each to a raw subscriber
+    if [[ $kind == small && -d $BAGS/zenoh_play ]]; then
+        local m who
+        m=$(cat "$BAGS/zenoh_play.count")
+        for who in rbag raw; do
+            "$ZPY" "$ZRAW" sub --connect "$ep" --domain "$DOMAIN" --count "$m" --idle 5 >"$D/psub.json" 2>"$D/psub.err" &
+            local ps=$!; PIDS+=("$ps")
+            wait_for_text "$D/psub.err" "^ready" 30 || die "zenoh_raw sub did not start"
+            if [[ $who == rbag ]]; then
+                ROS_DOMAIN_ID=$DOMAIN ZENOH_CONFIG_OVERRIDE="connect/endpoints=[\"$ep\"]" "$RBAG" play --ros2 --middleware zenoh "$BAGS/zenoh_play" -r "$PLAY_FACTOR" -d 1 --disable-keyboard-controls -q </dev/null >"$D/p.out" 2>"$D/p.err" || die "rbag play --middleware zenoh failed: $(cat "$D/p.err")"
+            else
+                "$ZPY" "$ZRAW" pub --connect "$ep" --domain "$DOMAIN" --size 1024 --count "$m" --rate max --wait-subs 1 >"$D/p.out" 2>"$D/p.err" || die "zenoh_raw pub failed: $(cat "$D/p.err")"
+            fi
+            wait "$ps" || true; forget "$ps"
+            echo "$who $rep $m $(jfield "$D/psub.json" received) $(jfield "$D/psub.json" msgs_per_s)" >>"$S/zplay.tsv"
+            say "   zenoh play $who #$rep: $(cat "$D/psub.json")"
+        done
+    fi
+    kill "$router" 2>/dev/null || true; wait "$router" 2>/dev/null || true; forget "$router"
+    rm -rf "$D"
+}
+
+if want_part zenoh; then
+    [[ -x $ZPY ]] && "$ZPY" -c 'import zenoh' 2>/dev/null || die "eclipse-zenoh is missing from .peers/venv (scripts/setup-peers.sh)"
+    : >"$S/zenoh.tsv"; : >"$S/zplay.tsv"
+    L_ZEN=$(load)
+    for rep in $(seq 1 "$RUNS"); do
+        for kind in small big; do
+            say "== zenoh: $kind, run $rep/$RUNS"
+            zenoh_point "$kind" "$rep"
+        done
+    done
+fi
+
+# ============================================================================================
 # table
 # ============================================================================================
 {
@@ -503,6 +584,28 @@ if want_part maxrate; then
     done
     emit "  (keep-last 10: a reliable keep-last writer drops samples a lagging reader has not acknowledged, so received < published there is DDS, not a bug)"
 fi
+if want_part zenoh; then
+    emit ""
+    emit "4. Zenoh (as rmw_zenoh), median of $RUNS runs; load before: $L_ZEN"
+    emit "   publisher: bench/py/zenoh_raw.py pub (eclipse-zenoh, rmw_zenoh's key, token and attachment), waits for both subscribers;"
+    emit "   rbag record --ros2 --middleware zenoh and zenoh_raw.py sub (a raw Zenoh subscriber) receive the same stream"
+    emit "$(printf '  %-22s %9s | %9s %9s | %9s %9s | %s' sample published 'rbag kept' 'CPU s/GB' 'raw recv' 'CPU s/GB' 'CPU rbag/raw')"
+    for kind in small big; do
+        awk -v k="$kind" '$1 == k' "$S/zenoh.tsv" >"$S/rows"
+        [[ -s $S/rows ]] || continue
+        if [[ $kind == small ]]; then size=1024; label="1 KiB at $ZENOH_SMALL_RATE/s"; else size=4194304; label="4 MiB at $ZENOH_BIG_RATE/s"; fi
+        awk -v b="$size" '$4 > 0 { print $5 / ($4 * b / 1e9) }' "$S/rows" >"$S/c"; rcg=$( [[ -s $S/c ]] && median "$S/c" || echo 0)
+        awk -v b="$size" '$6 > 0 { print $7 / ($6 * b / 1e9) }' "$S/rows" >"$S/c"; scg=$( [[ -s $S/c ]] && median "$S/c" || echo 0)
+        emit "$(printf '  %-22s %9s | %9s %9.2f | %9s %9.2f | %s' "$label" "$(col_median "$S/rows" 3)" "$(col_median "$S/rows" 4)" "$rcg" "$(col_median "$S/rows" 6)" "$scg" "$(ratio "$rcg" "$scg")")"
+    done
+    emit "  rbag kept == raw received in $(awk '$4 == $6 { e++ } END { printf "%d of %d", e, NR }' "$S/zenoh.tsv") runs"
+    if [[ -s $S/zplay.tsv ]]; then
+        awk '$1 == "rbag"' "$S/zplay.tsv" >"$S/r1"; awk '$1 == "raw"' "$S/zplay.tsv" >"$S/r2"
+        emit "   playback to a raw subscriber, $(head -1 "$S/r1" | cut -d' ' -f3) x 1 KiB: rbag play --middleware zenoh -r $PLAY_FACTOR $(col_median "$S/r1" 5) msg/s (received $(col_median "$S/r1" 4)),"
+        emit "   zenoh_raw.py pub --rate max $(col_median "$S/r2" 5) msg/s (received $(col_median "$S/r2" 4)); rbag / raw = $(ratio "$(col_median "$S/r1" 5)" "$(col_median "$S/r2" 5)")"
+    fi
+fi
+
 emit ""
 emit "total $(awk -v a="$START" -v b="$(now_ns)" 'BEGIN { printf "%.0f", (b - a) / 1e9 }') s; load average after: $(load)"
 cat "$OUT"

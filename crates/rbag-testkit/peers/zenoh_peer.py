@@ -15,6 +15,11 @@ these files are the same in all four for ordinary messages):
 - payload: CDR with its 4-byte encapsulation header (type_support.cpp L90-106);
 - a subscription drops samples without an attachment (rmw_subscription_data.cpp L221-228).
 
+--transient-local uses zenoh-ext's AdvancedPublisher (a cache of --depth samples, publisher
+detection) or AdvancedSubscriber (history of --depth samples, late publishers detected), as
+rmw_zenoh does for that durability (rmw_publisher_data.cpp L114-159, rmw_subscription_data.cpp
+L165-250 in 0.2.10).
+
 Sessions are peers with multicast scouting off, connected to --connect (rmw_zenoh's default
 session config connects to tcp/localhost:7447; tests pass their own loopback port).
 
@@ -23,7 +28,7 @@ session config connects to tcp/localhost:7447; tests pass their own loopback por
                          [--kind string|blob] [--size BYTES] [--count N] [--rate HZ]
                          [--depth K] [--transient-local] [--wait-sub S] [--linger S]
     zenoh_peer.py listener --connect E --domain D --topic /chatter --dds-type T --hash H
-                         [--count N] [--timeout S]
+                         [--count N] [--timeout S] [--depth K] [--transient-local]
     zenoh_peer.py tokens --connect E --domain D [--timeout S] [--until SUBSTRING]
 
 Output, one line each, flushed: READY <zid>; TOKEN <key expression> for each token it declares
@@ -40,6 +45,7 @@ import threading
 import time
 
 import zenoh
+import zenoh.ext
 
 STRING = "std_msgs::msg::dds_::String_"
 
@@ -52,6 +58,9 @@ def session(args, mode="peer"):
     conf = zenoh.Config()
     conf.insert_json5("mode", json.dumps(mode))
     conf.insert_json5("scouting/multicast/enabled", "false")
+    # rmw_zenoh's default session config timestamps every sample (the advanced publisher's cache
+    # needs the timestamps).
+    conf.insert_json5("timestamping/enabled", "true")
     if mode == "router":
         conf.insert_json5("listen/endpoints", json.dumps([args.listen]))
     else:
@@ -152,14 +161,20 @@ def run_router(args):
     s.close()
 
 
-def run_talker(args):
+def announce(args, kind):
+    """A session with its node and entity tokens declared (and printed)."""
     s = session(args)
     zid = str(s.zid())
     say("READY", zid)
-    tokens = tokens_for(zid, args, "MP")
+    tokens = tokens_for(zid, args, kind)
     held = [s.liveliness().declare_token(t) for t in tokens]
     for t in tokens:
         say("TOKEN", t)
+    return s, tokens, held
+
+
+def run_talker(args):
+    s, tokens, held = announce(args, "MP")
     # A subscriber's token, when --wait-sub asks for one before publishing.
     if args.wait_sub > 0:
         seen = threading.Event()
@@ -175,7 +190,13 @@ def run_talker(args):
         say("SUBSCRIBER" if seen.is_set() else "NO_SUBSCRIBER")
         time.sleep(0.3)
     gid = gid_of(tokens[1])
-    pub = s.declare_publisher(data_key(args), congestion_control=zenoh.CongestionControl.BLOCK)
+    if args.transient_local:
+        # rmw_publisher_data.cpp: transient local is an AdvancedPublisher with a cache of
+        # `depth` samples and publisher detection.
+        pub = zenoh.ext.declare_advanced_publisher(
+            s, data_key(args), cache=zenoh.ext.CacheConfig(args.depth), publisher_detection=True)
+    else:
+        pub = s.declare_publisher(data_key(args), congestion_control=zenoh.CongestionControl.BLOCK)
     period = 1.0 / args.rate if args.rate > 0 else 0
     for i in range(args.count):
         data = payload(args.kind, i, args.size)
@@ -192,13 +213,7 @@ def run_talker(args):
 
 
 def run_listener(args):
-    s = session(args)
-    zid = str(s.zid())
-    say("READY", zid)
-    tokens = tokens_for(zid, args, "MS")
-    held = [s.liveliness().declare_token(t) for t in tokens]
-    for t in tokens:
-        say("TOKEN", t)
+    s, _, held = announce(args, "MS")
     got = []
     done = threading.Event()
 
@@ -213,7 +228,14 @@ def run_listener(args):
         if len(got) >= args.count:
             done.set()
 
-    sub = s.declare_subscriber(data_key(args), on_sample)
+    if args.transient_local:
+        # rmw_subscription_data.cpp: an AdvancedSubscriber that fetches `depth` samples of
+        # history, late publishers included.
+        history = zenoh.ext.HistoryConfig(detect_late_publishers=True, max_samples=args.depth)
+        sub = zenoh.ext.declare_advanced_subscriber(
+            s, data_key(args), on_sample, history=history, subscriber_detection=True)
+    else:
+        sub = s.declare_subscriber(data_key(args), on_sample)
     done.wait(args.timeout)
     say("DONE", len(got))
     del sub, held
