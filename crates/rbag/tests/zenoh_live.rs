@@ -158,8 +158,13 @@ fn record_talkers(test: &str, external: bool) {
         talker(&py, port, d, "/chatter", STRING, STRING_HASH, &["--count", "30", "--rate", "100", "--wait-sub", "30"]);
     let big = ["--kind", "blob", "--size", "4194304", "--count", "6", "--rate", "10", "--wait-sub", "30"];
     let mut blob = talker(&py, port, d, "/camera/compressed", BLOB, &blob_hash, &big);
+    // A type nobody has a definition for is recorded raw, as over DDS.
+    let mystery_hash = format!("RIHS01_{}", "ab".repeat(32));
+    let odd = ["--count", "5", "--rate", "50", "--wait-sub", "30"];
+    let mut mystery = talker(&py, port, d, "/mystery", "rbag_test::msg::dds_::Mystery_", &mystery_hash, &odd);
     exit_ok(&mut chatter);
     exit_ok(&mut blob);
+    exit_ok(&mut mystery);
     rec.expect_err("Subscribed to topic '/camera/compressed'");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(rec.finish(true), Some(0), "{}", rec.stderr());
@@ -172,6 +177,9 @@ fn record_talkers(test: &str, external: bool) {
     let sent: Vec<String> = (0..6).map(|i| digest(&rbag_testkit::ros2::cdr::blob_msg(i, 4 << 20))).collect();
     assert_eq!(samples(&blob, "PUBLISHED ").len(), 6);
     assert_eq!(recorded(&bag, "/camera/compressed"), sent, "the 4 MiB samples, whole and in order");
+    let sent: Vec<String> = samples(&mystery, "PUBLISHED ").into_iter().map(|s| s.1).collect();
+    assert_eq!(recorded(&bag, "/mystery"), sent, "the unknown type, raw");
+    assert!(rec.stderr().contains("type rbag_test/msg/Mystery is unknown to rbag"), "{}", rec.stderr());
     // rosbags reads the types, hashes and QoS rbag stored.
     let v = read_py(&py, "rosbags", &bag);
     assert!(v["error"].is_null(), "{}", v["error"]);
@@ -268,4 +276,55 @@ fn zenoh_play_reaches_a_listener_byte_exact_in_order_with_clock_and_remap() {
     assert_eq!(&parts[6..11], &["%", "%", "rosbag2_player", "%talk", STRING], "{token}");
     assert_eq!(parts[11], STRING_HASH, "{token}");
     assert!(rbag_ros2::zenoh_wire::qos_from_text(parts[12]).is_some(), "{token}");
+}
+
+/// A transient-local topic whose messages were published before rbag started is recorded from
+/// the publisher's cache (zenoh-ext's advanced publisher, as rmw_zenoh's), with its durability
+/// stored.
+#[test]
+fn zenoh_record_takes_a_latched_topic_published_before_it_started() {
+    let test = "zenoh_record_takes_a_latched_topic_published_before_it_started";
+    let Some(py) = setup(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (port, domain) = (free_port(), Domain::new());
+    let d = domain.id();
+    let mut router = spawn(&py, "router", &["--listen", &endpoint(port)]);
+    router.expect_line("READY", LONG);
+    let tl = ["--count", "3", "--transient-local", "--depth", "5", "--linger", "60"];
+    let mut latched = talker(&py, port, d, "/map", STRING, STRING_HASH, &tl);
+    latched.expect_line("DONE", LONG);
+    let bag = dir.path().join("bag");
+    let args = ["record", "--ros2", "--middleware", "zenoh", "--topics", "/map", "-o", bag.to_str().unwrap()];
+    let mut rec = Rbag::start(dir.path(), "record", port, d, &args);
+    rec.expect_err("Subscribed to topic '/map'");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(rec.finish(true), Some(0), "{}", rec.stderr());
+    latched.kill();
+    router.kill();
+    let sent: Vec<String> = samples(&latched, "PUBLISHED ").into_iter().map(|s| s.1).collect();
+    assert_eq!(recorded(&bag, "/map"), sent, "the cached messages, in order:\n{}", rec.stderr());
+    let meta = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
+    assert!(meta.contains("durability: transient_local"), "{meta}");
+}
+
+/// `--log-level` as a ROS 2 node's logger level: `info` (the default) prints the status lines,
+/// `warn` and `error` leave them out; errors still show.
+#[test]
+fn log_level_sets_what_play_and_record_print() {
+    let dir = tempfile::tempdir().unwrap();
+    let ros1 = common::sample_bag(dir.path(), "in.bag", 1);
+    let bag = dir.path().join("ros2");
+    let o = common::run(&[&"convert", &ros1, &"-o", &bag, &"-s", &"mcap"]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let domain = Domain::new();
+    for (level, status) in [(None, true), (Some("info"), true), (Some("warn"), false), (Some("error"), false)] {
+        let mut args = vec!["play", "--ros2", "--middleware", "zenoh", bag.to_str().unwrap(), "-r", "100"];
+        args.extend(level.map(|l| ["--log-level", l]).iter().flatten());
+        let mut play = Rbag::start(dir.path(), "play", free_port(), domain.id(), &args);
+        assert_eq!(play.finish(false), Some(0), "{}", play.stderr());
+        assert_eq!(play.stderr().contains("Joined Zenoh domain"), status, "{level:?}: {}", play.stderr());
+    }
+    let o = common::run(&[&"record", &"--ros2", &"--log-level", &"loud", &"-a"]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("--log-level"), "{}", common::stderr(&o));
 }

@@ -49,3 +49,44 @@ impl Ros2MiddlewareArgs {
             .map_err(|e| crate::UsageError(format!("--middleware: {e}")).into())
     }
 }
+
+/// How much a live verb prints, as `--log-level` sets a ROS 2 node's logger (and `-q` asks
+/// for warnings and errors only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum LogLevel {
+    /// Everything (rbag has no debug lines of its own).
+    Debug,
+    /// Status lines, warnings and errors (the default).
+    Info,
+    /// Warnings and errors.
+    Warn,
+    /// Errors.
+    Error,
+    /// Errors (rbag has no fatal class of its own).
+    Fatal,
+}
+
+impl LogLevel {
+    /// The level of `--log-level` and `-q` together (the quieter wins).
+    pub fn of(flag: Option<LogLevel>, quiet: bool) -> LogLevel {
+        let level = flag.unwrap_or(LogLevel::Info);
+        if quiet {
+            level.max(LogLevel::Warn)
+        } else {
+            level
+        }
+    }
+
+    /// Whether a line is shown: `error…` lines are errors, `warning…` lines warnings, the rest
+    /// status.
+    pub fn shows(self, line: &str) -> bool {
+        let class = if line.starts_with("error") {
+            LogLevel::Error
+        } else if line.starts_with("warning") {
+            LogLevel::Warn
+        } else {
+            LogLevel::Info
+        };
+        class >= self.min(LogLevel::Error)
+    }
+}

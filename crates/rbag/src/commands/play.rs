@@ -159,7 +159,7 @@ fn run_ros1(args: Args) -> Result<Outcome> {
         remaps: Default::default(),
         types: user_types(&args.types)?,
         delay_ns: args.delay,
-        events: printer(false, args.quiet),
+        events: printer(false, super::middleware::LogLevel::of(None, args.quiet)),
         clock: None,
     };
     // Bad options are refused before rbag joins the graph (or starts a master).
@@ -199,12 +199,14 @@ pub(super) fn user_types(types: &super::TypeArgs) -> Result<UserTypes> {
 
 /// Prints a run's events: status lines as `rosbag play` (`[RUNNING]`) or `ros2 bag play`
 /// (`[Running]`) words them, unless quiet.
-pub(super) fn printer(ros2: bool, quiet: bool) -> Events {
+pub(super) fn printer(ros2: bool, level: super::middleware::LogLevel) -> Events {
+    use super::middleware::LogLevel;
+    let info = level <= LogLevel::Info;
     Events::new(move |e| match e {
-        PlayEvent::Warning(w) => note!("warning: {w}"),
-        PlayEvent::Info(m) => note!("{m}"),
-        PlayEvent::WaitingForSubscriber(t) if !quiet => note!("Waiting for a subscriber on {t}..."),
-        PlayEvent::State(s) if !quiet => {
+        PlayEvent::Warning(w) if level <= LogLevel::Warn => note!("warning: {w}"),
+        PlayEvent::Info(m) if level.shows(&m) => note!("{m}"),
+        PlayEvent::WaitingForSubscriber(t) if info => note!("Waiting for a subscriber on {t}..."),
+        PlayEvent::State(s) if info => {
             let what = match (ros2, s.paused) {
                 (false, true) => "PAUSED ",
                 (false, false) => "RUNNING",

@@ -135,6 +135,10 @@ pub struct Args {
     /// Print only errors and the final summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// What to print, as a ROS 2 node's logger level: debug, info (default), warn (as -q),
+    /// error, fatal.
+    #[arg(long, value_name = "LEVEL", value_enum)]
+    pub log_level: Option<super::middleware::LogLevel>,
 }
 
 fn options(args: &Args) -> PlayOptions {
@@ -203,7 +207,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         remaps,
         types: user_types(&args.types)?,
         delay_ns: args.delay,
-        events: printer(true, args.quiet),
+        events: printer(true, super::middleware::LogLevel::of(args.log_level, args.quiet)),
         clock: None,
     };
     spec.options.validate().map_err(|e| UsageError(format!("rbag play --ros2: {e}")))?;
@@ -227,9 +231,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     let result = match middleware {
         Ros2Middleware::Dds => live::ros2::play(&rbag_live::graph::participant()?, spec, &ros2_options, controls),
         Ros2Middleware::Zenoh => {
-            let quiet = args.quiet;
+            let level = super::middleware::LogLevel::of(args.log_level, args.quiet);
             let log: rbag_live::record::Log = Arc::new(move |m: String| {
-                if !quiet {
+                if level.shows(&m) {
                     note!("{m}");
                 }
             });

@@ -182,7 +182,13 @@ pub fn run(args: Args) -> Result<Outcome> {
         clock: None,
     };
     let (quiet, snapshot_mode) = (args.quiet, args.snapshot);
-    drive(spec, quiet, snapshot_mode, "record buffer full; counted on /rbag/dropped in the bag", |_, _| Ok(()))
+    drive(
+        spec,
+        super::middleware::LogLevel::of(None, quiet),
+        snapshot_mode,
+        "record buffer full; counted on /rbag/dropped in the bag",
+        |_, _| Ok(()),
+    )
 }
 
 fn output_options(args: &Args) -> Result<RecordOptions> {
@@ -233,19 +239,19 @@ pub fn throttle_ns(rates: &[(String, f64)]) -> std::collections::BTreeMap<String
 }
 
 /// Runs a recording from the terminal, for `--ros1` and `--ros2` alike: prints its notices
-/// (only errors and warnings when `quiet`), stops on SIGINT/SIGTERM/SIGHUP, snapshots on
+/// (as `level` lets through), stops on SIGINT/SIGTERM/SIGHUP, snapshots on
 /// SIGUSR1 or `s`, pauses on space (with `keys`), and maps the report to an exit code.
 /// `serve` starts what must live as long as the recording (control services).
 pub(super) fn drive<S>(
     spec: RecordSpec,
-    quiet: bool,
+    level: super::middleware::LogLevel,
     keys: bool,
     drop_cause: &str,
     serve: impl FnOnce(&Recording, &Log) -> Result<S>,
 ) -> Result<Outcome> {
     let snapshot_mode = spec.pipeline.snapshot.is_some();
     let log: Log = Arc::new(move |m: String| {
-        if !quiet || m.starts_with("error") || m.starts_with("warning") {
+        if level.shows(&m) {
             note!("{m}");
         }
     });
@@ -282,7 +288,7 @@ pub(super) fn drive<S>(
     if let Some(why) = &outcome.ended_by {
         log(why.clone());
     }
-    summarise(&outcome.report, outcome.output.as_deref(), quiet, drop_cause)
+    summarise(&outcome.report, outcome.output.as_deref(), level >= super::middleware::LogLevel::Warn, drop_cause)
 }
 
 fn summarise(report: &RecordReport, out: Option<&Path>, quiet: bool, drop_cause: &str) -> Result<Outcome> {

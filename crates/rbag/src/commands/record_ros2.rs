@@ -141,6 +141,10 @@ pub struct Args {
     /// Print only errors and the final summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// What to print, as a ROS 2 node's logger level: debug, info (default), warn (as -q),
+    /// error, fatal.
+    #[arg(long, value_name = "LEVEL", value_enum)]
+    pub log_level: Option<super::middleware::LogLevel>,
 }
 
 fn selection(args: &Args) -> Result<Ros2Selection> {
@@ -252,7 +256,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let (node, snapshot_mode) = (args.node_name.clone(), args.snapshot_mode);
     let start_paused = args.start_paused;
-    super::record::drive(spec, args.quiet, !args.disable_keyboard_controls, "--max-cache-size full", |rec, log| {
+    let level = super::middleware::LogLevel::of(args.log_level, args.quiet);
+    super::record::drive(spec, level, !args.disable_keyboard_controls, "--max-cache-size full", |rec, log| {
         if start_paused {
             log("Recording is paused: press space to start.".into());
         }
