@@ -106,7 +106,10 @@ if [[ ${SKIP_BUILD:-0} != 1 ]]; then
     say "== building (release)"
     (cd "$ROOT" && cargo build --release -p rbag --bin rbag && cargo build --release -p rbag-ros2 --example dds_bench) >&2
 fi
-for b in "$RBAG" "$DDS"; do
+# dds_bench serves the DDS parts only.
+needs=("$RBAG")
+[[ " $PARTS " =~ \ (record|lateness|maxrate)\  ]] && needs+=("$DDS")
+for b in "${needs[@]}"; do
     [[ -x $b ]] || die "missing $b (cargo build --release -p rbag --bin rbag; cargo build --release -p rbag-ros2 --example dds_bench)"
 done
 
@@ -486,7 +489,10 @@ zenoh_point() {
             local ps=$!; PIDS+=("$ps")
             wait_for_text "$D/psub.err" "^ready" 30 || die "zenoh_raw sub did not start"
             if [[ $who == rbag ]]; then
-                ROS_DOMAIN_ID=$DOMAIN ZENOH_CONFIG_OVERRIDE="connect/endpoints=[\"$ep\"]" "$RBAG" play --ros2 --middleware zenoh "$BAGS/zenoh_play" -r "$PLAY_FACTOR" -d 1 --disable-keyboard-controls -q </dev/null >"$D/p.out" 2>"$D/p.err" || die "rbag play --middleware zenoh failed: $(cat "$D/p.err")"
+                # keep-all, as the raw publisher's BLOCK congestion control (rmw_zenoh drops on
+                # congestion for keep-last, which is what the bag recorded)
+                printf '/bench:\n  history: keep_all\n  reliability: reliable\n  durability: volatile\n' >"$BAGS/zkeep_all.yaml"
+                ROS_DOMAIN_ID=$DOMAIN ZENOH_CONFIG_OVERRIDE="connect/endpoints=[\"$ep\"]" "$RBAG" play --ros2 --middleware zenoh "$BAGS/zenoh_play" -r "$PLAY_FACTOR" -d 1 --qos-profile-overrides-path "$BAGS/zkeep_all.yaml" --disable-keyboard-controls -q </dev/null >"$D/p.out" 2>"$D/p.err" || die "rbag play --middleware zenoh failed: $(cat "$D/p.err")"
             else
                 "$ZPY" "$ZRAW" pub --connect "$ep" --domain "$DOMAIN" --size 1024 --count "$m" --rate max --wait-subs 1 >"$D/p.out" 2>"$D/p.err" || die "zenoh_raw pub failed: $(cat "$D/p.err")"
             fi
@@ -601,7 +607,7 @@ if want_part zenoh; then
     emit "  rbag kept == raw received in $(awk '$4 == $6 { e++ } END { printf "%d of %d", e, NR }' "$S/zenoh.tsv") runs"
     if [[ -s $S/zplay.tsv ]]; then
         awk '$1 == "rbag"' "$S/zplay.tsv" >"$S/r1"; awk '$1 == "raw"' "$S/zplay.tsv" >"$S/r2"
-        emit "   playback to a raw subscriber, $(head -1 "$S/r1" | cut -d' ' -f3) x 1 KiB: rbag play --middleware zenoh -r $PLAY_FACTOR $(col_median "$S/r1" 5) msg/s (received $(col_median "$S/r1" 4)),"
+        emit "   playback to a raw subscriber, $(head -1 "$S/r1" | cut -d' ' -f3) x 1 KiB: rbag play --middleware zenoh -r $PLAY_FACTOR (keep-all override) $(col_median "$S/r1" 5) msg/s (received $(col_median "$S/r1" 4)),"
         emit "   zenoh_raw.py pub --rate max $(col_median "$S/r2" 5) msg/s (received $(col_median "$S/r2" 4)); rbag / raw = $(ratio "$(col_median "$S/r1" 5)" "$(col_median "$S/r2" 5)")"
     fi
 fi

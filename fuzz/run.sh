@@ -63,6 +63,12 @@ elif [ "$target" = ros2_names_qos ]; then
     # Control-service requests: encapsulation, rmw_cyclonedds' header, SetRate's float64 / Seek's Time.
     printf '\x00\x01\x00\x00\x07\x07\x07\x07\x07\x07\x07\x07\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x40' > corpus/ros2_names_qos/set_rate
     printf '\x00\x01\x00\x00\x07\x07\x07\x07\x07\x07\x07\x07\x02\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x09\x00\x00\x00' > corpus/ros2_names_qos/seek
+    # rmw_zenoh: tokens of its design doc, a transient-local QoS text, and both attachment forms.
+    printf '@ros2_lv/0/8b20917502ee955ac4476e0266340d5c/0/10/MP/%%/%%/talker/%%chatter/std_msgs::msg::dds_::String_/RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18/::,7:,:,:,,' > corpus/ros2_names_qos/token_mp
+    printf '@ros2_lv/0/aac3178e146ba6f1fc6e6a4085e77f21/0/0/NN/%%/%%/listener' > corpus/ros2_names_qos/token_nn
+    printf ':1:,1:1,0:,:,,' > corpus/ros2_names_qos/qos_text
+    printf '\x01\x00\x00\x00\x00\x00\x00\x00\x15\xcd\x5b\x07\x00\x00\x00\x00\x10\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07' > corpus/ros2_names_qos/attachment
+    printf '\x0fsequence_number\x01\x00\x00\x00\x00\x00\x00\x00\x10source_timestamp\x15\xcd\x5b\x07\x00\x00\x00\x00\x0asource_gid\x10\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07\x07' > corpus/ros2_names_qos/attachment_keyed
     maxlen=16384
     dict=metadata.dict
 elif [ "$target" = filter_expr ]; then

@@ -90,7 +90,7 @@ def run_pub(args):
         pub.put(body, attachment=struct.pack("<qq", i + 1, time.time_ns()) + b"\x10" + gid)
     secs = time.perf_counter() - start
     print(json.dumps({"sent": args.count, "bytes": args.count * len(body), "seconds": secs,
-                      "msgs_per_s": args.count / secs if secs > 0 else 0}), flush=True)
+                      "msgs_per_s": args.count / secs if secs > 0 else 0}, separators=(",", ":")), flush=True)
     time.sleep(1.0)
     del ls, held, pub
     s.close()
@@ -122,7 +122,7 @@ def run_sub(args):
             break
     span = (state["last"] - state["first"]) if state["n"] > 1 else 0
     print(json.dumps({"received": state["n"], "bytes": state["bytes"], "span_s": span,
-                      "msgs_per_s": (state["n"] - 1) / span if span > 0 else 0}), flush=True)
+                      "msgs_per_s": (state["n"] - 1) / span if span > 0 else 0}, separators=(",", ":")), flush=True)
     del sub, held
     s.close()
 
