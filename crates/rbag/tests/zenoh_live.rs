@@ -41,9 +41,20 @@ struct Rbag {
 
 impl Rbag {
     fn start(dir: &Path, name: &str, port: u16, domain: u32, args: &[&str]) -> Rbag {
+        Self::start_env(dir, name, port, domain, args, &[])
+    }
+
+    /// [`Rbag::start`] with `env` on top (`None` removes a variable).
+    fn start_env(dir: &Path, name: &str, port: u16, domain: u32, args: &[&str], env: &[(&str, Option<&str>)]) -> Rbag {
         let log = dir.join(format!("{name}.err"));
         let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
         rbag_env(&mut c, port, domain);
+        for (k, v) in env {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
         c.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(File::create(&log).unwrap());
         Rbag { child: c.spawn().expect("rbag starts"), log }
     }
@@ -327,4 +338,46 @@ fn log_level_sets_what_play_and_record_print() {
     let o = common::run(&[&"record", &"--ros2", &"--log-level", &"loud", &"-a"]);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("--log-level"), "{}", common::stderr(&o));
+}
+
+/// rmw_zenoh's environment: `ZENOH_SESSION_CONFIG_URI` names the session config file, and
+/// `ZENOH_ROUTER_CHECK_ATTEMPTS=-1` skips the router check, so no router is started.
+#[test]
+fn zenoh_environment_is_read_as_rmw_zenoh_reads_it() {
+    let test = "zenoh_environment_is_read_as_rmw_zenoh_reads_it";
+    let Some(py) = setup(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (port, domain) = (free_port(), Domain::new());
+    let d = domain.id();
+    let mut router = spawn(&py, "router", &["--listen", &endpoint(port)]);
+    router.expect_line("READY", LONG);
+    let config = dir.path().join("session.json5");
+    let text = format!(
+        "{{ mode: \"peer\", connect: {{ endpoints: [\"{}\"] }}, listen: {{ endpoints: [\"tcp/127.0.0.1:0\"] }}, scouting: {{ multicast: {{ enabled: false }} }}, timestamping: {{ enabled: true }} }}",
+        endpoint(port)
+    );
+    std::fs::write(&config, text).unwrap();
+    let bag = dir.path().join("bag");
+    let args = ["record", "--ros2", "--middleware", "zenoh", "--topics", "/chatter", "-o", bag.to_str().unwrap()];
+    let env = [("ZENOH_CONFIG_OVERRIDE", None), ("ZENOH_SESSION_CONFIG_URI", Some(config.to_str().unwrap()))];
+    // The override points nowhere useful without the file: only the file's endpoint has the router.
+    let mut rec = Rbag::start_env(dir.path(), "record", free_port(), d, &args, &env);
+    rec.expect_err(&format!("Joined Zenoh domain {d}"));
+    let mut chatter = talker(&py, port, d, "/chatter", STRING, STRING_HASH, &["--count", "5", "--wait-sub", "30"]);
+    exit_ok(&mut chatter);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(rec.finish(true), Some(0), "{}", rec.stderr());
+    assert!(!rec.stderr().contains("started one"), "{}", rec.stderr());
+    let sent: Vec<String> = samples(&chatter, "PUBLISHED ").into_iter().map(|s| s.1).collect();
+    assert_eq!(recorded(&bag, "/chatter"), sent);
+    router.kill();
+    // No router anywhere, and the check skipped: nothing is started, and play still runs.
+    let ros1 = common::sample_bag(dir.path(), "in.bag", 1);
+    let ros2 = dir.path().join("ros2");
+    assert_eq!(common::run(&[&"convert", &ros1, &"-o", &ros2, &"-s", &"mcap"]).status.code(), Some(0));
+    let args = ["play", "--ros2", "--middleware", "zenoh", ros2.to_str().unwrap(), "-r", "100"];
+    let mut play =
+        Rbag::start_env(dir.path(), "play", free_port(), d, &args, &[("ZENOH_ROUTER_CHECK_ATTEMPTS", Some("-1"))]);
+    assert_eq!(play.finish(false), Some(0), "{}", play.stderr());
+    assert!(!play.stderr().contains("started one"), "{}", play.stderr());
 }
