@@ -381,3 +381,56 @@ fn zenoh_environment_is_read_as_rmw_zenoh_reads_it() {
     assert_eq!(play.finish(false), Some(0), "{}", play.stderr());
     assert!(!play.stderr().contains("started one"), "{}", play.stderr());
 }
+
+/// `--clock-topics /chatter`: `/clock` goes out just before each `/chatter` message, at that
+/// message's time, and not otherwise (no `--clock` rate).
+#[test]
+fn clock_topics_publish_clock_before_each_message() {
+    let test = "clock_topics_publish_clock_before_each_message";
+    let Some(py) = setup(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ros1 = common::sample_bag(dir.path(), "in.bag", 1);
+    let bag = dir.path().join("ros2");
+    assert_eq!(common::run(&[&"convert", &ros1, &"-o", &bag, &"-s", &"mcap"]).status.code(), Some(0));
+    let times: Vec<u64> = common::read_all(&bag).into_iter().filter(|m| m.0 == "/chatter").map(|m| m.1).collect();
+    let (port, domain) = (free_port(), Domain::new());
+    let (d, e) = (domain.id().to_string(), endpoint(port));
+    let mut router = spawn(&py, "router", &["--listen", &e]);
+    router.expect_line("READY", LONG);
+    let n = times.len().to_string();
+    let args = ["--connect", &e, "--domain", &d, "--hash", "*", "--timeout", "60", "--topic", "/clock"];
+    let mut clock = spawn(
+        &py,
+        "listener",
+        &[&args[..], &["--dds-type", "rosgraph_msgs::msg::dds_::Clock_", "--count", &n]].concat(),
+    );
+    clock.expect_line("READY", LONG);
+    let b = bag.to_str().unwrap();
+    let play_args = [
+        "play",
+        "--ros2",
+        "--middleware",
+        "zenoh",
+        b,
+        "--topics",
+        "/chatter",
+        "/speed",
+        "--clock-topics",
+        "/chatter",
+        "-r",
+        "20",
+    ];
+    let mut play = Rbag::start(dir.path(), "play", port, domain.id(), &play_args);
+    assert_eq!(play.finish(false), Some(0), "{}", play.stderr());
+    exit_ok(&mut clock);
+    router.kill();
+    let got: Vec<u64> = samples(&clock, "RECEIVED ")
+        .into_iter()
+        .map(|(_, hex, _)| {
+            let b = from_hex(&hex);
+            let sec = i32::from_le_bytes(b[4..8].try_into().unwrap()) as u64;
+            sec * 1_000_000_000 + u32::from_le_bytes(b[8..12].try_into().unwrap()) as u64
+        })
+        .collect();
+    assert_eq!(got, times, "one /clock per /chatter message, at its time");
+}

@@ -40,6 +40,18 @@ pub struct Ros2Options {
     /// Call the recorded services with the recorded requests of this event kind
     /// ([`REQUEST_RECEIVED`] or [`REQUEST_SENT`]) instead of publishing the service events.
     pub service_requests: Option<u8>,
+    /// `--clock-topics`: publish `/clock` at a message's time just before each message of
+    /// these (bag) topics.
+    pub clock_topics: Vec<String>,
+    /// `--clock-topics-all`: the same before every message.
+    pub clock_topics_all: bool,
+}
+
+impl Ros2Options {
+    /// Whether a `/clock` publisher is needed beside `--clock`'s rate.
+    fn clock_before_messages(&self) -> bool {
+        self.clock_topics_all || !self.clock_topics.is_empty()
+    }
 }
 
 /// What publishes one topic: a DDS writer, or a Zenoh publisher.
@@ -71,6 +83,8 @@ struct Ros2Sink {
     outs: BTreeMap<u32, Out>,
     converter: Converter,
     clock: Option<Box<dyn TopicWriter>>,
+    /// Connections before whose messages `/clock` is published (`--clock-topics`).
+    clock_before: std::collections::BTreeSet<u32>,
     ack_timeout: Option<Duration>,
     /// `burst`: messages left, and whom to tell it is done.
     burst: Option<(u64, PlayHandle)>,
@@ -95,6 +109,11 @@ impl PlaySink for Ros2Sink {
             return Ok(());
         }
         let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
+        if self.clock_before.contains(&msg.connection) {
+            if let Some(c) = &self.clock {
+                c.send(&clock_cdr(msg.log_time), now_i64(), &|| true).map_err(PlayError::sink)?;
+            }
+        }
         let data = self.converter.bytes(out.rewrite.as_deref(), msg)?;
         let stop = self.stop.clone();
         out.writer.send(&data, now_i64(), &move || stop.stopped()).map_err(PlayError::sink)?;
@@ -329,6 +348,7 @@ fn sink<W: TopicWriter + 'static>(
         outs: BTreeMap::new(),
         converter: std::mem::take(&mut prepared.converter),
         clock: None,
+        clock_before: Default::default(),
         ack_timeout: ros2.wait_for_all_acked,
         burst: None,
         view: PlayerView::new(prepared.options.start_paused, prepared.options.rate),
@@ -347,6 +367,9 @@ fn sink<W: TopicWriter + 'static>(
             continue;
         }
         let writer: Arc<dyn TopicWriter> = writer.clone();
+        if ros2.clock_topics_all || ros2.clock_topics.contains(&conn.topic) {
+            sink.clock_before.insert(id);
+        }
         sink.outs.insert(id, Out { writer, rewrite });
     }
     sink
@@ -401,7 +424,7 @@ pub fn play(
     })?;
     let handle = controls.handle.clone();
     let mut sink = sink(&mut prepared, &writers, ros2, &handle, requests);
-    let clock = if prepared.options.clock_hz.is_some() {
+    let clock = if prepared.options.clock_hz.is_some() || ros2.clock_before_messages() {
         Some(RawWriter::new(participant, "rt/clock", "rosgraph_msgs::msg::dds_::Clock_", &clock_qos(), None)?)
     } else {
         None
@@ -450,7 +473,7 @@ pub fn play_zenoh(
     })?;
     let handle = controls.handle.clone();
     let mut sink = sink(&mut prepared, &writers, ros2, &handle, BTreeMap::new());
-    if prepared.options.clock_hz.is_some() {
+    if prepared.options.clock_hz.is_some() || ros2.clock_before_messages() {
         let hash = "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564";
         let clock =
             ZenohPublisher::new(session, &node, "/clock", "rosgraph_msgs::msg::dds_::Clock_", hash, &clock_qos())?;

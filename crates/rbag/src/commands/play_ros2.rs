@@ -82,6 +82,13 @@ pub struct Args {
     /// Publish the bag's time on /clock (rosgraph_msgs/msg/Clock) at HZ (default 40).
     #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "40")]
     pub clock: Option<f64>,
+    /// Publish /clock at a message's time just before each message of these topics (as
+    /// ros2 bag play; with or without --clock's steady rate).
+    #[arg(long, num_args = 1.., value_name = "TOPIC")]
+    pub clock_topics: Vec<String>,
+    /// Publish /clock just before every message.
+    #[arg(long, conflicts_with = "clock_topics")]
+    pub clock_topics_all: bool,
     /// Wait SEC seconds before playing.
     #[arg(short = 'd', long, value_name = "SEC", default_value = "0", value_parser = parse_duration)]
     pub delay: u64,
@@ -198,6 +205,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let bags = paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?;
     super::check_topic_names(&bags, "--topics", &args.topics)?;
     super::check_topic_names(&bags, "--exclude-topics", &args.exclude_topics)?;
+    super::check_topic_names(&bags, "--clock-topics", &args.clock_topics)?;
     let unmatched = super::regex_matches_nothing(&bags, "--regex", args.regex.as_ref());
     let spec = PlaySpec {
         bags,
@@ -217,6 +225,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         wait_for_all_acked: args.wait_for_all_acked.map(Duration::from_millis),
         burst: args.num_messages,
         service_requests: args.publish_service_requests.then_some(kind),
+        clock_topics: args.clock_topics.clone(),
+        clock_topics_all: args.clock_topics_all,
     };
     signals::install();
     let middleware = args.rmw.choose()?;
