@@ -781,7 +781,8 @@ impl McapReader {
     }
 
     /// Chunk `c`'s payload bytes and messages by channel, from its message indexes; `seen`
-    /// holds the channels and schemas met in earlier chunks.
+    /// holds the channels and schemas met in earlier chunks, and is updated only once the
+    /// indexes were read.
     fn chunk_sizes(&self, c: &ChunkMeta, seen: &mut Introduced) -> Result<BTreeMap<u16, (u64, u64)>> {
         let (channel_len, schema_len) = &self.record_lengths;
         let (buf, base) = self.region(c)?;
@@ -888,7 +889,6 @@ impl McapReader {
             // (not for a remote file, whose summary is all that is fetched for it).
             let local = matches!(self.backing, Backing::Local(_));
             if local && counts.iter().any(|&(ch, n)| n > 0 && !seen.channels.contains(&ch)) {
-                let before = seen.clone();
                 if let Ok(sizes) = self.chunk_sizes(c, &mut seen) {
                     blocks.extend(sizes.into_iter().map(|(ch, (payload, n))| crate::size_estimate::Block {
                         payload,
@@ -896,7 +896,6 @@ impl McapReader {
                     }));
                     continue;
                 }
-                seen = before;
             }
             let mut overhead = 0u64;
             for &(ch, n) in &counts {
@@ -1168,7 +1167,7 @@ fn schema_list(schemas: &HashMap<u16, parse::Schema>, channels: &BTreeMap<u16, p
 }
 
 /// The channels and schemas whose records earlier chunks hold.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct Introduced {
     channels: BTreeSet<u16>,
     schemas: BTreeSet<u16>,

@@ -836,7 +836,8 @@ impl Ros1Reader {
     }
 
     /// Chunk `i`'s payload bytes and messages by connection, from its index data (`size` is
-    /// its uncompressed size); `seen` holds the connections met in earlier chunks.
+    /// its uncompressed size); `seen` holds the connections met in earlier chunks, and is
+    /// updated only once the index data was read.
     fn chunk_sizes(
         &self,
         i: usize,
@@ -938,7 +939,6 @@ impl Ros1Reader {
     ) {
         let c = &self.chunks[i];
         if c.counts.iter().any(|(conn, _)| !seen.contains(conn)) {
-            let before = seen.clone();
             if let Ok(sizes) = self.chunk_sizes(i, size, seen) {
                 blocks.extend(
                     sizes
@@ -947,7 +947,6 @@ impl Ros1Reader {
                 );
                 return;
             }
-            *seen = before;
         }
         let mut overhead = 46 * c.message_count();
         for &(conn, _) in &c.counts {
