@@ -174,24 +174,15 @@ pub struct CyclonePeer {
 impl CyclonePeer {
     /// Starts `cyclone_peer.py <sub> --domain <id> <args…>` (`sub` is `pub` or `sub`).
     pub fn spawn(python: &Path, domain: &Domain, sub: &str, args: &[&str]) -> CyclonePeer {
-        let dir = Dir::new(&format!("cyclone-peer-{sub}"));
-        let out = File::create(dir.path().join("stdout")).expect("peer stdout file");
-        let err = File::create(dir.path().join("stderr")).expect("peer stderr file");
-        let child = Command::new(python)
-            .arg(peer_script())
+        let mut c = Command::new(python);
+        c.arg(peer_script())
             .arg(sub)
             .args(["--domain", &domain.id().to_string()])
             .args(args)
             .env("CYCLONEDDS_URI", loopback_uri())
-            .env("PYTHONUNBUFFERED", "1")
             .env_remove("ROS_DOMAIN_ID")
-            .env_remove("CYCLONEDDS_HOME")
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", peer_script().display()));
-        CyclonePeer { child, dir, status: None }
+            .env_remove("CYCLONEDDS_HOME");
+        Self::spawn_command(c, &format!("cyclone-peer-{sub}"))
     }
 
     /// Starts `command` (a peer script with its arguments) with its output in files of a temp
@@ -206,7 +197,7 @@ impl CyclonePeer {
             .stdout(out)
             .stderr(err)
             .spawn()
-            .unwrap_or_else(|e| panic!("starting {label}: {e}"));
+            .unwrap_or_else(|e| panic!("starting {label} ({:?}): {e}", command.get_program()));
         CyclonePeer { child, dir, status: None }
     }
 

@@ -102,6 +102,22 @@ impl Drop for Rbag {
     }
 }
 
+/// A router (eclipse-zenoh) listening on `port`, once it is up.
+fn router(py: &Path, port: u16) -> ZenohPeer {
+    let r = spawn(py, "router", &["--listen", &endpoint(port)]);
+    r.expect_line("READY", LONG);
+    r
+}
+
+/// rbag's sample ROS 1 bag of `seconds`, converted into a rosbag2 MCAP directory `DIR/ros2`.
+fn ros2_sample(dir: &Path, seconds: u64) -> PathBuf {
+    let ros1 = common::sample_bag(dir, "in.bag", seconds);
+    let bag = dir.join("ros2");
+    let o = common::run(&[&"convert", &ros1, &"-o", &bag, &"-s", &"mcap"]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    bag
+}
+
 fn talker(py: &Path, port: u16, domain: u32, topic: &str, ty: &str, hash: &str, extra: &[&str]) -> ZenohPeer {
     let (e, d) = (endpoint(port), domain.to_string());
     let mut args = vec!["--connect", &e, "--domain", &d, "--topic", topic, "--dds-type", ty, "--hash", hash];
@@ -154,10 +170,7 @@ fn record_talkers(test: &str, external: bool) {
     let dir = tempfile::tempdir().unwrap();
     let (port, domain) = (free_port(), Domain::new());
     let d = domain.id();
-    let mut router = external.then(|| spawn(&py, "router", &["--listen", &endpoint(port)]));
-    if let Some(r) = &router {
-        r.expect_line("READY", LONG);
-    }
+    let mut router = external.then(|| router(&py, port));
     let bag = dir.path().join("bag");
     let out = bag.to_str().unwrap();
     let mut rec =
@@ -228,16 +241,12 @@ fn zenoh_play_reaches_a_listener_byte_exact_in_order_with_clock_and_remap() {
     let test = "zenoh_play_reaches_a_listener_byte_exact_in_order_with_clock_and_remap";
     let Some(py) = setup(test) else { return };
     let dir = tempfile::tempdir().unwrap();
-    let ros1 = common::sample_bag(dir.path(), "in.bag", 2);
-    let bag = dir.path().join("ros2");
-    let o = common::run(&[&"convert", &ros1, &"-o", &bag, &"-s", &"mcap"]);
-    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let bag = ros2_sample(dir.path(), 2);
     let want = recorded(&bag, "/chatter");
     assert!(want.len() >= 100, "{}", want.len());
     let (port, domain) = (free_port(), Domain::new());
     let (d, e) = (domain.id(), endpoint(port));
-    let mut router = spawn(&py, "router", &["--listen", &e]);
-    router.expect_line("READY", LONG);
+    let mut router = router(&py, port);
     let ds = d.to_string();
     let n = want.len().to_string();
     let base = ["--connect", e.as_str(), "--domain", ds.as_str(), "--hash", "*", "--timeout", "60"];
@@ -299,8 +308,7 @@ fn zenoh_record_takes_a_latched_topic_published_before_it_started() {
     let dir = tempfile::tempdir().unwrap();
     let (port, domain) = (free_port(), Domain::new());
     let d = domain.id();
-    let mut router = spawn(&py, "router", &["--listen", &endpoint(port)]);
-    router.expect_line("READY", LONG);
+    let mut router = router(&py, port);
     let tl = ["--count", "3", "--transient-local", "--depth", "5", "--linger", "60"];
     let mut latched = talker(&py, port, d, "/map", STRING, STRING_HASH, &tl);
     latched.expect_line("DONE", LONG);
@@ -323,10 +331,7 @@ fn zenoh_record_takes_a_latched_topic_published_before_it_started() {
 #[test]
 fn log_level_sets_what_play_and_record_print() {
     let dir = tempfile::tempdir().unwrap();
-    let ros1 = common::sample_bag(dir.path(), "in.bag", 1);
-    let bag = dir.path().join("ros2");
-    let o = common::run(&[&"convert", &ros1, &"-o", &bag, &"-s", &"mcap"]);
-    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let bag = ros2_sample(dir.path(), 1);
     let domain = Domain::new();
     for (level, status) in [(None, true), (Some("info"), true), (Some("warn"), false), (Some("error"), false)] {
         let mut args = vec!["play", "--ros2", "--middleware", "zenoh", bag.to_str().unwrap(), "-r", "100"];
@@ -349,8 +354,7 @@ fn zenoh_environment_is_read_as_rmw_zenoh_reads_it() {
     let dir = tempfile::tempdir().unwrap();
     let (port, domain) = (free_port(), Domain::new());
     let d = domain.id();
-    let mut router = spawn(&py, "router", &["--listen", &endpoint(port)]);
-    router.expect_line("READY", LONG);
+    let mut router = router(&py, port);
     let config = dir.path().join("session.json5");
     let text = format!(
         "{{ mode: \"peer\", connect: {{ endpoints: [\"{}\"] }}, listen: {{ endpoints: [\"tcp/127.0.0.1:0\"] }}, scouting: {{ multicast: {{ enabled: false }} }}, timestamping: {{ enabled: true }} }}",
@@ -372,9 +376,7 @@ fn zenoh_environment_is_read_as_rmw_zenoh_reads_it() {
     assert_eq!(recorded(&bag, "/chatter"), sent);
     router.kill();
     // No router anywhere, and the check skipped: nothing is started, and play still runs.
-    let ros1 = common::sample_bag(dir.path(), "in.bag", 1);
-    let ros2 = dir.path().join("ros2");
-    assert_eq!(common::run(&[&"convert", &ros1, &"-o", &ros2, &"-s", &"mcap"]).status.code(), Some(0));
+    let ros2 = ros2_sample(dir.path(), 1);
     let args = ["play", "--ros2", "--middleware", "zenoh", ros2.to_str().unwrap(), "-r", "100"];
     let mut play =
         Rbag::start_env(dir.path(), "play", free_port(), d, &args, &[("ZENOH_ROUTER_CHECK_ATTEMPTS", Some("-1"))]);
@@ -389,14 +391,11 @@ fn clock_topics_publish_clock_before_each_message() {
     let test = "clock_topics_publish_clock_before_each_message";
     let Some(py) = setup(test) else { return };
     let dir = tempfile::tempdir().unwrap();
-    let ros1 = common::sample_bag(dir.path(), "in.bag", 1);
-    let bag = dir.path().join("ros2");
-    assert_eq!(common::run(&[&"convert", &ros1, &"-o", &bag, &"-s", &"mcap"]).status.code(), Some(0));
+    let bag = ros2_sample(dir.path(), 1);
     let times: Vec<u64> = common::read_all(&bag).into_iter().filter(|m| m.0 == "/chatter").map(|m| m.1).collect();
     let (port, domain) = (free_port(), Domain::new());
     let (d, e) = (domain.id().to_string(), endpoint(port));
-    let mut router = spawn(&py, "router", &["--listen", &e]);
-    router.expect_line("READY", LONG);
+    let mut router = router(&py, port);
     let n = times.len().to_string();
     let args = ["--connect", &e, "--domain", &d, "--hash", "*", "--timeout", "60", "--topic", "/clock"];
     let mut clock = spawn(
