@@ -53,9 +53,6 @@ pub enum GraphError {
     #[cfg(feature = "zenoh")]
     #[error(transparent)]
     Zenoh(#[from] rbag_ros2::zenoh::ZenohError),
-    /// This rbag was built without Zenoh.
-    #[error("this rbag was built without Zenoh (the `zenoh` feature)")]
-    NoZenoh,
 }
 
 /// A node in a ROS 1 graph, and the master rbag started when there was none.
@@ -188,23 +185,11 @@ pub fn participant() -> Result<rbag_ros2::dds::Participant, GraphError> {
 }
 
 /// A Zenoh session on `ROS_DOMAIN_ID`'s domain, as rmw_zenoh opens one (a router started in
-/// this process when none answers, said through `log`), followed as node `node`.
+/// this process when none answers, said through `log`).
 #[cfg(feature = "zenoh")]
 pub fn zenoh_session(log: &crate::record::Log) -> Result<std::sync::Arc<rbag_ros2::zenoh::ZenohSession>, GraphError> {
     let domain = domain_id(std::env::var("ROS_DOMAIN_ID").ok().as_deref())?;
     let session = rbag_ros2::zenoh::ZenohSession::open(domain, &|m| log(m))?;
     log(format!("Joined Zenoh domain {domain} (session {}).", session.zid()));
     Ok(std::sync::Arc::new(session))
-}
-
-/// The graph of [`zenoh_session`], seen as node `node`.
-#[cfg(feature = "zenoh")]
-pub fn zenoh_graph(node: &str, log: &crate::record::Log) -> Result<Box<dyn rbag_ros2::graph::Graph>, GraphError> {
-    Ok(Box::new(rbag_ros2::zenoh::ZenohGraph::new(zenoh_session(log)?, node)?))
-}
-
-/// Without the `zenoh` feature, Zenoh is a clear error.
-#[cfg(not(feature = "zenoh"))]
-pub fn zenoh_graph(_node: &str, _log: &crate::record::Log) -> Result<Box<dyn rbag_ros2::graph::Graph>, GraphError> {
-    Err(GraphError::NoZenoh)
 }

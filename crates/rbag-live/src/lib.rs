@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod graph;
+mod interfaces;
 pub mod middleware;
 pub mod play;
 pub mod record;

@@ -5,9 +5,14 @@
 
 use std::sync::Arc;
 
-use rbag_ros2::dds::{DdsError, Participant};
+use rbag_ros2::graph::GraphError;
 use rbag_ros2::record::Log;
-use rbag_ros2::service::{reply, Fields, Handler, ServiceServer};
+use rbag_ros2::service::{reply, Fields, Handler, ServiceHost};
+
+use crate::interfaces::type_hash;
+
+/// Services being served; dropping them stops serving.
+pub type Served = Vec<Box<dyn Send>>;
 
 /// What the recorder's services act on: a recorder's pause switch and its snapshot and split
 /// triggers. The recording side implements it on its own control block.
@@ -22,20 +27,20 @@ pub trait RecorderControl: Send + Sync {
     fn split(&self);
 }
 
-/// Serves `services` (name, rosbag2_interfaces type, handler) under `node`.
+/// Serves `services` (name, rosbag2_interfaces type, handler) under `node` on `host`.
 pub(crate) fn serve(
-    participant: &Participant,
+    host: &dyn ServiceHost,
     node: &str,
     services: Vec<(&str, &str, Handler)>,
     log: &Log,
-) -> Result<Vec<ServiceServer>, DdsError> {
+) -> Result<Served, GraphError> {
     services
         .into_iter()
         .map(|(name, ty, handler)| {
-            ServiceServer::new(
-                participant,
+            host.serve(
                 &format!("{node}/{name}"),
                 &format!("rosbag2_interfaces/srv/{ty}"),
+                &type_hash(ty),
                 handler,
                 log.clone(),
             )
@@ -49,12 +54,12 @@ pub(crate) fn serve(
 /// split_bagfile closes the current file and goes on in a new one. Serving stops when the
 /// returned servers drop.
 pub fn recorder(
-    participant: &Participant,
+    host: &dyn ServiceHost,
     node: &str,
     controls: Arc<dyn RecorderControl>,
     snapshot_mode: bool,
     log: &Log,
-) -> Result<Vec<ServiceServer>, DdsError> {
+) -> Result<Served, GraphError> {
     let pause = |paused: bool| -> Handler {
         let (c, log) = (controls.clone(), log.clone());
         Box::new(move |_: &Fields| {
@@ -91,5 +96,5 @@ pub fn recorder(
             }),
         ),
     ];
-    serve(participant, &format!("/{}", node.trim_start_matches('/')), services, log)
+    serve(host, &format!("/{}", node.trim_start_matches('/')), services, log)
 }

@@ -13,7 +13,62 @@
 #![warn(missing_docs)]
 
 #[cfg(feature = "dds")]
-pub use server::{Handler, ServiceServer};
+pub use server::ServiceServer;
+
+/// Where services are served: a DDS participant, or a node on a Zenoh session.
+pub trait ServiceHost: Send + Sync {
+    /// Serves `service` (a ROS name) of type `srv_type` (`pkg/srv/S`, whose RIHS01 hash is
+    /// `type_hash`) with `handler`, on a thread of its own, until the returned guard drops.
+    fn serve(
+        &self,
+        service: &str,
+        srv_type: &str,
+        type_hash: &str,
+        handler: Handler,
+        log: crate::record::Log,
+    ) -> Result<Box<dyn Send>, crate::graph::GraphError>;
+}
+
+impl<T: ServiceHost + ?Sized> ServiceHost for std::sync::Arc<T> {
+    fn serve(
+        &self,
+        service: &str,
+        srv_type: &str,
+        type_hash: &str,
+        handler: Handler,
+        log: crate::record::Log,
+    ) -> Result<Box<dyn Send>, crate::graph::GraphError> {
+        (**self).serve(service, srv_type, type_hash, handler, log)
+    }
+}
+
+#[cfg(feature = "dds")]
+impl ServiceHost for crate::dds::Participant {
+    fn serve(
+        &self,
+        service: &str,
+        srv_type: &str,
+        _type_hash: &str,
+        handler: Handler,
+        log: crate::record::Log,
+    ) -> Result<Box<dyn Send>, crate::graph::GraphError> {
+        Ok(Box::new(ServiceServer::new(self, service, srv_type, handler, log)?))
+    }
+}
+
+#[cfg(feature = "zenoh")]
+impl ServiceHost for crate::zenoh::ZenohServices {
+    fn serve(
+        &self,
+        service: &str,
+        srv_type: &str,
+        type_hash: &str,
+        handler: Handler,
+        log: crate::record::Log,
+    ) -> Result<Box<dyn Send>, crate::graph::GraphError> {
+        Ok(Box::new(crate::zenoh::ZenohServices::serve(self, service, srv_type, type_hash, handler, log)?))
+    }
+}
 
 /// Bytes before a request's fields: encapsulation (4) and rmw_cyclonedds' header (16).
 const PREFIX: usize = 4 + 16;
@@ -21,8 +76,16 @@ const PREFIX: usize = 4 + 16;
 /// A request too large for any control service is not read.
 pub const MAX_REQUEST_BYTES: usize = 64 << 10;
 
-/// A request's fields, read as rosidl lays them out in CDR.
-pub struct Fields<'a>(&'a [u8]);
+/// A request's fields, read as rosidl lays them out in CDR, and the service type hash the
+/// client named, where the middleware carries it (the layout of a service can differ between
+/// distros under the same name).
+pub struct Fields<'a> {
+    bytes: &'a [u8],
+    type_hash: Option<&'a str>,
+}
+
+/// Answers one request: its fields (little-endian CDR) → the response's fields.
+pub type Handler = Box<dyn FnMut(&Fields) -> Vec<u8> + Send>;
 
 /// Splits a received request into rmw_cyclonedds' 16-byte header and the fields; `None`
 /// unless it is little-endian CDR (encapsulation 0x0001) of a plausible size.
@@ -30,7 +93,16 @@ pub fn parse_request(data: &[u8]) -> Option<(&[u8], Fields<'_>)> {
     if data.len() < PREFIX || data.len() > MAX_REQUEST_BYTES || data[..2] != [0, 1] {
         return None;
     }
-    Some((&data[4..PREFIX], Fields(&data[PREFIX..])))
+    Some((&data[4..PREFIX], Fields::new(&data[PREFIX..], None)))
+}
+
+/// The fields of a request that carries no header in its payload (rmw_zenoh's): `None` unless
+/// it is little-endian CDR of a plausible size.
+pub fn parse_plain_request<'a>(data: &'a [u8], type_hash: Option<&'a str>) -> Option<Fields<'a>> {
+    if data.len() < 4 || data.len() > MAX_REQUEST_BYTES || data[..2] != [0, 1] {
+        return None;
+    }
+    Some(Fields::new(&data[4..], type_hash))
 }
 
 /// The reply to a request with `header`: encapsulation, the header, the fields, padded to a
@@ -44,22 +116,43 @@ pub fn reply_bytes(header: &[u8], fields: &[u8]) -> Vec<u8> {
     out
 }
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
+    /// The fields in `bytes` (after any header), of a client that named `type_hash`.
+    pub fn new(bytes: &'a [u8], type_hash: Option<&'a str>) -> Fields<'a> {
+        Fields { bytes, type_hash }
+    }
+
+    /// The service type hash (`RIHS01_…`) the client's endpoint named, if the middleware says.
+    pub fn type_hash(&self) -> Option<&str> {
+        self.type_hash
+    }
+
     /// The first field as `float64` (`SetRate.rate`).
     pub fn f64(&self) -> Option<f64> {
-        Some(f64::from_le_bytes(self.0.get(..8)?.try_into().ok()?))
+        Some(f64::from_le_bytes(self.bytes.get(..8)?.try_into().ok()?))
     }
 
     /// The first field as `uint64` (`Burst.num_messages`).
     pub fn u64(&self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.0.get(..8)?.try_into().ok()?))
+        Some(u64::from_le_bytes(self.bytes.get(..8)?.try_into().ok()?))
     }
 
     /// The first field as `builtin_interfaces/Time`, in ns (`Seek.time`); `None` before 1970.
     pub fn time_ns(&self) -> Option<u64> {
-        let sec = i32::from_le_bytes(self.0.get(..4)?.try_into().ok()?);
-        let nanosec = u32::from_le_bytes(self.0.get(4..8)?.try_into().ok()?);
+        self.time_ns_at(0)
+    }
+
+    /// A `builtin_interfaces/Time` or `Duration` at byte `at` of the fields, in ns; `None`
+    /// when negative or short.
+    pub fn time_ns_at(&self, at: usize) -> Option<u64> {
+        let sec = i32::from_le_bytes(self.bytes.get(at..at + 4)?.try_into().ok()?);
+        let nanosec = u32::from_le_bytes(self.bytes.get(at + 4..at + 8)?.try_into().ok()?);
         u64::try_from(sec).ok().map(|s| s * 1_000_000_000 + u64::from(nanosec))
+    }
+
+    /// The raw field bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes
     }
 }
 
@@ -94,7 +187,7 @@ mod server {
 
     use rbag_storage::rosbag2::qos::{policy, QosProfile};
 
-    use super::{parse_request, reply_bytes, Fields, MAX_REQUEST_BYTES};
+    use super::{parse_request, reply_bytes, Handler, MAX_REQUEST_BYTES};
     use crate::dds::{DdsError, Participant, RawReader, RawWriter};
     use crate::names::{service_to_dds, type_to_dds};
     use crate::record::Log;
@@ -106,9 +199,6 @@ mod server {
     /// Requests waiting for the handler; more are dropped (a flood costs its senders their
     /// answers, not rbag its memory).
     const QUEUED_REQUESTS: usize = 32;
-
-    /// Answers one request: its fields (little-endian CDR) → the response's fields.
-    pub type Handler = Box<dyn FnMut(&Fields) -> Vec<u8> + Send>;
 
     /// One service being served; dropping it stops serving.
     pub struct ServiceServer {
@@ -210,13 +300,13 @@ mod tests {
 
     #[test]
     fn fields_read_rosidl_layouts_and_refuse_short_input() {
-        assert_eq!(Fields(&2.5f64.to_le_bytes()).f64(), Some(2.5));
-        assert_eq!(Fields(&9u64.to_le_bytes()).u64(), Some(9));
+        assert_eq!(Fields::new(&2.5f64.to_le_bytes(), None).f64(), Some(2.5));
+        assert_eq!(Fields::new(&9u64.to_le_bytes(), None).u64(), Some(9));
         let t: Vec<u8> = 3i32.to_le_bytes().into_iter().chain(7u32.to_le_bytes()).collect();
-        assert_eq!(Fields(&t).time_ns(), Some(3_000_000_007));
+        assert_eq!(Fields::new(&t, None).time_ns(), Some(3_000_000_007));
         let before_1970: Vec<u8> = (-1i32).to_le_bytes().into_iter().chain(0u32.to_le_bytes()).collect();
-        assert_eq!(Fields(&before_1970).time_ns(), None);
-        assert_eq!(Fields(&[1, 2, 3]).f64(), None);
-        assert_eq!(Fields(&[]).u64(), None);
+        assert_eq!(Fields::new(&before_1970, None).time_ns(), None);
+        assert_eq!(Fields::new(&[1, 2, 3], None).f64(), None);
+        assert_eq!(Fields::new(&[], None).u64(), None);
     }
 }

@@ -30,6 +30,17 @@ session config connects to tcp/localhost:7447; tests pass their own loopback por
     zenoh_peer.py listener --connect E --domain D --topic /chatter --dds-type T --hash H
                          [--count N] [--timeout S] [--depth K] [--transient-local]
     zenoh_peer.py tokens --connect E --domain D [--timeout S] [--until SUBSTRING]
+    zenoh_peer.py call --connect E --domain D --topic /rosbag2_player/pause
+                         --dds-type rosbag2_interfaces::srv::dds_::Pause_ [--service-hash H]
+                         [--request HEX] [--timeout S]
+
+A client (`call`) does as rmw_client_data.cpp (L132-149, L383-397 in 0.2.10): an `SC` token, a
+query on the service's data key with the request's CDR as payload and the attachment (sequence
+number 1, the client's GID); the reply's attachment must carry that sequence number and GID
+back (rmw_service_data.cpp L438-454). Without --service-hash it takes the hash from the server's `SS`
+token, as a client built from the same interface would have it. It prints SERVICE <token>,
+CLIENT <its GID hex>,
+then RESPONSE <payload hex> <attachment hex>, or NO_SERVICE / NO_RESPONSE (exit 3 / 4).
 
 Output, one line each, flushed: READY <zid>; TOKEN <key expression> for each token it declares
 (talker, listener) or sees (tokens); talker: PUBLISHED <i> <payload hex> <attachment hex> (or
@@ -263,9 +274,52 @@ def run_tokens(args):
     sys.exit(0 if (found.is_set() or not args.until) else 2)
 
 
+def run_call(args):
+    s = session(args)
+    zid = str(s.zid())
+    say("READY", zid)
+    # The server's token: @ros2_lv/<domain>/<zid>/<nid>/<eid>/SS/<enclave>/<ns>/<node>/<name>/<type>/<hash>/<qos>
+    want = "/SS/"
+    name = mangle(args.topic)
+    server, end = None, time.monotonic() + args.timeout
+    while server is None and time.monotonic() < end:
+        for reply in s.liveliness().get(f"@ros2_lv/{args.domain}/**", timeout=2.0):
+            key = str(reply.ok.key_expr) if reply.ok else ""
+            if want in key and f"/{name}/" in key:
+                server = key
+        if server is None:
+            time.sleep(0.1)
+    if server is None:
+        say("NO_SERVICE")
+        sys.exit(3)
+    say("SERVICE", server)
+    hash_ = args.service_hash or server.split("/")[-2]
+    token = (f"@ros2_lv/{args.domain}/{zid}/0/10/SC/%/%/client/{name}/{mangle(args.dds_type)}/"
+             f"{hash_}/::,10:,:,:,,")
+    held = s.liveliness().declare_token(token)
+    time.sleep(0.2)
+    gid = gid_of(token)
+    say("CLIENT", gid.hex())
+    key = f"{args.domain}/{args.topic.strip('/')}/{args.dds_type}/{hash_}"
+    request = bytes.fromhex(args.request) if args.request else b"\x00\x01\x00\x00\x00"
+    replies = s.get(key, payload=request, attachment=attachment(1, time.time_ns(), gid),
+                    target=zenoh.QueryTarget.ALL_COMPLETE, consolidation=zenoh.ConsolidationMode.NONE,
+                    timeout=args.timeout)
+    for reply in replies:
+        if reply.ok is None:
+            continue
+        att = reply.ok.attachment.to_bytes() if reply.ok.attachment is not None else b""
+        say("RESPONSE", reply.ok.payload.to_bytes().hex(), att.hex())
+        del held
+        s.close()
+        return
+    say("NO_RESPONSE")
+    sys.exit(4)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("role", choices=["router", "talker", "listener", "tokens"])
+    p.add_argument("role", choices=["router", "talker", "listener", "tokens", "call"])
     p.add_argument("--listen", default="tcp/127.0.0.1:7447")
     p.add_argument("--connect", default="tcp/127.0.0.1:7447")
     p.add_argument("--domain", type=int, default=0)
@@ -282,8 +336,10 @@ def main():
     p.add_argument("--linger", type=float, default=0.5)
     p.add_argument("--timeout", type=float, default=20.0)
     p.add_argument("--until", default="")
+    p.add_argument("--service-hash", default="", help="call: the hash the client names (default: the server's)")
+    p.add_argument("--request", default="", help="call: the request's CDR, encapsulation included, in hex")
     args = p.parse_args()
-    {"router": run_router, "talker": run_talker, "listener": run_listener, "tokens": run_tokens}[args.role](args)
+    {"router": run_router, "talker": run_talker, "listener": run_listener, "tokens": run_tokens, "call": run_call}[args.role](args)
 
 
 if __name__ == "__main__":

@@ -433,3 +433,73 @@ fn clock_topics_publish_clock_before_each_message() {
         .collect();
     assert_eq!(got, times, "one /clock per /chatter message, at its time");
 }
+
+/// Calls `service` (of DDS service type `dds_type`) through an rmw_zenoh-like client; returns
+/// the response's fields (after the encapsulation) once the reply's attachment carried the
+/// client's sequence number (1) and GID back. `hash` is the one the client names (`None`: the
+/// server's, from its token).
+fn call_zenoh(
+    py: &Path,
+    port: u16,
+    domain: u32,
+    service: &str,
+    dds_type: &str,
+    hash: Option<&str>,
+    request: &str,
+) -> Vec<u8> {
+    let (e, d) = (endpoint(port), domain.to_string());
+    let mut args =
+        vec!["--connect", &e, "--domain", &d, "--topic", service, "--dds-type", dds_type, "--request", request];
+    if let Some(h) = hash {
+        args.extend(["--service-hash", h]);
+    }
+    let mut client = spawn(py, "call", &args);
+    let status = client.wait_exit(LONG);
+    let out = client.output();
+    assert!(status.is_some_and(|s| s.success()), "{service}: {out}");
+    let field = |tag: &str| out.lines().find_map(|l| l.strip_prefix(tag).map(str::to_string)).unwrap_or_default();
+    let gid = from_hex(&field("CLIENT "));
+    let response = field("RESPONSE ");
+    let (payload, attachment) = response.split_once(' ').unwrap_or_else(|| panic!("{service}: {out}"));
+    let (payload, attachment) = (from_hex(payload), from_hex(attachment));
+    assert_eq!(attachment.len(), 33, "{service}: {out}");
+    assert_eq!((&attachment[..8], attachment[16], &attachment[17..]), (&1i64.to_le_bytes()[..], 16, &gid[..]), "{out}");
+    assert_eq!(&payload[..2], &[0, 1], "{service}: little-endian CDR: {out}");
+    payload[4..].to_vec()
+}
+
+/// rosbag2's player and recorder services over Zenoh, as an rmw_zenoh client calls them: a
+/// query on the service key with the attachment, answered with the sequence number and GID
+/// back. A client naming another distro's type hash is answered too.
+#[test]
+fn zenoh_control_services_answer_rmw_zenoh_clients() {
+    let test = "zenoh_control_services_answer_rmw_zenoh_clients";
+    let Some(py) = setup(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let bag = ros2_sample(dir.path(), 2);
+    let (port, domain) = (free_port(), Domain::new());
+    let d = domain.id();
+    let mut router = router(&py, port);
+    let srv = |name: &str| format!("rosbag2_interfaces::srv::dds_::{name}_");
+    let empty = "0001000000";
+    let args = ["play", "--ros2", "--middleware", "zenoh", bag.to_str().unwrap(), "--start-paused"];
+    let mut play = Rbag::start(dir.path(), "play", port, d, &args);
+    assert_eq!(call_zenoh(&py, port, d, "/rosbag2_player/is_paused", &srv("IsPaused"), None, empty)[0], 1);
+    let rate = format!("00010000{}", 2.0f64.to_le_bytes().iter().map(|b| format!("{b:02x}")).collect::<String>());
+    assert_eq!(call_zenoh(&py, port, d, "/rosbag2_player/set_rate", &srv("SetRate"), None, &rate)[0], 1, "success");
+    let got = call_zenoh(&py, port, d, "/rosbag2_player/get_rate", &srv("GetRate"), None, empty);
+    assert_eq!(f64::from_le_bytes(got[..8].try_into().unwrap()), 2.0);
+    let other = format!("RIHS01_{}", "ab".repeat(32));
+    call_zenoh(&py, port, d, "/rosbag2_player/resume", &srv("Resume"), Some(&other), empty);
+    assert_eq!(play.finish(false), Some(0), "resumed, the bag plays to its end:\n{}", play.stderr());
+
+    let out = dir.path().join("rec");
+    let args = ["record", "--ros2", "--middleware", "zenoh", "-a", "--start-paused", "-o", out.to_str().unwrap()];
+    let mut rec = Rbag::start(dir.path(), "record", port, d, &args);
+    assert_eq!(call_zenoh(&py, port, d, "/rosbag2_recorder/is_paused", &srv("IsPaused"), None, empty)[0], 1);
+    call_zenoh(&py, port, d, "/rosbag2_recorder/resume", &srv("Resume"), None, empty);
+    assert_eq!(call_zenoh(&py, port, d, "/rosbag2_recorder/is_paused", &srv("IsPaused"), None, empty)[0], 0);
+    rec.expect_err("Recording resumed.");
+    assert_eq!(rec.finish(true), Some(0), "{}", rec.stderr());
+    router.kill();
+}

@@ -439,17 +439,15 @@ pub fn play(
         }
         sink.burst = Some((n, handle.clone()));
     }
-    let log: Log = {
-        let events = prepared.events.clone();
-        Arc::new(move |m: String| events.emit(PlayEvent::Info(m)))
-    };
+    let log = info_log(&prepared.events);
     let _services = services::player(participant, &handle, &sink.view, prepared.source.time_range(), &log)?;
     run(prepared, sink, &writers, &controls)
 }
 
 /// Plays `spec` into a Zenoh graph, as rmw_zenoh publishers would: each topic with its
-/// recorded type, hash and QoS, and a `/clock` publisher with `--clock`. rosbag2's player
-/// services and `--publish-service-requests` are DDS-only for now (docs/ros2-live.md).
+/// recorded type, hash and QoS, a `/clock` publisher with `--clock`, and rosbag2's player
+/// services as queryables. `--publish-service-requests` is DDS-only for now
+/// (docs/ros2-live.md).
 #[cfg(feature = "zenoh")]
 pub fn play_zenoh(
     session: &Arc<rbag_ros2::zenoh::ZenohSession>,
@@ -457,7 +455,7 @@ pub fn play_zenoh(
     ros2: &Ros2Options,
     controls: PlayControls,
 ) -> Result<LiveReport, Error> {
-    use rbag_ros2::zenoh::{Node, ZenohPublisher};
+    use rbag_ros2::zenoh::{ZenohPublisher, ZenohServices};
     if ros2.service_requests.is_some() {
         return Err(Error::Plan {
             topic: "(service events)".into(),
@@ -465,18 +463,19 @@ pub fn play_zenoh(
         });
     }
     let mut prepared = prepare(spec, ros2)?;
-    let node = Node::new(session, "/", "rosbag2_player")?;
+    let services_node = ZenohServices::new(session.clone(), "rosbag2_player")?;
+    let node = services_node.node();
     let unknown_hash = "RIHS01_0000000000000000000000000000000000000000000000000000000000000000";
     let writers = writers(&prepared.planned, &prepared.remaps, &ros2.qos_overrides, &prepared.events, |t| {
         let hash = t.type_hash.unwrap_or(unknown_hash);
-        Ok(ZenohPublisher::new(session, &node, t.topic, &t.dds_type, hash, &t.qos)?)
+        Ok(ZenohPublisher::new(session, node, t.topic, &t.dds_type, hash, &t.qos)?)
     })?;
     let handle = controls.handle.clone();
     let mut sink = sink(&mut prepared, &writers, ros2, &handle, BTreeMap::new());
     if prepared.options.clock_hz.is_some() || ros2.clock_before_messages() {
         let hash = "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564";
         let clock =
-            ZenohPublisher::new(session, &node, "/clock", "rosgraph_msgs::msg::dds_::Clock_", hash, &clock_qos())?;
+            ZenohPublisher::new(session, node, "/clock", "rosgraph_msgs::msg::dds_::Clock_", hash, &clock_qos())?;
         sink.clock = Some(Box::new(clock));
     }
     // Subscribers already in the graph are matched before the first message, as over DDS.
@@ -494,7 +493,15 @@ pub fn play_zenoh(
         }
         sink.burst = Some((n, handle.clone()));
     }
+    let log = info_log(&prepared.events);
+    let _services = services::player(&services_node, &handle, &sink.view, prepared.source.time_range(), &log)?;
     run(prepared, sink, &writers, &controls)
+}
+
+/// The player's log lines, as [`PlayEvent::Info`].
+fn info_log(events: &Events) -> Log {
+    let events = events.clone();
+    Arc::new(move |m: String| events.emit(PlayEvent::Info(m)))
 }
 
 #[cfg(feature = "zenoh")]

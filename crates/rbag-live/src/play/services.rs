@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rbag_ros2::dds::{DdsError, Participant};
+use rbag_ros2::graph::GraphError;
 use rbag_ros2::record::Log;
-use rbag_ros2::service::{reply, Fields, Handler, ServiceServer};
+use rbag_ros2::service::{reply, Fields, Handler, ServiceHost};
 use rbag_transport::play::{Control, PlayState};
 
 use super::control::PlayHandle;
-use crate::services::serve;
+use crate::services::{serve, Served};
 
 /// The player's node name in rosbag2; its services are `/rosbag2_player/<name>`.
 const PLAYER: &str = "/rosbag2_player";
@@ -62,12 +62,12 @@ impl PlayerView {
 /// played bag time range (`seek` outside it fails, as in rosbag2). Serving stops when the
 /// returned servers drop.
 pub fn player(
-    participant: &Participant,
+    host: &dyn ServiceHost,
     controls: &PlayHandle,
     view: &PlayerView,
     range: Option<(u64, u64)>,
     log: &Log,
-) -> Result<Vec<ServiceServer>, DdsError> {
+) -> Result<Served, GraphError> {
     // Each handler gets its own sender and view.
     let send = |make: fn(&Fields) -> Option<Control>, answer: fn(bool, &PlayerView) -> Vec<u8>| -> Handler {
         let (tx, view) = (controls.clone(), view.clone());
@@ -109,7 +109,7 @@ pub fn player(
             })
         }),
     ];
-    serve(participant, PLAYER, services, log)
+    serve(host, PLAYER, services, log)
 }
 
 /// How long a burst waits for the player to publish its next message before it takes the

@@ -165,6 +165,10 @@ pub enum Error {
     #[cfg(feature = "zenoh")]
     #[error(transparent)]
     Zenoh(#[from] rbag_ros2::zenoh::ZenohError),
+    /// A control service could not be served.
+    #[cfg(feature = "ros2")]
+    #[error(transparent)]
+    Services(#[from] rbag_ros2::graph::GraphError),
     /// A topic's type has no DDS name (`pkg/msg/Type`).
     #[error("topic {topic}: type {ty:?} has no ROS 2 name (pkg/msg/Type)")]
     NoDdsType {

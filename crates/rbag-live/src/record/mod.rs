@@ -152,7 +152,7 @@ pub struct Recording {
     output: Option<PathBuf>,
     log: Log,
     #[cfg(feature = "ros2")]
-    participant: Option<Arc<rbag_ros2::dds::Participant>>,
+    host: Option<ros2::Ros2Host>,
 }
 
 impl Recording {
@@ -168,13 +168,13 @@ impl Recording {
         // The bag is opened before the graph is joined: a refused output costs no network.
         let pipeline = Pipeline::new(spec.output, spec.pipeline, queue.clone(), controls.clone(), now)?;
         #[cfg(feature = "ros2")]
-        let mut participant = None;
+        let mut host = None;
         let feed: Box<dyn Feed> = match spec.source {
             Source::Ros1(s) => Box::new(ros1::Ros1Feed::start(s, queue.clone(), controls.clone(), &log)?),
             #[cfg(feature = "ros2")]
             Source::Ros2(s) => {
                 let feed = ros2::Ros2Feed::start(*s, queue.clone(), &log)?;
-                participant = feed.participant();
+                host = Some(feed.host());
                 Box::new(feed)
             }
         };
@@ -202,7 +202,7 @@ impl Recording {
             output,
             log,
             #[cfg(feature = "ros2")]
-            participant,
+            host,
         })
     }
 
@@ -211,10 +211,14 @@ impl Recording {
         self.controls.clone()
     }
 
-    /// The ROS 2 participant, for serving control services on it.
+    /// Where a ROS 2 recording serves node `node`'s control services (its DDS participant, or
+    /// a node on its Zenoh session); `None` for ROS 1.
     #[cfg(feature = "ros2")]
-    pub fn participant(&self) -> Option<Arc<rbag_ros2::dds::Participant>> {
-        self.participant.clone()
+    pub fn service_host(
+        &self,
+        node: &str,
+    ) -> Result<Option<Box<dyn rbag_ros2::service::ServiceHost>>, LiveRecordError> {
+        self.host.as_ref().map(|h| h.services(node)).transpose()
     }
 
     /// Records until `keep_going` returns false (called every loop turn, a few times a

@@ -10,6 +10,7 @@ use rbag_msg::Registry;
 use rbag_ros2::dds::{DdsGraph, Participant};
 use rbag_ros2::graph::Graph;
 use rbag_ros2::record::{DefinitionHook, Ros2RecordSpec, Ros2Recording};
+use rbag_ros2::service::ServiceHost;
 use rbag_storage::rosbag2::TYPE_HASH_KEY;
 use rbag_storage::Connection;
 use rbag_transport::RecordQueue;
@@ -58,9 +59,27 @@ fn definition_hook(reg: Registry) -> DefinitionHook {
     })
 }
 
+/// What the recorder's control services are served on: the recording's own participant, or
+/// its Zenoh session.
+#[derive(Clone)]
+pub(super) enum Ros2Host {
+    Dds(Arc<Participant>),
+    Zenoh(Arc<rbag_ros2::zenoh::ZenohSession>),
+}
+
+impl Ros2Host {
+    /// A host for services of node `node`.
+    pub(super) fn services(&self, node: &str) -> Result<Box<dyn ServiceHost>, LiveRecordError> {
+        Ok(match self {
+            Ros2Host::Dds(p) => Box::new(p.clone()),
+            Ros2Host::Zenoh(s) => Box::new(rbag_ros2::zenoh::ZenohServices::new(s.clone(), node)?),
+        })
+    }
+}
+
 pub(super) struct Ros2Feed {
-    /// The DDS participant, which also serves the recorder's control services.
-    participant: Option<Arc<Participant>>,
+    /// Where the recorder's control services live.
+    host: Ros2Host,
     recording: Ros2Recording,
     polling: Duration,
     next: Instant,
@@ -68,26 +87,25 @@ pub(super) struct Ros2Feed {
 
 impl Ros2Feed {
     pub(super) fn start(source: Ros2Source, queue: Arc<RecordQueue>, log: &Log) -> Result<Ros2Feed, LiveRecordError> {
-        let (participant, graph): (_, Box<dyn Graph>) = match source.middleware {
+        let (host, graph): (_, Box<dyn Graph>) = match source.middleware {
             Ros2Middleware::Dds => {
                 let participant = Arc::new(graph::participant()?);
                 log(format!("Joined DDS domain {}.", participant.domain()));
-                (Some(participant.clone()), Box::new(DdsGraph::new(participant)?))
+                (Ros2Host::Dds(participant.clone()), Box::new(DdsGraph::new(participant)?))
             }
-            Ros2Middleware::Zenoh => (None, graph::zenoh_graph("rbag_recorder", log)?),
+            Ros2Middleware::Zenoh => {
+                let session = graph::zenoh_session(log)?;
+                let graph = rbag_ros2::zenoh::ZenohGraph::new(session.clone(), "rbag_recorder")?;
+                (Ros2Host::Zenoh(session), Box::new(graph))
+            }
         };
         let hook = definition_hook(source.definitions);
         let recording = Ros2Recording::new(graph, source.spec, queue, hook, log.clone())?;
-        Ok(Ros2Feed {
-            participant,
-            recording,
-            polling: source.polling.max(Duration::from_millis(1)),
-            next: Instant::now(),
-        })
+        Ok(Ros2Feed { host, recording, polling: source.polling.max(Duration::from_millis(1)), next: Instant::now() })
     }
 
-    pub(super) fn participant(&self) -> Option<Arc<Participant>> {
-        self.participant.clone()
+    pub(super) fn host(&self) -> Ros2Host {
+        self.host.clone()
     }
 }
 

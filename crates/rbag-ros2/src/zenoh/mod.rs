@@ -11,6 +11,7 @@
 
 mod graph;
 mod publisher;
+mod service;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -19,6 +20,7 @@ use zenoh::Wait;
 
 pub use graph::ZenohGraph;
 pub use publisher::ZenohPublisher;
+pub use service::{ZenohServiceServer, ZenohServices};
 
 /// A Zenoh call failed: which, on what, and Zenoh's reason.
 #[derive(Debug, thiserror::Error)]

@@ -261,7 +261,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         if start_paused {
             log("Recording is paused: press space to start.".into());
         }
-        let Some(participant) = rec.participant() else { return Ok(Vec::new()) };
-        Ok(rbag_live::services::recorder(&participant, &node, rec.controls(), snapshot_mode, log)?)
+        let Some(host) = rec.service_host(&node)? else { return Ok(Vec::new()) };
+        Ok(rbag_live::services::recorder(host.as_ref(), &node, rec.controls(), snapshot_mode, log)?)
     })
 }
