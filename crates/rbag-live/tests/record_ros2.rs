@@ -68,6 +68,7 @@ fn spec(dir: &Path, output: RecordOptions, pipeline: PipelineOptions, clock: &Ar
             definitions,
             polling: Duration::from_millis(50),
             middleware: Default::default(),
+            node: "rosbag2_recorder".into(),
         })),
         clock: Some(Arc::new(move || now.now())),
     }

@@ -56,6 +56,20 @@ impl ServiceHost for crate::dds::Participant {
     }
 }
 
+#[cfg(feature = "dds")]
+impl ServiceHost for crate::dds::DdsNode {
+    fn serve(
+        &self,
+        service: &str,
+        srv_type: &str,
+        type_hash: &str,
+        handler: Handler,
+        log: crate::record::Log,
+    ) -> Result<Box<dyn Send>, crate::graph::GraphError> {
+        self.participant().serve(service, srv_type, type_hash, handler, log)
+    }
+}
+
 #[cfg(feature = "zenoh")]
 impl ServiceHost for crate::zenoh::ZenohServices {
     fn serve(
@@ -187,7 +201,7 @@ mod server {
 
     use rbag_storage::rosbag2::qos::{policy, QosProfile};
 
-    use super::{parse_request, reply_bytes, Handler, MAX_REQUEST_BYTES};
+    use super::{parse_request, reply_bytes, Fields, Handler, MAX_REQUEST_BYTES};
     use crate::dds::{DdsError, Participant, RawReader, RawWriter};
     use crate::names::{service_to_dds, type_to_dds};
     use crate::record::Log;
@@ -229,7 +243,7 @@ mod server {
                 ..QosProfile::default()
             };
             let writer = RawWriter::new(participant, &rr, &format!("{base}_Response_"), &qos, None)?;
-            let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(QUEUED_REQUESTS);
+            let (tx, rx) = mpsc::sync_channel::<(Vec<u8>, u64)>(QUEUED_REQUESTS);
             let reader = Arc::new(RawReader::new(
                 participant,
                 &rq,
@@ -237,7 +251,7 @@ mod server {
                 &qos,
                 Box::new(move |s| {
                     if s.data.len() <= MAX_REQUEST_BYTES {
-                        let _ = tx.try_send(s.data);
+                        let _ = tx.try_send((s.data, s.publication));
                     }
                 }),
             )?);
@@ -247,11 +261,14 @@ mod server {
                 .name("service".into())
                 .spawn(move || {
                     // Ends when the reader (and with it the sender) is dropped.
-                    for data in rx {
+                    for (data, publication) in rx {
                         let Some((header, fields)) = parse_request(&data) else {
                             log(format!("warning: service {name}: ignored a request of {} bytes (not a little-endian CDR request with rmw_cyclonedds' header)", data.len()));
                             continue;
                         };
+                        // The client's request writer names the service type's hash.
+                        let hash = weak.upgrade().and_then(|r| r.writer_type_hash(publication));
+                        let fields = Fields::new(fields.bytes(), hash.as_deref());
                         let out = reply_bytes(header, &handler(&fields));
                         let clients = weak.upgrade().map_or(0, |r| r.matched());
                         let start = Instant::now();

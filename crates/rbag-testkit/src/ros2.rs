@@ -43,6 +43,11 @@ pub fn peer_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/cyclone_peer.py")
 }
 
+/// `crates/rbag-testkit/peers/graph_peer.py`: the `ros_discovery_info` half of `ros2 node list`.
+pub fn graph_peer_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/graph_peer.py")
+}
+
 /// The oracle venv's Python if it imports Cyclone DDS's binding, or `None` after recording a
 /// skip (a failure under CI).
 pub fn available(test: &str) -> Option<PathBuf> {
@@ -174,8 +179,13 @@ pub struct CyclonePeer {
 impl CyclonePeer {
     /// Starts `cyclone_peer.py <sub> --domain <id> <args…>` (`sub` is `pub` or `sub`).
     pub fn spawn(python: &Path, domain: &Domain, sub: &str, args: &[&str]) -> CyclonePeer {
+        Self::spawn_script(python, &peer_script(), domain, sub, args)
+    }
+
+    /// Starts another Cyclone peer script of `peers/` (`graph_peer.py`) the same way.
+    pub fn spawn_script(python: &Path, script: &Path, domain: &Domain, sub: &str, args: &[&str]) -> CyclonePeer {
         let mut c = Command::new(python);
-        c.arg(peer_script())
+        c.arg(script)
             .arg(sub)
             .args(["--domain", &domain.id().to_string()])
             .args(args)

@@ -649,3 +649,72 @@ fn localhost_only_finds_publishers_on_this_host_without_a_cyclone_config() {
         assert_eq!(count(&bag, "/chatter"), 10, "{var}={value}:\n{out}");
     }
 }
+
+/// `ros2 node list` as rmw_dds_common computes it: the node entries of `ros_discovery_info`
+/// (read by the Python peer) joined with DDS's built-in DCPSPublication/DCPSSubscription
+/// topics (read here through Cyclone's C API: the Python binding crashes on them) show rbag's
+/// recorder node under `--node-name`, owning its subscription and its control services' request
+/// readers and reply writers, and nothing of another participant.
+#[test]
+fn the_graph_shows_the_recorder_node_with_its_endpoints() {
+    use rbag_ros2::dds::{Endpoints, Participant};
+    let test = "the_graph_shows_the_recorder_node_with_its_endpoints";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("bag");
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &["--topics", "/chatter", "--node-name", "my_recorder", "-o", bag.to_str().unwrap()],
+    );
+    rec.wait_log("Recording to");
+    let mut chatter =
+        CyclonePeer::spawn(&py, &domain, "pub", &["--topic", "rt/chatter", "--count", "3", "--linger", "8"]);
+    rec.wait_log("Subscribed to topic '/chatter'");
+    let script = rbag_testkit::ros2::graph_peer_script();
+    let mut graph = CyclonePeer::spawn_script(&py, &script, &domain, "nodes", &["--until", "my_recorder"]);
+    let status = graph.wait_exit(Duration::from_secs(40));
+    let out = graph.output();
+    assert!(status.is_some_and(|s| s.success()), "{out}");
+    // The node's last entry: NODE / my_recorder <participant>, then its endpoints' GIDs.
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines.iter().rposition(|l| l.starts_with("NODE / my_recorder ")).unwrap_or_else(|| panic!("{out}"));
+    let participant = lines[at].rsplit(' ').next().unwrap().to_string();
+    let gids: Vec<(&str, &str)> = lines[at + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with("NODE") && **l != "DONE")
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    // DDS discovery, from a participant of this test's own.
+    let p = Participant::new(domain.id()).unwrap();
+    let mut endpoints = Endpoints::new(&p).unwrap();
+    let wanted = [
+        ("READER", "rt/chatter"),
+        ("READER", "rq/my_recorder/pauseRequest"),
+        ("WRITER", "rr/my_recorder/is_pausedReply"),
+    ];
+    let start = Instant::now();
+    let named = loop {
+        endpoints.poll();
+        let named: Vec<(String, String, String)> = gids
+            .iter()
+            .filter_map(|(kind, gid)| {
+                let e = endpoints.all().find(|e| e.guid.to_string() == *gid)?;
+                Some((kind.to_string(), e.topic.clone(), e.participant.to_string()))
+            })
+            .collect();
+        let has = |k: &str, t: &str| named.iter().any(|n| n.0 == k && n.1 == t);
+        if wanted.iter().all(|(k, t)| has(k, t)) || start.elapsed() > LONG {
+            break named;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    for (k, t) in wanted {
+        assert!(named.iter().any(|n| n.0 == k && n.1 == t), "{k} {t} not among the node's endpoints {named:?}:\n{out}");
+    }
+    assert_eq!(named.len(), gids.len(), "every GID the node names is an endpoint discovery shows: {named:?}\n{out}");
+    assert!(named.iter().all(|n| n.2 == participant), "all of the node's participant {participant}: {named:?}");
+    chatter.kill();
+    rec.stop();
+}

@@ -440,6 +440,7 @@ pub fn play(
         sink.burst = Some((n, handle.clone()));
     }
     let log = info_log(&prepared.events);
+    let _node = rbag_ros2::dds::NodeAnnouncer::start(participant, "/", "rosbag2_player")?;
     let _services = services::player(participant, &handle, &sink.view, prepared.source.time_range(), &log)?;
     run(prepared, sink, &writers, &controls)
 }

@@ -153,6 +153,9 @@ pub struct Recording {
     log: Log,
     #[cfg(feature = "ros2")]
     host: Option<ros2::Ros2Host>,
+    /// The nodes made for services, kept for as long as the recording.
+    #[cfg(feature = "ros2")]
+    nodes: std::sync::Mutex<Vec<Arc<dyn rbag_ros2::service::ServiceHost>>>,
 }
 
 impl Recording {
@@ -203,6 +206,8 @@ impl Recording {
             log,
             #[cfg(feature = "ros2")]
             host,
+            #[cfg(feature = "ros2")]
+            nodes: Default::default(),
         })
     }
 
@@ -211,14 +216,18 @@ impl Recording {
         self.controls.clone()
     }
 
-    /// Where a ROS 2 recording serves node `node`'s control services (its DDS participant, or
-    /// a node on its Zenoh session); `None` for ROS 1.
+    /// Node `node` of a ROS 2 recording, where its control services are served: announced on
+    /// its DDS participant (`ros_discovery_info`), or a node of its Zenoh session (the one it
+    /// subscribes as, when the names agree). It lives as long as the recording. `None` for ROS 1.
     #[cfg(feature = "ros2")]
     pub fn service_host(
         &self,
         node: &str,
-    ) -> Result<Option<Box<dyn rbag_ros2::service::ServiceHost>>, LiveRecordError> {
-        self.host.as_ref().map(|h| h.services(node)).transpose()
+    ) -> Result<Option<Arc<dyn rbag_ros2::service::ServiceHost>>, LiveRecordError> {
+        let Some(host) = &self.host else { return Ok(None) };
+        let node = host.node(node)?;
+        self.nodes.lock().unwrap_or_else(|e| e.into_inner()).push(node.clone());
+        Ok(Some(node))
     }
 
     /// Records until `keep_going` returns false (called every loop turn, a few times a

@@ -30,6 +30,8 @@ pub struct Ros2Source {
     pub polling: Duration,
     /// DDS (Cyclone) or Zenoh (as rmw_zenoh).
     pub middleware: Ros2Middleware,
+    /// The recorder's node name (rosbag2's `rosbag2_recorder`, `--node-name`).
+    pub node: String,
 }
 
 /// rosbag2's default bag name at `wall_ns`: `rosbag2_YYYY_MM_DD-HH_MM_SS` in local time.
@@ -64,15 +66,21 @@ fn definition_hook(reg: Registry) -> DefinitionHook {
 #[derive(Clone)]
 pub(super) enum Ros2Host {
     Dds(Arc<Participant>),
-    Zenoh(Arc<rbag_ros2::zenoh::ZenohSession>),
+    /// The session, and the node the recording subscribes as.
+    Zenoh(Arc<rbag_ros2::zenoh::ZenohSession>, rbag_ros2::zenoh::Node),
 }
 
 impl Ros2Host {
-    /// A host for services of node `node`.
-    pub(super) fn services(&self, node: &str) -> Result<Box<dyn ServiceHost>, LiveRecordError> {
+    /// Node `node`, holding the recording's subscriptions (announced on `ros_discovery_info`
+    /// over DDS, the subscriptions' node over Zenoh) and serving its services.
+    pub(super) fn node(&self, node: &str) -> Result<Arc<dyn ServiceHost>, LiveRecordError> {
+        use rbag_ros2::zenoh::ZenohServices;
         Ok(match self {
-            Ros2Host::Dds(p) => Box::new(p.clone()),
-            Ros2Host::Zenoh(s) => Box::new(rbag_ros2::zenoh::ZenohServices::new(s.clone(), node)?),
+            Ros2Host::Dds(p) => Arc::new(rbag_ros2::dds::DdsNode::new(p.clone(), node)?),
+            Ros2Host::Zenoh(s, n) if n.name() == node.trim_start_matches('/') => {
+                Arc::new(ZenohServices::with_node(s.clone(), n.clone()))
+            }
+            Ros2Host::Zenoh(s, _) => Arc::new(ZenohServices::new(s.clone(), node)?),
         })
     }
 }
@@ -95,8 +103,8 @@ impl Ros2Feed {
             }
             Ros2Middleware::Zenoh => {
                 let session = graph::zenoh_session(log)?;
-                let graph = rbag_ros2::zenoh::ZenohGraph::new(session.clone(), "rbag_recorder")?;
-                (Ros2Host::Zenoh(session), Box::new(graph))
+                let graph = rbag_ros2::zenoh::ZenohGraph::new(session.clone(), &source.node)?;
+                (Ros2Host::Zenoh(session, graph.node().clone()), Box::new(graph))
             }
         };
         let hook = definition_hook(source.definitions);

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod discovery;
+mod node_info;
 mod qos;
 mod reader;
 mod writer;
@@ -24,6 +25,7 @@ use std::ffi::{CStr, CString};
 use cyclors::{dds_create_participant, dds_delete, dds_entity_t, dds_get_guid, dds_guid_t, dds_strretcode};
 
 pub use discovery::{Endpoint, EndpointEvent, EndpointKind, Endpoints};
+pub use node_info::{encode as participant_entities_info, DdsNode, NodeAnnouncer, NodeEntities};
 pub use qos::{from_native_qos, profile_to_qos, qos_to_profile, to_native_qos, NativeQos, Role};
 pub use reader::{RawReader, Sample, SampleCallback, MAX_SAMPLE_BYTES};
 pub use writer::RawWriter;

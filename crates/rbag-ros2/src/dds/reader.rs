@@ -109,6 +109,22 @@ impl RawReader {
         }
     }
 
+    /// The `RIHS01_…` type hash a matched writer (by its sample's publication handle) names in
+    /// its user data, as rmw_cyclonedds and rmw_fastrtps write it.
+    pub fn writer_type_hash(&self, publication: u64) -> Option<String> {
+        // SAFETY: the returned endpoint is read while alive and freed once.
+        unsafe {
+            let e = cyclors::dds_get_matched_publication_data(self.handle, publication);
+            if e.is_null() {
+                return None;
+            }
+            let q = (*e).qos;
+            let user_data = std::panic::catch_unwind(|| super::qos::from_native_qos(q, Role::Writer).1).ok().flatten();
+            cyclors::dds_builtintopic_free_endpoint(e);
+            user_data.as_deref().and_then(crate::names::type_hash_from_user_data)
+        }
+    }
+
     /// Samples dropped for passing [`MAX_SAMPLE_BYTES`].
     pub fn oversized(&self) -> u64 {
         // SAFETY: state lives as long as self.

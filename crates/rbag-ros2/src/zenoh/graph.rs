@@ -91,6 +91,11 @@ impl ZenohGraph {
     pub fn session(&self) -> &Arc<ZenohSession> {
         &self.session
     }
+
+    /// The node it follows the graph as (its subscriptions are this node's).
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
 }
 
 /// A subscription and its token; dropping it undeclares both.

@@ -211,12 +211,14 @@ impl ZenohSession {
     }
 }
 
-/// A node's identity in the graph: its token, and the ids its entities' tokens carry.
+/// A node's identity in the graph: its token, and the ids its entities' tokens carry. Clones
+/// are the same node; its token goes when the last one drops.
+#[derive(Clone)]
 pub struct Node {
     nid: u64,
     name: String,
     namespace: String,
-    _token: zenoh::liveliness::LivelinessToken,
+    _token: std::sync::Arc<zenoh::liveliness::LivelinessToken>,
 }
 
 impl Node {
@@ -234,7 +236,17 @@ impl Node {
             node: name.into(),
             topic: None,
         };
-        Ok(Node { nid, name: name.into(), namespace: namespace.into(), _token: session.token(&token.key_expr())? })
+        Ok(Node {
+            nid,
+            name: name.into(),
+            namespace: namespace.into(),
+            _token: std::sync::Arc::new(session.token(&token.key_expr())?),
+        })
+    }
+
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The token of an entity of this node on `topic`.

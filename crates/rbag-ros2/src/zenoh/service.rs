@@ -41,6 +41,11 @@ impl ZenohServices {
         Ok(ZenohServices { session, node })
     }
 
+    /// Services of an existing node.
+    pub fn with_node(session: Arc<ZenohSession>, node: Node) -> ZenohServices {
+        ZenohServices { session, node }
+    }
+
     /// The node, for the node's other entities (publishers).
     pub fn node(&self) -> &Node {
         &self.node

@@ -251,7 +251,13 @@ pub fn run(args: Args) -> Result<Outcome> {
         pipeline: PipelineOptions { snapshot: args.snapshot_mode.then_some(snapshot), ..PipelineOptions::default() },
         queue_bytes,
         start_paused: args.start_paused,
-        source: Source::Ros2(Box::new(Ros2Source { spec, definitions, polling, middleware: args.rmw.choose()? })),
+        source: Source::Ros2(Box::new(Ros2Source {
+            spec,
+            definitions,
+            polling,
+            middleware: args.rmw.choose()?,
+            node: args.node_name.clone(),
+        })),
         clock: None,
     };
     let (node, snapshot_mode) = (args.node_name.clone(), args.snapshot_mode);
