@@ -21,6 +21,9 @@
 //! - A pause topic pauses as soon as its message is next, i.e. right after the previous message
 //!   went out (rosbag does the same): the gap before it is still waited after resuming.
 //! - A loop whose pass from the start point yields nothing ends the run instead of spinning.
+//! - With [`MessageOrder::Sent`] every rule above reads send time for log time, except where
+//!   storage is opened (the start point, a loop, a seek): storage seeks by log time, so a
+//!   message logged before that point is not played even when it was sent after it.
 
 #![warn(missing_docs)]
 
@@ -30,6 +33,8 @@ mod control;
 mod error;
 mod lateness;
 mod options;
+mod progress;
+mod reorder;
 mod run;
 mod schedule;
 mod source;
@@ -40,7 +45,9 @@ pub use bag_source::BagSource;
 pub use control::{Control, RateStep};
 pub use error::PlayError;
 pub use lateness::LatenessStats;
-pub use options::PlayOptions;
+pub use options::{MessageOrder, PlayOptions};
+pub use progress::{Progress, ProgressBar, ProgressHook, ProgressState};
+pub use reorder::reorder;
 pub use source::{MessageStream, PlaySink, PlaySource, PlayState, VecSource};
 
 use self::clock::Clock;

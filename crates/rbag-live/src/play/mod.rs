@@ -29,5 +29,7 @@ pub mod services;
 mod spec;
 
 pub use control::{controls, PlayControls, PlayHandle};
-pub use rbag_transport::play::{Control, PlayOptions, RateStep};
+pub use rbag_transport::play::{
+    Control, MessageOrder, PlayOptions, ProgressBar, ProgressHook, ProgressState, RateStep,
+};
 pub use spec::{Error, Events, LiveReport, PlayEvent, PlaySpec, UserTypes};

@@ -2,9 +2,35 @@
 
 use std::collections::BTreeSet;
 
-use super::{PlayError, RateStep};
+use rbag_storage::Message;
 
-/// Playback settings. Times are nanoseconds; bag times are log times.
+use super::{PlayError, ProgressHook, RateStep};
+
+/// Which of a message's two times orders playback and sets its schedule (`ros2 bag play
+/// --message-order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MessageOrder {
+    /// The receive time, the bag's log time: storage order, no reordering needed.
+    #[default]
+    Received,
+    /// The send time (the publisher's source timestamp, MCAP's `publish_time`), reordered
+    /// within [`PlayOptions::read_ahead`] messages. SQLite3 bags store none: there it is the
+    /// receive time.
+    Sent,
+}
+
+impl MessageOrder {
+    /// The time of `m` that playback follows.
+    pub fn time(self, m: &Message) -> u64 {
+        match self {
+            MessageOrder::Received => m.log_time,
+            MessageOrder::Sent => m.publish_time,
+        }
+    }
+}
+
+/// Playback settings. Times are nanoseconds; bag times are log times, or send times with
+/// [`MessageOrder::Sent`].
 #[derive(Debug, Clone)]
 pub struct PlayOptions {
     /// Rate factor (`-r`): 2 plays twice as fast.
@@ -39,6 +65,18 @@ pub struct PlayOptions {
     /// first selected message is waited out. Off (default): the first message goes out at once,
     /// as in `rosbag play`. Also applies to each loop.
     pub from_start_point: bool,
+    /// Which time orders and schedules the messages (`--message-order`).
+    pub message_order: MessageOrder,
+    /// With [`MessageOrder::Sent`], how many messages are read ahead and reordered by send time
+    /// (`--read-ahead-queue-size`, as rosbag2's priority queue): a message sent earlier than
+    /// one already played, but logged more than this many messages later, plays late. 1 keeps
+    /// storage order. Unused with [`MessageOrder::Received`]: storage gives log-time order.
+    pub read_ahead: usize,
+    /// Wait this long (clock time) before playing, reported as delayed through
+    /// [`PlayOptions::progress`]; controls are heard meanwhile (`ros2 bag play --delay`).
+    pub start_delay_ns: u64,
+    /// Told where playback is after every message and state change: for a progress bar.
+    pub progress: Option<ProgressHook>,
 }
 
 impl Default for PlayOptions {
@@ -57,6 +95,10 @@ impl Default for PlayOptions {
             pause_connections: BTreeSet::new(),
             rate_step: RateStep::default(),
             from_start_point: false,
+            message_order: MessageOrder::Received,
+            read_ahead: 1000,
+            start_delay_ns: 0,
+            progress: None,
         }
     }
 }
@@ -71,6 +113,9 @@ impl PlayOptions {
             if !(hz.is_finite() && hz > 0.0) {
                 return Err(PlayError::Options(format!("clock rate must be a positive number of Hz, not {hz}")));
             }
+        }
+        if self.read_ahead == 0 {
+            return Err(PlayError::Options("the read-ahead queue must hold at least 1 message".into()));
         }
         if self.duration_ns == Some(0) {
             return Err(PlayError::Options("duration must be positive".into()));

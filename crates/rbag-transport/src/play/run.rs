@@ -8,7 +8,9 @@ use rbag_storage::Message;
 use super::clock::Clock;
 use super::lateness::Histogram;
 use super::schedule::Schedule;
-use super::{Control, PlayError, PlayOptions, PlayReport, PlaySink, PlaySource, PlayState};
+use super::{
+    reorder, Control, PlayError, PlayOptions, PlayReport, PlaySink, PlaySource, PlayState, Progress, ProgressState,
+};
 
 /// How handling one message (or idling after the end) ended.
 enum Flow {
@@ -26,6 +28,11 @@ pub(super) struct Run<'a> {
     /// The played range of bag time, inclusive.
     start: u64,
     end: u64,
+    /// Whether a duration or an until time ends playback before the bag's end: only then is a
+    /// message sent after its last log time cut off.
+    bounded: bool,
+    /// The whole bag's time range, for progress reports.
+    range: (u64, u64),
     /// Bag time last reached (start, seek target, last message sent): skip-empty measures gaps
     /// from here.
     cursor: u64,
@@ -54,6 +61,8 @@ impl<'a> Run<'a> {
             sched: Schedule::new(clock.now(), 0, opts.rate, opts.start_paused),
             start: 0,
             end: 0,
+            bounded: false,
+            range: (0, 0),
             cursor: 0,
             pausing_on_topics: !opts.pause_connections.is_empty(),
             held: false,
@@ -69,35 +78,51 @@ impl<'a> Run<'a> {
         let Some((first, last)) = source.time_range() else {
             return Ok(self.finish(false));
         };
+        self.range = (first, last);
         self.start = first.saturating_add(self.opts.start_offset_ns);
         let duration_end = self.opts.duration_ns.map(|d| self.start.saturating_add(d));
         self.end = [Some(last), duration_end, self.opts.until_ns].into_iter().flatten().min().unwrap_or(last);
+        self.bounded = duration_end.is_some() || self.opts.until_ns.is_some();
         if self.start > self.end {
             return Ok(self.finish(false));
         }
         let now = self.clock.now();
         self.sched = Schedule::new(now, self.start, self.opts.rate, self.opts.start_paused);
         self.cursor = self.start;
-        self.next_tick = self.tick_period.map(|_| now);
 
         let mut from = self.start;
         // `fresh`: the stream opens at the start point, not at a seek target. `anchor`: its
         // first message still has to anchor the schedule.
         let (mut fresh, mut anchor) = (true, true);
+        if self.opts.start_delay_ns > 0 {
+            match self.delay(now)? {
+                Some(Flow::Seek(t)) => (from, fresh) = (t, false),
+                Some(_) => return Ok(self.finish(true)),
+                None => {}
+            }
+        }
+        let now = self.clock.now();
+        self.next_tick = self.tick_period.map(|_| now);
+        self.report_progress();
+
+        let (order, window) = (self.opts.message_order, self.opts.read_ahead);
         'open: loop {
-            let mut stream = source.open(from)?;
+            let mut stream = reorder(source.open(from)?, order, window);
             let mut any = false;
             while let Some(m) = stream.next().transpose()? {
-                if m.log_time < from {
+                let t = order.time(&m);
+                // Send times usually come a little before log times: from the bag's first
+                // message on, nothing is left out for that.
+                if t < from && !(fresh && from == first) {
                     continue;
                 }
-                if m.log_time > self.end {
+                if t > self.end && self.bounded {
                     break;
                 }
                 any = true;
                 if anchor {
                     anchor = false;
-                    let at = if self.opts.from_start_point { from } else { m.log_time };
+                    let at = if self.opts.from_start_point { from } else { t };
                     let now = self.clock.now();
                     self.sched.jump(now, at);
                     self.report.anchored_at.get_or_insert(now);
@@ -129,6 +154,36 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Waits out the start delay from `now`, hearing controls: the schedule is set up again at
+    /// its end, keeping a pause or rate given meanwhile. Returns a seek target or a quit.
+    fn delay(&mut self, now: u64) -> Result<Option<Flow>, PlayError> {
+        self.progress(ProgressState::Delayed, self.start);
+        let until = now.saturating_add(self.opts.start_delay_ns);
+        let mut seek = None;
+        while let Some(c) = self.clock.wait_until(Some(until), self.controls) {
+            match self.apply(c, None)? {
+                Some(Flow::Quit) => return Ok(Some(Flow::Quit)),
+                Some(Flow::Seek(t)) => seek = Some(Flow::Seek(t)),
+                _ => {}
+            }
+            if self.clock.now() >= until {
+                break;
+            }
+        }
+        let at = match seek {
+            Some(Flow::Seek(t)) => t,
+            _ => self.start,
+        };
+        self.sched = Schedule::new(self.clock.now(), at, self.sched.rate(), self.sched.paused());
+        self.cursor = at;
+        Ok(seek)
+    }
+
+    /// The time of `m` playback follows.
+    fn time(&self, m: &Message) -> u64 {
+        self.opts.message_order.time(m)
+    }
+
     /// Waits until `m` is due and sends it, sending clock ticks and applying controls meanwhile.
     /// With no message (keep-alive after the end) only ticks and controls happen.
     fn advance(&mut self, m: Option<&Message>) -> Result<Flow, PlayError> {
@@ -144,19 +199,19 @@ impl<'a> Run<'a> {
         loop {
             let now = self.clock.now();
             if let Some(m) = m {
-                self.hold(m.log_time, now);
+                self.hold(self.time(m), now);
             }
             let due = match m {
                 None => None,
                 Some(_) if self.sched.paused() => None,
                 Some(_) if self.opts.immediate => Some((now, false)),
-                Some(m) if self.opts.skip_empty_ns.is_some_and(|s| m.log_time.saturating_sub(self.cursor) > s) => {
-                    self.sched.jump(now, m.log_time);
-                    self.cursor = m.log_time;
+                Some(m) if self.opts.skip_empty_ns.is_some_and(|s| self.time(m).saturating_sub(self.cursor) > s) => {
+                    self.sched.jump(now, self.time(m));
+                    self.cursor = self.time(m);
                     skipped = true;
                     Some((now, false))
                 }
-                Some(m) => self.sched.due(m.log_time).map(|d| (d, !skipped)),
+                Some(m) => self.sched.due(self.time(m)).map(|d| (d, !skipped)),
             };
             let tick = self.next_tick;
             let mut wake = match (due, tick) {
@@ -217,7 +272,7 @@ impl<'a> Run<'a> {
             Control::Resume => self.sched.resume(now),
             Control::Step => match m {
                 Some(m) if self.sched.paused() => {
-                    self.sched.jump(now, m.log_time);
+                    self.sched.jump(now, self.time(m));
                     self.send(m, None)?;
                     return Ok(Some(Flow::Sent));
                 }
@@ -247,15 +302,17 @@ impl<'a> Run<'a> {
 
     /// Sends `m`, preceded by its time on the clock; `due` is its scheduled time, if it had one.
     fn send(&mut self, m: &Message, due: Option<u64>) -> Result<(), PlayError> {
-        if self.opts.clock_hz.is_some() && self.last_clock != Some(m.log_time) {
-            self.emit_clock(m.log_time)?;
+        let t = self.time(m);
+        if self.opts.clock_hz.is_some() && self.last_clock != Some(t) {
+            self.emit_clock(t)?;
         }
         if let Some(d) = due {
             self.lateness.record(self.clock.now().saturating_sub(d));
         }
         self.sink.publish(m)?;
         self.report.published += 1;
-        self.cursor = m.log_time;
+        self.cursor = t;
+        self.progress(self.running_state(), t);
         Ok(())
     }
 
@@ -281,9 +338,35 @@ impl<'a> Run<'a> {
             pausing_on_topics: self.pausing_on_topics,
         };
         self.sink.state(&state);
+        self.progress(self.running_state(), state.bag_time_ns);
+    }
+
+    /// Running, paused or bursting, by the schedule and the options.
+    fn running_state(&self) -> ProgressState {
+        if self.sched.paused() {
+            ProgressState::Paused
+        } else if self.opts.immediate {
+            ProgressState::Burst
+        } else {
+            ProgressState::Running
+        }
+    }
+
+    /// Reports the current state at the schedule's position.
+    fn report_progress(&mut self) {
+        let at = self.sched.position(self.clock.now());
+        self.progress(self.running_state(), at);
+    }
+
+    fn progress(&self, state: ProgressState, bag_time_ns: u64) {
+        if let Some(hook) = &self.opts.progress {
+            let (bag_start_ns, bag_end_ns) = self.range;
+            hook.report(&Progress { state, bag_time_ns, bag_start_ns, bag_end_ns });
+        }
     }
 
     fn finish(mut self, quit: bool) -> PlayReport {
+        self.progress(ProgressState::Stopped, self.cursor);
         self.report.quit = quit;
         self.report.lateness = self.lateness.stats();
         self.report

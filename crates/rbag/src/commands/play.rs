@@ -200,12 +200,21 @@ pub(super) fn user_types(types: &super::TypeArgs) -> Result<UserTypes> {
 /// Prints a run's events: status lines as `rosbag play` (`[RUNNING]`) or `ros2 bag play`
 /// (`[Running]`) words them, unless quiet.
 pub(super) fn printer(ros2: bool, level: super::middleware::LogLevel) -> Events {
+    printer_to(ros2, level, |line| note!("{line}"))
+}
+
+/// [`printer`] handing each line to `out` (which prints it above a progress bar).
+pub(super) fn printer_to(
+    ros2: bool,
+    level: super::middleware::LogLevel,
+    out: impl Fn(String) + Send + Sync + 'static,
+) -> Events {
     use super::middleware::LogLevel;
     let info = level <= LogLevel::Info;
     Events::new(move |e| match e {
-        PlayEvent::Warning(w) if level <= LogLevel::Warn => note!("warning: {w}"),
-        PlayEvent::Info(m) if level.shows(&m) => note!("{m}"),
-        PlayEvent::WaitingForSubscriber(t) if info => note!("Waiting for a subscriber on {t}..."),
+        PlayEvent::Warning(w) if level <= LogLevel::Warn => out(format!("warning: {w}")),
+        PlayEvent::Info(m) if level.shows(&m) => out(m),
+        PlayEvent::WaitingForSubscriber(t) if info => out(format!("Waiting for a subscriber on {t}...")),
         PlayEvent::State(s) if info => {
             let what = match (ros2, s.paused) {
                 (false, true) => "PAUSED ",
@@ -213,7 +222,7 @@ pub(super) fn printer(ros2: bool, level: super::middleware::LogLevel) -> Events 
                 (true, true) => "Paused ",
                 (true, false) => "Running",
             };
-            note!("[{what}] bag time {:.6}  rate {:.3}", s.bag_time_ns as f64 / 1e9, s.rate);
+            out(format!("[{what}] bag time {:.6}  rate {:.3}", s.bag_time_ns as f64 / 1e9, s.rate));
         }
         _ => {}
     })

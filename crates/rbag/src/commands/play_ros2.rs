@@ -9,13 +9,13 @@ use anyhow::Result;
 use rbag_bag::Filter;
 use rbag_live::play::ros2::{Ros2Options, REQUEST_RECEIVED, REQUEST_SENT};
 use rbag_live::play::{self as live, PlaySpec};
-use rbag_live::play::{Control, PlayOptions, RateStep};
+use rbag_live::play::{Control, MessageOrder, PlayOptions, ProgressBar, ProgressHook, RateStep};
 use rbag_live::record::Overrides;
 use regex::Regex;
 
 use super::keyboard::Key;
 use super::middleware::MiddlewareArgs;
-use super::play::{drive, finish, printer, user_types};
+use super::play::{drive, finish, printer_to, user_types};
 use super::signals;
 use crate::{Outcome, UsageError};
 use rbag_bag::units::parse_duration;
@@ -33,10 +33,13 @@ use std::sync::Arc;
 /// while paused, the up/down arrows change the rate by 10%. rosbag2's player services do the
 /// same from scripts (`ros2 service call /rosbag2_player/pause rosbag2_interfaces/srv/Pause`):
 /// pause, resume, toggle_paused, is_paused, get_rate, set_rate, play_next, burst, seek.
+///
+/// On a terminal (stderr), a progress bar as rosbag2's shows the bag time reached and the
+/// player's state: [R]unning, [P]aused, [B]urst, [D]elayed, [S]topped.
 #[derive(clap::Parser, Debug)]
 #[command(
     name = "rbag play --ros2",
-    after_help = "Examples:\n  rbag play --ros2 run\n  rbag play --ros2 run --rate 0.5 --loop --clock 100\n  rbag play --ros2 -i a.mcap -i b.db3 --topics /tf /imu\n  rbag burst run -n 10 --start-paused\n\nExit codes: 0 ok, 1 error, 2 usage error."
+    after_help = "Examples:\n  rbag play --ros2 run\n  rbag play --ros2 run --rate 0.5 --loop --clock 100\n  rbag play --ros2 -i a.mcap -i b.db3 --topics /tf /imu\n  rbag play --ros2 run --message-order sent --read-ahead-queue-size 5000\n  rbag play --ros2 run --progress-bar-update-rate 10\n  rbag burst run -n 10 --start-paused\n\nExit codes: 0 ok, 1 error, 2 usage error."
 )]
 pub struct Args {
     #[command(flatten)]
@@ -89,7 +92,7 @@ pub struct Args {
     /// Publish /clock just before every message.
     #[arg(long, conflicts_with = "clock_topics")]
     pub clock_topics_all: bool,
-    /// Wait SEC seconds before playing.
+    /// Wait SEC seconds before playing (the progress bar shows [D]).
     #[arg(short = 'd', long, value_name = "SEC", default_value = "0", value_parser = parse_duration)]
     pub delay: u64,
     /// Play only SEC seconds from the start offset.
@@ -130,9 +133,22 @@ pub struct Args {
     /// the storage from the files).
     #[arg(short = 's', long, value_name = "mcap|sqlite3", value_parser = ["mcap", "sqlite3"])]
     pub storage: Option<String>,
-    /// Messages read ahead of playback (accepted; rbag streams from storage).
+    /// Play in order of receive time (the bag's log time) or send time (the publisher's source
+    /// timestamp; SQLite3 bags store none, so there it is the receive time). The chosen time
+    /// also sets the schedule, /clock, the start offset and --playback-until.
+    #[arg(long, value_name = "ORDER", default_value = "received", value_parser = ["received", "sent"])]
+    pub message_order: String,
+    /// With --message-order sent: how many messages are read ahead and reordered by send time
+    /// (1: storage order). With received, storage already gives log-time order.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub read_ahead_queue_size: usize,
+    /// Redraw the progress bar at most HZ times a second (negative: on every message; 0: no
+    /// bar). It is drawn only when stderr is a terminal, and not with -q.
+    #[arg(long, value_name = "HZ", default_value_t = 3, allow_negative_numbers = true)]
+    pub progress_bar_update_rate: i32,
+    /// Blank lines between the playback output and the progress bar.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub progress_bar_separation_lines: usize,
     /// Print a JSON line of playback statistics on stderr at the end: messages, and how late
     /// each was sent against its schedule (p50/p99/max ns), with the wall time playing started.
     #[arg(long)]
@@ -160,6 +176,10 @@ fn options(args: &Args) -> PlayOptions {
         rate_step: RateStep::Factor,
         from_start_point: args.num_messages.is_none(),
         immediate: args.num_messages.is_some(),
+        message_order: if args.message_order == "sent" { MessageOrder::Sent } else { MessageOrder::Received },
+        read_ahead: args.read_ahead_queue_size,
+        // On the player's clock rather than before it, so the progress bar can show it.
+        start_delay_ns: args.delay,
         ..PlayOptions::default()
     }
 }
@@ -207,18 +227,26 @@ pub fn run(args: Args) -> Result<Outcome> {
     super::check_topic_names(&bags, "--exclude-topics", &args.exclude_topics)?;
     super::check_topic_names(&bags, "--clock-topics", &args.clock_topics)?;
     let unmatched = super::regex_matches_nothing(&bags, "--regex", args.regex.as_ref());
+    let level = super::middleware::LogLevel::of(args.log_level, args.quiet);
+    let bar = Bar::start(&args, level);
+    let mut options = options(&args);
+    options.validate().map_err(|e| UsageError(format!("rbag play --ros2: {e}")))?;
+    options.progress = bar.clone().map(Bar::hook);
+    let print_bar = bar.clone();
     let spec = PlaySpec {
         bags,
         filter: filter(&args),
-        options: options(&args),
+        options,
         pause_topics: Vec::new(),
         remaps,
         types: user_types(&args.types)?,
-        delay_ns: args.delay,
-        events: printer(true, super::middleware::LogLevel::of(args.log_level, args.quiet)),
+        delay_ns: 0,
+        events: printer_to(true, level, move |line| match &print_bar {
+            Some(b) => b.above(&line),
+            None => note!("{line}"),
+        }),
         clock: None,
     };
-    spec.options.validate().map_err(|e| UsageError(format!("rbag play --ros2: {e}")))?;
     let kind = if args.service_requests_source == "client_introspection" { REQUEST_SENT } else { REQUEST_RECEIVED };
     let ros2_options = Ros2Options {
         qos_overrides,
@@ -252,6 +280,50 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let outcome = finish("rbag play --ros2", result, args.stats, args.quiet, None)?;
     Ok(if unmatched { Outcome::Dropped } else { outcome })
+}
+
+/// rosbag2's progress bar on stderr, shared by the playing thread (progress) and the threads
+/// printing events (which go above it).
+#[derive(Clone)]
+struct Bar(Arc<std::sync::Mutex<(ProgressBar, std::time::Instant)>>);
+
+impl Bar {
+    /// The bar, its banner printed, when it is enabled, stderr is a terminal and status lines
+    /// are shown.
+    fn start(args: &Args, level: super::middleware::LogLevel) -> Option<Bar> {
+        use std::io::IsTerminal;
+        let bar = ProgressBar::new(args.progress_bar_update_rate, args.progress_bar_separation_lines);
+        let shown = bar.enabled() && level <= super::middleware::LogLevel::Info && std::io::stderr().is_terminal();
+        if !shown {
+            return None;
+        }
+        write_stderr(&bar.banner());
+        Some(Bar(Arc::new(std::sync::Mutex::new((bar, std::time::Instant::now())))))
+    }
+
+    fn hook(self) -> ProgressHook {
+        ProgressHook::new(move |p| {
+            let mut b = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            let now = u64::try_from(b.1.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            if let Some(text) = b.0.update(p, now) {
+                write_stderr(&text);
+            }
+        })
+    }
+
+    /// Prints `line` above the bar.
+    fn above(&self, line: &str) {
+        let b = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        write_stderr(&b.0.above(&format!("{line}\n")));
+    }
+}
+
+/// Writes `text` to stderr at once, ignoring a closed terminal (as `note!`).
+fn write_stderr(text: &str) {
+    use std::io::Write as _;
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(text.as_bytes());
+    let _ = e.flush();
 }
 
 /// `rbag burst`: `ros2 bag burst`, the first N messages from the start offset as fast as
@@ -315,5 +387,26 @@ mod tests {
             BTreeMap::from([("/a".to_string(), "/b".to_string()), ("/c".to_string(), "/d".to_string())])
         );
         assert!(remaps(&Args::parse_from(["rbag play --ros2", "b", "-m", "nope"])).is_err());
+        let o = options(&a);
+        assert_eq!((o.message_order, o.read_ahead, o.start_delay_ns), (MessageOrder::Received, 1000, 0));
+        let a = Args::parse_from([
+            "rbag play --ros2",
+            "b",
+            "--message-order",
+            "sent",
+            "--read-ahead-queue-size",
+            "7",
+            "-d",
+            "1.5",
+            "--progress-bar-update-rate",
+            "-1",
+            "--progress-bar-separation-lines",
+            "0",
+        ]);
+        let o = options(&a);
+        assert_eq!((o.message_order, o.read_ahead, o.start_delay_ns), (MessageOrder::Sent, 7, 1_500_000_000));
+        assert_eq!((a.progress_bar_update_rate, a.progress_bar_separation_lines), (-1, 0));
+        let a = Args::parse_from(["rbag play --ros2", "b"]);
+        assert_eq!((a.progress_bar_update_rate, a.progress_bar_separation_lines), (3, 2));
     }
 }
