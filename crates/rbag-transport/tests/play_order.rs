@@ -164,6 +164,19 @@ fn quit_and_pause_during_the_delay_are_heard() {
     let options = PlayOptions { start_delay_ns: 500 * MS, ..PlayOptions::default() };
     let (_, rec) = play(options, &mut sent_at(SENT), clock);
     assert_eq!(rec.sent[0].0, 900, "paused during the delay, the first message waits for the resume");
+
+    // Progress says delayed until the delay is over, whatever came meanwhile.
+    let seen = Arc::new(Mutex::new(Vec::<ProgressState>::new()));
+    let log = seen.clone();
+    let clock = Arc::new(VirtualClock::new(0).at(100 * MS, Control::Pause).at(900 * MS, Control::Resume));
+    let options = PlayOptions {
+        start_delay_ns: 500 * MS,
+        progress: Some(ProgressHook::new(move |p| log.lock().unwrap().push(p.state))),
+        ..PlayOptions::default()
+    };
+    play(options, &mut sent_at(SENT), clock);
+    let states = seen.lock().unwrap().clone();
+    assert_eq!(states[..3], [ProgressState::Delayed, ProgressState::Delayed, ProgressState::Paused], "{states:?}");
 }
 
 #[test]

@@ -9,7 +9,8 @@ use super::clock::Clock;
 use super::lateness::Histogram;
 use super::schedule::Schedule;
 use super::{
-    reorder, Control, PlayError, PlayOptions, PlayReport, PlaySink, PlaySource, PlayState, Progress, ProgressState,
+    reorder, Control, MessageOrder, PlayError, PlayOptions, PlayReport, PlaySink, PlaySource, PlayState, Progress,
+    ProgressState,
 };
 
 /// How handling one message (or idling after the end) ended.
@@ -29,8 +30,10 @@ pub(super) struct Run<'a> {
     start: u64,
     end: u64,
     /// Whether a duration or an until time ends playback before the bag's end: only then is a
-    /// message sent after its last log time cut off.
+    /// message sent after the bag's last log time cut off.
     bounded: bool,
+    /// Waiting out the start delay: progress says so whatever controls arrive meanwhile.
+    delaying: bool,
     /// The whole bag's time range, for progress reports.
     range: (u64, u64),
     /// Bag time last reached (start, seek target, last message sent): skip-empty measures gaps
@@ -62,6 +65,7 @@ impl<'a> Run<'a> {
             start: 0,
             end: 0,
             bounded: false,
+            delaying: false,
             range: (0, 0),
             cursor: 0,
             pausing_on_topics: !opts.pause_connections.is_empty(),
@@ -116,7 +120,7 @@ impl<'a> Run<'a> {
                 if t < from && !(fresh && from == first) {
                     continue;
                 }
-                if t > self.end && self.bounded {
+                if t > self.end && (self.bounded || order == MessageOrder::Received) {
                     break;
                 }
                 any = true;
@@ -157,6 +161,7 @@ impl<'a> Run<'a> {
     /// Waits out the start delay from `now`, hearing controls: the schedule is set up again at
     /// its end, keeping a pause or rate given meanwhile. Returns a seek target or a quit.
     fn delay(&mut self, now: u64) -> Result<Option<Flow>, PlayError> {
+        self.delaying = true;
         self.progress(ProgressState::Delayed, self.start);
         let until = now.saturating_add(self.opts.start_delay_ns);
         let mut seek = None;
@@ -170,6 +175,7 @@ impl<'a> Run<'a> {
                 break;
             }
         }
+        self.delaying = false;
         let at = match seek {
             Some(Flow::Seek(t)) => t,
             _ => self.start,
@@ -343,7 +349,9 @@ impl<'a> Run<'a> {
 
     /// Running, paused or bursting, by the schedule and the options.
     fn running_state(&self) -> ProgressState {
-        if self.sched.paused() {
+        if self.delaying {
+            ProgressState::Delayed
+        } else if self.sched.paused() {
             ProgressState::Paused
         } else if self.opts.immediate {
             ProgressState::Burst
