@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use rbag_storage::rosbag2::actions::{action_of, action_type, ActionPart};
 use rbag_storage::rosbag2::qos::{self, PolicyKind};
 use rbag_storage::{Filter, StorageReader};
 
@@ -42,14 +43,69 @@ pub struct BagInfo {
     pub properties: BTreeMap<String, String>,
     /// Message types, sorted by name.
     pub types: Vec<TypeInfo>,
-    /// Topics, sorted by name.
+    /// Topics, sorted by name: every topic, services' event topics and actions' topics too.
     pub topics: Vec<TopicInfo>,
+    /// ROS 2 actions, recorded as rosbag2 (Kilted and later) records them: five topics each,
+    /// which are also in [`BagInfo::topics`]. Sorted as the topics are.
+    pub actions: Vec<ActionInfo>,
     /// Messages on connections the bag never declares (counted in `message_count`): their
     /// topic and type are unknown.
     pub undeclared: Vec<UndeclaredInfo>,
     /// The message definitions stored in the bag, one per distinct (type, dialect, text),
     /// sorted by name: their hashes, and their text with [`InfoOptions::verbose`].
     pub definitions: Vec<DefinitionInfo>,
+}
+
+/// A ROS 2 action in the bag, as `ros2 bag info` lists it (`Action information`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ActionInfo {
+    /// The action's name (`/fibonacci`).
+    pub name: String,
+    /// Its type (`example_interfaces/action/Fibonacci`), from its send_goal, get_result or
+    /// feedback topic's type; empty when only cancel_goal and status were recorded.
+    #[serde(rename = "type")]
+    pub action_type: String,
+    /// Serialization format of its topics (`cdr`).
+    pub encoding: String,
+    /// Messages on all its topics.
+    pub message_count: u64,
+    /// Bytes of payload on all its topics, where known (see [`TopicInfo::size_bytes`]).
+    pub size_bytes: Option<u64>,
+    /// `feedback` and `status`, in that order, each listed even when not recorded (count 0).
+    pub topics: Vec<ActionTopicInfo>,
+    /// `send_goal`, `cancel_goal` and `get_result`, in that order, likewise.
+    pub services: Vec<ActionServiceInfo>,
+}
+
+/// One of an action's topics (`feedback`, `status`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ActionTopicInfo {
+    /// `feedback` or `status`.
+    pub name: String,
+    /// The recorded topic (`/fibonacci/_action/feedback`).
+    pub topic: String,
+    /// Messages on it.
+    pub message_count: u64,
+}
+
+/// One of an action's services (`send_goal`, `cancel_goal`, `get_result`), recorded through its
+/// service event topic.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ActionServiceInfo {
+    /// `send_goal`, `cancel_goal` or `get_result`.
+    pub name: String,
+    /// The recorded event topic (`/fibonacci/_action/send_goal/_service_event`).
+    pub topic: String,
+    /// Event messages on it (each call gives up to four: request sent and received, response
+    /// sent and received).
+    pub event_count: u64,
+    /// Requests, as `ros2 bag info -v` counts them (distinct client and sequence number),
+    /// with [`InfoOptions::verbose`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_count: Option<u64>,
+    /// Likewise, the responses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_count: Option<u64>,
 }
 
 /// A message definition stored in the bag.
@@ -160,18 +216,25 @@ impl Bag {
                     .map(|c| c.definition.clone());
                 d.text = text;
             }
-            let services: Vec<String> =
-                info.topics.iter().filter(|t| t.is_service_event()).map(|t| t.name.clone()).collect();
+            let is_events =
+                |t: &TopicInfo| t.is_service_event() || t.action_part().is_some_and(|(_, p)| p.is_service());
+            let services: Vec<String> = info.topics.iter().filter(|t| is_events(t)).map(|t| t.name.clone()).collect();
             if !services.is_empty() {
                 let counts = service_counts(self, &services)?;
-                for t in info.topics.iter_mut().filter(|t| t.is_service_event()) {
+                for t in info.topics.iter_mut().filter(|t| is_events(t)) {
                     let (req, resp) = counts.get(&t.name).copied().unwrap_or((0, 0));
                     t.service_requests = Some(req);
                     t.service_responses = Some(resp);
                 }
+                for s in info.actions.iter_mut().flat_map(|a| a.services.iter_mut()) {
+                    let (req, resp) = counts.get(&s.topic).copied().unwrap_or((0, 0));
+                    s.request_count = Some(req);
+                    s.response_count = Some(resp);
+                }
             }
         }
         sort_topics(&mut info.topics, options.sort);
+        sort_actions(&mut info.actions, options.sort);
         Ok(info)
     }
 }
@@ -186,6 +249,64 @@ pub(crate) fn sort_topics(topics: &mut [TopicInfo], sort: TopicSort) {
         }
         TopicSort::Size => topics.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then_with(|| a.name.cmp(&b.name))),
     }
+}
+
+/// Orders actions as [`sort_topics`] orders topics (by type: the action's type; by count and
+/// size: all its topics together).
+pub(crate) fn sort_actions(actions: &mut [ActionInfo], sort: TopicSort) {
+    match sort {
+        TopicSort::Name => actions.sort_by(|a, b| a.name.cmp(&b.name)),
+        TopicSort::Type => actions.sort_by(|a, b| a.action_type.cmp(&b.action_type).then_with(|| a.name.cmp(&b.name))),
+        TopicSort::Count => {
+            actions.sort_by(|a, b| b.message_count.cmp(&a.message_count).then_with(|| a.name.cmp(&b.name)))
+        }
+        TopicSort::Size => actions.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then_with(|| a.name.cmp(&b.name))),
+    }
+}
+
+/// The actions whose topics are among `topics`, from the topics' names and types.
+fn actions<'a>(topics: impl IntoIterator<Item = &'a TopicInfo>) -> Vec<ActionInfo> {
+    let mut by_name: BTreeMap<&str, Vec<(ActionPart, &TopicInfo)>> = BTreeMap::new();
+    for t in topics {
+        if let Some((name, part)) = t.action_part() {
+            by_name.entry(name).or_default().push((part, t));
+        }
+    }
+    by_name
+        .into_iter()
+        .map(|(name, parts)| {
+            let find = |p: ActionPart| parts.iter().find(|(q, _)| *q == p).map(|(_, t)| *t);
+            let count = |p: ActionPart| find(p).map_or(0, |t| t.message_count);
+            let action_type = [ActionPart::SendGoal, ActionPart::GetResult, ActionPart::Feedback]
+                .into_iter()
+                .find_map(|p| find(p).and_then(|t| action_type(p, &t.message_type)))
+                .unwrap_or_default();
+            let topic = |p: ActionPart| format!("{name}{}", p.suffix());
+            ActionInfo {
+                name: name.to_string(),
+                action_type,
+                encoding: parts.first().map(|(_, t)| t.encoding.clone()).unwrap_or_default(),
+                message_count: parts.iter().map(|(_, t)| t.message_count).sum(),
+                size_bytes: parts.iter().try_fold(0u64, |acc, (_, t)| t.size_bytes.map(|b| acc + b)),
+                topics: ActionPart::ALL
+                    .into_iter()
+                    .filter(|p| !p.is_service())
+                    .map(|p| ActionTopicInfo { name: p.short_name().into(), topic: topic(p), message_count: count(p) })
+                    .collect(),
+                services: ActionPart::ALL
+                    .into_iter()
+                    .filter(|p| p.is_service())
+                    .map(|p| ActionServiceInfo {
+                        name: p.short_name().into(),
+                        topic: topic(p),
+                        event_count: count(p),
+                        request_count: None,
+                        response_count: None,
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// Requests and responses per service event topic, as `ros2 bag info -v` counts them: distinct
@@ -296,9 +417,16 @@ pub struct TopicInfo {
 }
 
 impl TopicInfo {
-    /// Whether this is a service introspection topic (`/srv/_service_event`), listed apart.
+    /// Whether this is a service introspection topic (`/srv/_service_event`), listed apart; an
+    /// action's service event topics are its action's, not services.
     pub fn is_service_event(&self) -> bool {
-        self.name.ends_with("/_service_event") && self.message_type.ends_with("_Event")
+        self.name.ends_with("/_service_event") && self.message_type.ends_with("_Event") && self.action_part().is_none()
+    }
+
+    /// The action this topic is part of (name and type both fit, as rosbag2 decides), and
+    /// which part.
+    pub fn action_part(&self) -> Option<(&str, ActionPart)> {
+        action_of(&self.name, &self.message_type)
     }
 }
 
@@ -388,6 +516,7 @@ pub(crate) fn info(path: &Path, reader: &dyn StorageReader) -> Result<BagInfo> {
             .collect(),
         properties: s.properties,
         types: types.into_iter().collect(),
+        actions: actions(topics.values()),
         topics: topics.into_values().collect(),
         undeclared: s
             .undeclared

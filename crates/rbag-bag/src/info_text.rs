@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::info::{BagInfo, QosInfo, TopicInfo};
+use crate::info::{ActionInfo, BagInfo, QosInfo, TopicInfo};
 use crate::units::{format_duration, format_frequency, format_size, format_time};
 
 impl fmt::Display for BagInfo {
@@ -265,12 +265,14 @@ fn write_text(out: &mut fmt::Formatter<'_>, info: &BagInfo, verbose: bool) -> fm
         }
     }
     // Service introspection topics (`/srv/_service_event`) are listed apart, as `ros2 bag info`
-    // does, under the service's name and type.
-    let (services, topics): (Vec<&TopicInfo>, Vec<&TopicInfo>) = info.topics.iter().partition(|t| t.is_service_event());
+    // does, under the service's name and type; so are actions' five topics, under the action.
+    let (services, topics): (Vec<&TopicInfo>, Vec<&TopicInfo>) =
+        info.topics.iter().filter(|t| t.action_part().is_none()).partition(|t| t.is_service_event());
     write_topics(out, "topics", &topics, verbose, |t| (t.name.clone(), t.message_type.clone()))?;
     write_topics(out, "services", &services, verbose, |t| {
         (t.name.trim_end_matches("/_service_event").to_string(), t.message_type.trim_end_matches("_Event").to_string())
     })?;
+    write_actions(out, &info.actions)?;
     if info.topics.iter().any(|t| t.size_estimated) {
         writeln!(out, "{}~ estimated from chunk sizes and per-chunk counts", label("sizes"))?;
     }
@@ -289,6 +291,51 @@ fn write_text(out: &mut fmt::Formatter<'_>, info: &BagInfo, verbose: bool) -> fm
         let l = if i == 0 { label("undeclared") } else { " ".repeat(14) };
         let unit = if u.message_count == 1 { "message" } else { "messages" };
         writeln!(out, "{l}{} {unit} on connection {}, which the bag never declares", u.message_count, u.connection)?;
+    }
+    Ok(())
+}
+
+/// Per action a line (name, type, format, size, parts) and a line per part: feedback and
+/// status with their message counts, send_goal, cancel_goal and get_result with their event
+/// counts and, when verbose filled them, their request and response counts.
+fn write_actions(out: &mut fmt::Formatter<'_>, actions: &[ActionInfo]) -> fmt::Result {
+    let label = format!("{:<14}", "actions:");
+    let name_width = actions.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    for (i, a) in actions.iter().enumerate() {
+        let l = if i == 0 { label.clone() } else { " ".repeat(14) };
+        let ty = if a.action_type.is_empty() { "(type unknown)" } else { &a.action_type };
+        let format = if a.encoding.is_empty() { String::new() } else { format!(" [{}]", a.encoding) };
+        let size = a.size_bytes.map(|b| format!(" {}", format_size(b))).unwrap_or_default();
+        let unit = if a.message_count == 1 { "msg " } else { "msgs" };
+        writeln!(
+            out,
+            "{l}{:<name_width$} {} {unit} : {ty}{format}{size} ({} topics, {} services)",
+            a.name,
+            a.message_count,
+            a.topics.len(),
+            a.services.len()
+        )?;
+        let pad = " ".repeat(16);
+        let count_width = a
+            .topics
+            .iter()
+            .map(|t| t.message_count)
+            .chain(a.services.iter().map(|s| s.event_count))
+            .map(|n| n.to_string().len())
+            .max()
+            .unwrap_or(0);
+        for t in &a.topics {
+            let unit = if t.message_count == 1 { "msg" } else { "msgs" };
+            writeln!(out, "{pad}topic   {:<11} {:>count_width$} {unit}", t.name, t.message_count)?;
+        }
+        for s in &a.services {
+            let unit = if s.event_count == 1 { "event" } else { "events" };
+            let calls = match (s.request_count, s.response_count) {
+                (Some(req), Some(resp)) => format!(" (requests: {req}, responses: {resp})"),
+                _ => String::new(),
+            };
+            writeln!(out, "{pad}service {:<11} {:>count_width$} {unit}{calls}", s.name, s.event_count)?;
+        }
     }
     Ok(())
 }

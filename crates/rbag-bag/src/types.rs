@@ -48,6 +48,7 @@ pub fn load_dirs(specs: &[String]) -> Result<(Registry, Registry)> {
             None => (None, Path::new(spec.as_str())),
         };
         let mut errors = Vec::new();
+        let mut loaded_any = false;
         for reg in [&mut ros1, &mut ros2] {
             let mut tmp = Registry::new(reg.dialect());
             let loaded = match pkg {
@@ -55,13 +56,21 @@ pub fn load_dirs(specs: &[String]) -> Result<(Registry, Registry)> {
                 None => rbag_msg::msg_path::load(&mut tmp, dir),
             };
             match loaded {
-                Ok(0) => return Err(Error::NoDefinitions { path: dir.into() }),
-                Ok(_) => reg.fill_from(&tmp),
+                // A directory of only `.srv`/`.action` files has nothing for ROS 1: that is
+                // no error as long as the ROS 2 registry took something.
+                Ok(0) => {}
+                Ok(_) => {
+                    reg.fill_from(&tmp);
+                    loaded_any = true;
+                }
                 Err(e) => errors.push(e),
             }
         }
         if let (Some(ros2), Some(ros1)) = (errors.pop(), errors.pop()) {
             return Err(Error::Definitions { path: dir.into(), ros1: Box::new(ros1), ros2: Box::new(ros2) });
+        }
+        if !loaded_any {
+            return Err(Error::NoDefinitions { path: dir.into() });
         }
     }
     Ok((ros1, ros2))

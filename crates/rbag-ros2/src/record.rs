@@ -142,10 +142,14 @@ impl Ros2Recording {
             .into_iter()
             .filter(|e| !e.local && (e.kind == EndpointKind::Writer || self.spec.include_unpublished))
             .filter_map(|e| match topic_from_dds(&e.topic) {
-                Some(RosTopic::Topic(t)) => Some(t),
+                // The type decides whether an `_action/...` topic is an action's.
+                Some(RosTopic::Topic(t)) => {
+                    let ros_type = type_from_dds(&e.type_name).unwrap_or_else(|| e.type_name.clone());
+                    self.spec.selection.takes(&t, &ros_type).then_some(t)
+                }
                 _ => None,
             })
-            .filter(|t| !self.subscribed.contains_key(t) && !self.refused.contains(t) && self.spec.selection.takes(t))
+            .filter(|t| !self.subscribed.contains_key(t) && !self.refused.contains(t))
             .filter(|t| !self.spec.ignore_leaf_topics || !self.endpoints_of(t).1.is_empty())
             .collect();
         for topic in candidates {
@@ -183,8 +187,11 @@ impl Ros2Recording {
             }
         };
         let ros_type = type_from_dds(&type_name).unwrap_or_else(|| type_name.clone());
-        if (!self.spec.topic_types.is_empty() && !self.spec.topic_types.contains(&ros_type))
-            || self.spec.exclude_topic_types.contains(&ros_type)
+        // Type filters are for topics: an action's topics are chosen by the action flags.
+        let is_action = rbag_storage::rosbag2::actions::action_of(topic, &ros_type).is_some();
+        if !is_action
+            && ((!self.spec.topic_types.is_empty() && !self.spec.topic_types.contains(&ros_type))
+                || self.spec.exclude_topic_types.contains(&ros_type))
         {
             self.refused.insert(topic.to_string());
             return None;

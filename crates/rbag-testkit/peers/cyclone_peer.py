@@ -51,6 +51,63 @@ Output, one line each, flushed:
 QoS: reliable by default; history keep-all unless --depth K (keep-last K). A transient-local
 writer also gets durability_service history keep-last K (Cyclone serves late joiners from it,
 as rmw_cyclonedds sets it).
+
+Actions (example_interfaces/action/Fibonacci, as rclcpp_action with service introspection
+configured to CONTENTS on both sides, the way rosbag2 (Kilted+) records actions; research19
+section 3, rosbag2_cpp action_utils.cpp):
+
+    cyclone_peer.py action-server --domain D [--action /fibonacci] [--goals N] [--cancels N]
+                        [--timeout S] [--period S] [--await-readers] [--linger S]
+    cyclone_peer.py action-client --domain D [--action /fibonacci] [--order K] [--goals N]
+                        [--cancel] [--timeout S] [--await-readers]
+
+Wire, for the action /fibonacci (rmw_cyclonedds names, rosidl types):
+    rq/fibonacci/_action/send_goalRequest    example_interfaces::action::dds_::Fibonacci_SendGoal_Request_
+        16-byte request header (uint64 client id, int64 sequence number), then
+        unique_identifier_msgs/UUID goal_id, Fibonacci_Goal goal (int32 order)
+    rr/fibonacci/_action/send_goalReply      ..._SendGoal_Response_: header, bool accepted, Time stamp
+    rq|rr/fibonacci/_action/get_result...    ..._GetResult_Request_ (goal_id) / _Response_
+                                             (int8 status, Fibonacci_Result result: int32[] sequence)
+    rq|rr/fibonacci/_action/cancel_goal...   action_msgs::srv::dds_::CancelGoal_Request_ (GoalInfo
+                                             goal_info) / _Response_ (int8 return_code,
+                                             GoalInfo[] goals_canceling)
+    rt/fibonacci/_action/feedback            ..._FeedbackMessage_: goal_id, Fibonacci_Feedback
+                                             feedback (int32[] sequence)
+    rt/fibonacci/_action/status              action_msgs::msg::dds_::GoalStatusArray_, reliable,
+                                             transient-local, keep-last 1 (rcl_action's status QoS)
+    rt/fibonacci/_action/<svc>/_service_event  <Type>_Event_: service_msgs/ServiceEventInfo info
+                                             (uint8 event_type, Time stamp, char[16] client_gid,
+                                             int64 sequence_number), request (sequence<Request,1>,
+                                             no header), response (sequence<Response,1>)
+The server writes REQUEST_RECEIVED (1) when it takes a request and RESPONSE_SENT (2) with the
+response; the client REQUEST_SENT (0) and RESPONSE_RECEIVED (3), each with the message it
+concerns and the other sequence empty (rcl's service introspection). client_gid is the 8-byte
+request-header client id (little endian) and 8 zero bytes on both sides, so that one call is
+one (client_gid, sequence_number) pair to `ros2 bag info -v` (rmw_cyclonedds itself puts the
+request writer's publication handle in the server side's second half, which makes real Cyclone
+bags count each call twice; rmw_fastrtps and rmw_zenoh use one id on both sides).
+
+action-server serves goals from any client (the header's client id and sequence number are
+echoed, as rmw_cyclonedds does): it accepts every goal, publishes status ACCEPTED (1),
+EXECUTING (2), then SUCCEEDED (4) (one GoalStatusArray of all its goals each time, as
+rclcpp_action publishes on every state change), and feedback: the sequence starts [0, 1] and
+one feedback message is published per step i = 1 .. order-1 (rclcpp's Fibonacci example), so
+order K gives K-1 feedback messages and the result sequence has K+1 numbers. get_result is
+answered once the goal ended (held until then), with status 4 and the sequence. cancel_goal for
+a goal that ended answers return_code 3 (ERROR_GOAL_TERMINATED), an unknown goal 2
+(ERROR_UNKNOWN_GOAL_ID), both with no goals_canceling. Output: READY, GOAL <uuid hex> <order>,
+RESULT <uuid hex> <json sequence>, CANCEL <uuid hex> <return code>, DONE <goals>; it exits 0 after
+--goals results were served and --cancels cancel requests answered (and a --linger), 2 on
+--timeout.
+action-client sends --goals goals of --order K one after the other: send_goal, then get_result
+(as rclcpp_action's result-aware goal does), then with --cancel a cancel_goal for that finished
+goal. Output: ACCEPTED <uuid hex>, FEEDBACK <json sequence> per feedback message of its goal,
+RESULT <status> <json sequence>, CANCELED <return code>, DONE; exit 0, or NO_SERVER (3) /
+NO_RESPONSE (4).
+--await-readers (both): before writing on an event topic, wait (up to 10 s) for one matched
+reader (a recorder); the server also waits for two readers on feedback and status (the client
+and a recorder); and before DONE, for every matched reader to acknowledge what was written.
+Tests use it so that a recorder that subscribed misses nothing.
 """
 import argparse
 import dataclasses
@@ -439,6 +496,277 @@ def run_serve(args):
     return 0 if got >= args.count else 2
 
 
+# --- Actions: example_interfaces/action/Fibonacci (see the module docstring). ---
+
+
+def struct(typename, fields):
+    """An IdlStruct named `typename` (a DDS type name) with `fields` [(name, type)]."""
+    import types as pytypes
+
+    short = typename.rsplit("::", 1)[-1]
+    cls = pytypes.new_class(short, (IdlStruct,), {"typename": typename}, lambda ns: ns.update({"__annotations__": dict(fields)}))
+    return dataclass(cls)
+
+
+HEADER = [("client_id", types.uint64), ("seq", types.int64)]
+UUID_ = struct("unique_identifier_msgs::msg::dds_::UUID_", [("uuid", types.array[types.uint8, 16])])
+GoalInfo_ = struct("action_msgs::msg::dds_::GoalInfo_", [("goal_id", UUID_), ("stamp", Time_)])
+GoalStatus_ = struct("action_msgs::msg::dds_::GoalStatus_", [("goal_info", GoalInfo_), ("status", types.int8)])
+GoalStatusArray_ = struct("action_msgs::msg::dds_::GoalStatusArray_", [("status_list", types.sequence[GoalStatus_])])
+ServiceEventInfo_ = struct(
+    "service_msgs::msg::dds_::ServiceEventInfo_",
+    [("event_type", types.uint8), ("stamp", Time_), ("client_gid", types.array[types.uint8, 16]), ("sequence_number", types.int64)],
+)
+FIB = "example_interfaces::action::dds_::Fibonacci"
+Goal_ = struct(f"{FIB}_Goal_", [("order", types.int32)])
+Result_ = struct(f"{FIB}_Result_", [("sequence", types.sequence[types.int32])])
+Feedback_ = struct(f"{FIB}_Feedback_", [("sequence", types.sequence[types.int32])])
+FeedbackMessage_ = struct(f"{FIB}_FeedbackMessage_", [("goal_id", UUID_), ("feedback", Feedback_)])
+
+# Each action service: DDS type prefix, request fields, response fields.
+ACTION_SERVICES = {
+    "send_goal": (f"{FIB}_SendGoal", [("goal_id", UUID_), ("goal", Goal_)], [("accepted", bool), ("stamp", Time_)]),
+    "get_result": (f"{FIB}_GetResult", [("goal_id", UUID_)], [("status", types.int8), ("result", Result_)]),
+    "cancel_goal": (
+        "action_msgs::srv::dds_::CancelGoal",
+        [("goal_info", GoalInfo_)],
+        [("return_code", types.int8), ("goals_canceling", types.sequence[GoalInfo_])],
+    ),
+}
+REQUEST_SENT, REQUEST_RECEIVED, RESPONSE_SENT, RESPONSE_RECEIVED = 0, 1, 2, 3
+STATUS_ACCEPTED, STATUS_EXECUTING, STATUS_SUCCEEDED = 1, 2, 4
+
+
+class ActionService:
+    """One of an action's services on the wire: its request/reply structs with rmw_cyclonedds'
+    header (for rq/rr) and without (inside events), and its event topic's writer."""
+
+    def __init__(self, dp, action, name, server, await_readers):
+        prefix, req, resp = ACTION_SERVICES[name]
+        self.req_fields, self.resp_fields = req, resp
+        self.Req = struct(f"{prefix}_Request_", req)
+        self.Resp = struct(f"{prefix}_Response_", resp)
+        self.WireReq = struct(f"{prefix}_Request_", HEADER + req)
+        self.WireResp = struct(f"{prefix}_Response_", HEADER + resp)
+        Event = struct(
+            f"{prefix}_Event_",
+            [("info", ServiceEventInfo_), ("request", types.sequence[self.Req, 1]), ("response", types.sequence[self.Resp, 1])],
+        )
+        self.Event = Event
+        q = Qos(Policy.Reliability.Reliable(duration(seconds=10)), Policy.Durability.Volatile, Policy.History.KeepLast(100))
+        base = f"{action}/_action/{name}"
+        req_topic, reply_topic = Topic(dp, f"rq{base}Request", self.WireReq), Topic(dp, f"rr{base}Reply", self.WireResp)
+        if server:
+            self.reader = DataReader(dp, req_topic, qos=q)
+            self.writer = DataWriter(dp, reply_topic, qos=q)
+        else:
+            self.reader = DataReader(dp, reply_topic, qos=q)
+            self.writer = DataWriter(dp, req_topic, qos=q)
+        self.events = DataWriter(dp, Topic(dp, f"rt{base}/_service_event", Event), qos=q)
+        self.await_readers = await_readers
+
+    def matched(self):
+        return self.writer.get_publication_matched_status().current_count > 0 and self.reader.get_subscription_matched_status().current_count > 0
+
+    def event(self, kind, client_id, seq, request=None, response=None):
+        if self.await_readers:
+            wait_matched(self.events.get_publication_matched_status, 10.0)
+        gid = list(client_id.to_bytes(8, "little")) + [0] * 8
+        info = ServiceEventInfo_(event_type=kind, stamp=now_time(), client_gid=gid, sequence_number=seq)
+        self.events.write(self.Event(info=info, request=[request] if request is not None else [], response=[response] if response is not None else []))
+
+    def plain(self, wire, fields):
+        """The message without the header (for an event), from a wire sample."""
+        cls = self.Req if fields is self.req_fields else self.Resp
+        return cls(**{k: getattr(wire, k) for k, _ in fields})
+
+
+def now_time():
+    ns = time.time_ns()
+    return Time_(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def wait_readers(writer, n, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and writer.get_publication_matched_status().current_count < n:
+        time.sleep(0.005)
+
+
+def acked(writers):
+    """Waits until every matched reader acknowledged what `writers` wrote (so that DONE means
+    a recorder has it)."""
+    for w in writers:
+        try:
+            w.wait_for_acks(duration(seconds=30))
+        except Exception as e:  # noqa: BLE001 - reported, not fatal
+            say(f"ACKS_FAILED {e}")
+
+
+def run_action_server(args):
+    dp = DomainParticipant(args.domain)
+    srv = {name: ActionService(dp, args.action, name, True, args.await_readers) for name in ACTION_SERVICES}
+    q = Qos(Policy.Reliability.Reliable(duration(seconds=10)), Policy.Durability.Volatile, Policy.History.KeepLast(100))
+    feedback = DataWriter(dp, Topic(dp, f"rt{args.action}/_action/feedback", FeedbackMessage_), qos=q)
+    status_qos = Qos(
+        Policy.Reliability.Reliable(duration(seconds=10)),
+        Policy.Durability.TransientLocal,
+        Policy.History.KeepLast(1),
+        Policy.DurabilityService(0, Policy.History.KeepLast(1), -1, -1, -1),
+    )
+    status = DataWriter(dp, Topic(dp, f"rt{args.action}/_action/status", GoalStatusArray_), qos=status_qos)
+    goals = {}  # uuid bytes -> {"info": GoalInfo_, "status": int, "sequence": list}
+    pending = []  # get_result requests waiting for their goal: (wire request, uuid)
+    say("READY")
+
+    def publish_status():
+        if args.await_readers:
+            wait_readers(status, 2)
+        status.write(GoalStatusArray_(status_list=[GoalStatus_(goal_info=g["info"], status=g["status"]) for g in goals.values()]))
+
+    def answer(name, req, **fields):
+        s = srv[name]
+        resp = s.WireResp(client_id=req.client_id, seq=req.seq, **fields)
+        s.writer.write(resp)
+        s.event(RESPONSE_SENT, req.client_id, req.seq, response=s.plain(resp, s.resp_fields))
+
+    def result_of(req, uuid):
+        g = goals[uuid]
+        answer("get_result", req, status=g["status"], result=Result_(sequence=g["sequence"]))
+        say(f"RESULT {uuid.hex()} {json.dumps(g['sequence'])}")
+
+    served, canceled, end = 0, 0, time.monotonic() + args.timeout
+    while (served < args.goals or canceled < args.cancels) and time.monotonic() < end:
+        busy = False
+        for req in srv["send_goal"].reader.take(N=16):
+            if isinstance(req, InvalidSample):
+                continue
+            busy = True
+            s = srv["send_goal"]
+            s.event(REQUEST_RECEIVED, req.client_id, req.seq, request=s.plain(req, s.req_fields))
+            uuid = bytes(req.goal_id.uuid)
+            stamp = now_time()
+            say(f"GOAL {uuid.hex()} {req.goal.order}")
+            answer("send_goal", req, accepted=True, stamp=stamp)
+            goals[uuid] = {"info": GoalInfo_(goal_id=UUID_(uuid=list(uuid)), stamp=stamp), "status": STATUS_ACCEPTED, "sequence": []}
+            publish_status()
+            goals[uuid]["status"] = STATUS_EXECUTING
+            publish_status()
+            sequence = [0, 1]
+            for i in range(1, req.goal.order):
+                sequence.append(sequence[i] + sequence[i - 1])
+                if args.await_readers:
+                    wait_readers(feedback, 2)
+                feedback.write(FeedbackMessage_(goal_id=UUID_(uuid=list(uuid)), feedback=Feedback_(sequence=list(sequence))))
+                if args.period > 0:
+                    time.sleep(args.period)
+            goals[uuid]["sequence"] = sequence
+            goals[uuid]["status"] = STATUS_SUCCEEDED
+            publish_status()
+        for req in srv["get_result"].reader.take(N=16):
+            if isinstance(req, InvalidSample):
+                continue
+            busy = True
+            s = srv["get_result"]
+            s.event(REQUEST_RECEIVED, req.client_id, req.seq, request=s.plain(req, s.req_fields))
+            pending.append((req, bytes(req.goal_id.uuid)))
+        for req in srv["cancel_goal"].reader.take(N=16):
+            if isinstance(req, InvalidSample):
+                continue
+            busy = True
+            s = srv["cancel_goal"]
+            s.event(REQUEST_RECEIVED, req.client_id, req.seq, request=s.plain(req, s.req_fields))
+            uuid = bytes(req.goal_info.goal_id.uuid)
+            code = 3 if uuid in goals else 2
+            answer("cancel_goal", req, return_code=code, goals_canceling=[])
+            say(f"CANCEL {uuid.hex()} {code}")
+            canceled += 1
+        still = []
+        for req, uuid in pending:
+            if uuid in goals and goals[uuid]["status"] == STATUS_SUCCEEDED:
+                result_of(req, uuid)
+                served += 1
+            elif uuid not in goals:
+                # rcl_action answers an unknown goal's result request at once, status UNKNOWN (0).
+                answer("get_result", req, status=0, result=Result_(sequence=[]))
+            else:
+                still.append((req, uuid))
+        pending = still
+        if not busy:
+            time.sleep(0.005)
+    if args.await_readers:
+        acked([s.events for s in srv.values()] + [feedback, status])
+    say(f"DONE {served}")
+    if args.linger > 0:
+        time.sleep(args.linger)
+    return 0 if served >= args.goals else 2
+
+
+def run_action_client(args):
+    import os
+    import random
+
+    dp = DomainParticipant(args.domain)
+    srv = {name: ActionService(dp, args.action, name, False, args.await_readers) for name in ACTION_SERVICES}
+    q = Qos(Policy.Reliability.Reliable(duration(seconds=10)), Policy.Durability.Volatile, Policy.History.KeepLast(100))
+    feedback = DataReader(dp, Topic(dp, f"rt{args.action}/_action/feedback", FeedbackMessage_), qos=q)
+    status_qos = Qos(Policy.Reliability.Reliable(duration(seconds=10)), Policy.Durability.TransientLocal, Policy.History.KeepLast(1))
+    _status = DataReader(dp, Topic(dp, f"rt{args.action}/_action/status", GoalStatusArray_), qos=status_qos)
+    end = time.monotonic() + args.timeout
+    while time.monotonic() < end and not all(s.matched() for s in srv.values()):
+        time.sleep(0.01)
+    if time.monotonic() >= end:
+        say("NO_SERVER")
+        return 3
+    wait_matched(feedback.get_subscription_matched_status, max(0.0, end - time.monotonic()))
+    client_id = random.getrandbits(63)
+    seqs = {name: 0 for name in srv}
+
+    def call(name, **fields):
+        s = srv[name]
+        seqs[name] += 1
+        seq = seqs[name]
+        req = s.WireReq(client_id=client_id, seq=seq, **fields)
+        s.event(REQUEST_SENT, client_id, seq, request=s.plain(req, s.req_fields))
+        s.writer.write(req)
+        while time.monotonic() < end:
+            for resp in s.reader.take(N=16):
+                if isinstance(resp, InvalidSample) or resp.client_id != client_id or resp.seq != seq:
+                    continue
+                s.event(RESPONSE_RECEIVED, client_id, seq, response=s.plain(resp, s.resp_fields))
+                return resp
+            for f in feedback.take(N=64):
+                if not isinstance(f, InvalidSample):
+                    say(f"FEEDBACK {json.dumps(list(f.feedback.sequence))}")
+            time.sleep(0.005)
+        return None
+
+    for _ in range(args.goals):
+        uuid = os.urandom(16)
+        goal_id = UUID_(uuid=list(uuid))
+        resp = call("send_goal", goal_id=goal_id, goal=Goal_(order=args.order))
+        if resp is None:
+            say("NO_RESPONSE")
+            return 4
+        say(f"ACCEPTED {uuid.hex()}" if resp.accepted else f"REJECTED {uuid.hex()}")
+        resp = call("get_result", goal_id=goal_id)
+        if resp is None:
+            say("NO_RESPONSE")
+            return 4
+        say(f"RESULT {resp.status} {json.dumps(list(resp.result.sequence))}")
+        if args.cancel:
+            resp = call("cancel_goal", goal_info=GoalInfo_(goal_id=goal_id, stamp=Time_(sec=0, nanosec=0)))
+            if resp is None:
+                say("NO_RESPONSE")
+                return 4
+            say(f"CANCELED {resp.return_code}")
+    if args.await_readers:
+        acked([s.events for s in srv.values()])
+    say("DONE")
+    if args.linger > 0:
+        time.sleep(args.linger)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -453,6 +781,20 @@ def main():
     v.add_argument("--service", required=True)
     v.add_argument("--count", type=int, default=1)
     v.add_argument("--timeout", type=float, default=60.0)
+    for name in ("action-server", "action-client"):
+        a = sub.add_parser(name)
+        a.add_argument("--domain", type=int, required=True)
+        a.add_argument("--action", default="/fibonacci")
+        a.add_argument("--goals", type=int, default=1)
+        a.add_argument("--timeout", type=float, default=60.0)
+        a.add_argument("--linger", type=float, default=1.0, help="seconds to stay after DONE")
+        a.add_argument("--await-readers", action="store_true")
+        if name == "action-server":
+            a.add_argument("--period", type=float, default=0.0, help="seconds between feedback messages")
+            a.add_argument("--cancels", type=int, default=0, help="also wait for this many cancel requests")
+        else:
+            a.add_argument("--order", type=int, default=5)
+            a.add_argument("--cancel", action="store_true", help="cancel each goal once it ended")
     for name in ("pub", "sub"):
         p = sub.add_parser(name)
         p.add_argument("--domain", type=int, required=True)
@@ -477,7 +819,9 @@ def main():
             p.add_argument("--max-samples", type=int, default=0, help="reader resource limit (0: unlimited)")
             p.add_argument("--take-delay", type=float, default=0.0, help="take one sample per this many seconds (a slow reader)")
     args = ap.parse_args()
-    return {"pub": run_pub, "sub": run_sub, "call": run_call, "serve": run_serve}[args.cmd](args)
+    runs = {"pub": run_pub, "sub": run_sub, "call": run_call, "serve": run_serve}
+    runs.update({"action-server": run_action_server, "action-client": run_action_client})
+    return runs[args.cmd](args)
 
 
 if __name__ == "__main__":

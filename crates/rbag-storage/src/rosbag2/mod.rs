@@ -1,6 +1,7 @@
 //! rosbag2 bags: a directory of storage files (SQLite3 `.db3` or MCAP) described by
 //! `metadata.yaml`, split by size or duration and optionally zstd-compressed by rosbag2 itself.
 
+pub mod actions;
 mod bag;
 pub mod metadata;
 pub mod qos;

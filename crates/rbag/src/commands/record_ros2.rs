@@ -1,14 +1,14 @@
 //! `rbag record --ros2`: record a live ROS 2 graph over DDS, with `ros2 bag record`'s flags.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use rbag_bag::{Format, WriteOptions};
 use rbag_live::record::{
-    Layout, OutputName, Overrides, PipelineOptions, RecordOptions, RecordSpec, Ros2RecordSpec, Ros2Selection,
-    Ros2Source, SnapshotOptions, Source, Split,
+    Layout, OutputName, Overrides, PipelineOptions, RecordOptions, RecordSpec, RecorderSession, Ros2Join,
+    Ros2RecordSpec, Ros2Selection, Ros2Source, SnapshotOptions, Source, Split,
 };
 
 use super::middleware::MiddlewareArgs;
@@ -39,7 +39,7 @@ pub struct Args {
     /// Topics to record (as --topics).
     #[arg(value_name = "TOPIC")]
     pub positional: Vec<String>,
-    /// Record every topic and service (not hidden ones).
+    /// Record every topic, service and action (not hidden topics; actions as from Kilted).
     #[arg(short, long)]
     pub all: bool,
     /// Record every topic.
@@ -48,19 +48,26 @@ pub struct Args {
     /// Record every service (their `/_service_event` topics).
     #[arg(long)]
     pub all_services: bool,
+    /// Record every action via its internal topics and service event topics
+    /// (`NAME/_action/{feedback,status}`, `NAME/_action/{send_goal,cancel_goal,get_result}/_service_event`).
+    #[arg(long)]
+    pub all_actions: bool,
     /// Topics to record.
     #[arg(long, num_args = 1.., value_name = "TOPIC")]
     pub topics: Vec<String>,
     /// Services to record.
     #[arg(long, num_args = 1.., value_name = "SERVICE")]
     pub services: Vec<String>,
+    /// Actions to record (their five topics each).
+    #[arg(long, num_args = 1.., value_name = "ACTION")]
+    pub actions: Vec<String>,
     /// Record only topics of these types (`pkg/msg/Type`).
     #[arg(long, num_args = 1.., value_name = "TYPE")]
     pub topic_types: Vec<String>,
-    /// Record topics and services whose whole name matches this regular expression.
+    /// Record topics, services and actions whose whole name matches this regular expression.
     #[arg(short = 'e', long, value_name = "REGEX")]
     pub regex: Option<String>,
-    /// Leave out topics and services whose name matches this regular expression.
+    /// Leave out topics, services and actions whose name matches this regular expression.
     #[arg(short = 'x', long, value_name = "REGEX")]
     pub exclude_regex: Option<String>,
     /// Leave out these topics.
@@ -72,6 +79,9 @@ pub struct Args {
     /// Leave out these services.
     #[arg(long, num_args = 1.., value_name = "SERVICE")]
     pub exclude_services: Vec<String>,
+    /// Leave out these actions (with -a, --all-actions or -e).
+    #[arg(long, num_args = 1.., value_name = "ACTION")]
+    pub exclude_actions: Vec<String>,
     /// Also record topics that only have subscribers.
     #[arg(long)]
     pub include_unpublished_topics: bool,
@@ -153,13 +163,24 @@ fn selection(args: &Args) -> Result<Ros2Selection> {
     };
     let mut topics = abs(&args.topics);
     topics.extend(abs(&args.positional));
+    let all_actions = args.all || args.all_actions;
+    // As ros2bag's record verb: excluding actions needs something that takes them wholesale.
+    if !args.exclude_actions.is_empty() && !all_actions && args.regex.is_none() {
+        return Err(UsageError("--exclude-actions needs -a/--all, --all-actions or -e/--regex".into()).into());
+    }
+    if all_actions && !args.actions.is_empty() {
+        eprintln!("warning: --all or --all-actions records every action: --actions is ignored");
+    }
     let sel = Ros2Selection {
         all_topics: args.all || args.all_topics,
         all_services: args.all || args.all_services,
+        all_actions,
         topics,
         services: abs(&args.services),
+        actions: if all_actions { BTreeSet::new() } else { abs(&args.actions) },
         exclude_topics: abs(&args.exclude_topics),
         exclude_services: abs(&args.exclude_services),
+        exclude_actions: abs(&args.exclude_actions),
         include_hidden: args.include_hidden_topics,
         ..Ros2Selection::default()
     };
@@ -169,7 +190,7 @@ fn selection(args: &Args) -> Result<Ros2Selection> {
         .map_err(|e| UsageError(e.to_string()))?;
     if sel.is_empty() {
         return Err(UsageError(
-            "rbag record --ros2: name topics (--topics, --services) or use -a, --all-topics, --all-services or -e"
+            "rbag record --ros2: name topics (--topics, --services, --actions) or use -a, --all-topics, --all-services, --all-actions or -e"
                 .into(),
         )
         .into());
@@ -216,58 +237,83 @@ pub fn run(args: Args) -> Result<Outcome> {
     rosbag2.check_split(format)?;
     let (_, mut definitions) = super::load_msg_dirs(&args.msg_paths, "--msg-path")?;
     definitions.fill_from(&super::store_ros2(rbag_bag::types::Distro::Jazzy));
-    let dir = args.output.clone().unwrap_or_else(|| rbag_live::record::default_dir_name(rbag_live::record::now_ns()));
-    let output = RecordOptions {
-        output: OutputName::Exact(dir),
-        layout: Layout::Rosbag2Dir,
-        format,
-        split: Some(Split { max_bytes: rosbag2.max_file_size, max_duration_ns: rosbag2.max_file_duration_ns }),
-        max_splits: rosbag2.max_files,
-        repeat_latched: args.rosbag2.repeat_all(),
-        repeat_topics: args.rosbag2.repeat_topics()?,
-        throttle_ns: super::record::throttle_ns(&args.throttle),
-        drop_report: false,
-        min_space: 0,
-        overwrite: args.force,
-        write: WriteOptions { rosbag2, ..WriteOptions::default() },
-        ..RecordOptions::default()
-    };
-    // In snapshot mode the cache is the ring; the queue in front of it only smooths bursts.
-    let snapshot = SnapshotOptions { max_bytes: Some(args.max_cache_size), ..SnapshotOptions::default() };
-    let queue_bytes = (!args.snapshot_mode && args.max_cache_size > 0).then_some(args.max_cache_size);
-    let spec = Ros2RecordSpec {
-        selection: sel,
-        overrides,
-        no_discovery: args.no_discovery,
-        include_unpublished: args.include_unpublished_topics,
-        ignore_leaf_topics: args.ignore_leaf_topics,
-        topic_types: args.topic_types.iter().cloned().collect(),
-        exclude_topic_types: args.exclude_topic_types.iter().cloned().collect(),
-        max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
-    };
-    let polling = Duration::from_millis(args.polling_interval.max(1));
-    let spec = RecordSpec {
-        output,
-        pipeline: PipelineOptions { snapshot: args.snapshot_mode.then_some(snapshot), ..PipelineOptions::default() },
-        queue_bytes,
-        start_paused: args.start_paused,
-        source: Source::Ros2(Box::new(Ros2Source {
-            spec,
-            definitions,
-            polling,
-            middleware: args.rmw.choose()?,
-            node: args.node_name.clone(),
-        })),
-        clock: None,
-    };
-    let (node, snapshot_mode) = (args.node_name.clone(), args.snapshot_mode);
-    let start_paused = args.start_paused;
+    let first = args.output.clone().unwrap_or_else(|| rbag_live::record::default_dir_name(rbag_live::record::now_ns()));
+    // Checked before joining the graph: a refused output costs no network.
+    if first.exists() && !args.force {
+        bail!("starting the recording: {}: output exists (use --force to replace it)", first.display());
+    }
+    let repeat_topics = args.rosbag2.repeat_topics()?;
+    let middleware = args.rmw.choose()?;
     let level = super::middleware::LogLevel::of(args.log_level, args.quiet);
-    super::record::drive(spec, level, !args.disable_keyboard_controls, "--max-cache-size full", |rec, log| {
-        if start_paused {
-            log("Recording is paused: press space to start.".into());
-        }
-        let Some(host) = rec.service_host(&node)? else { return Ok(Vec::new()) };
-        Ok(rbag_live::services::recorder(host.as_ref(), &node, rec.controls(), snapshot_mode, log)?)
-    })
+    let log = super::record::level_log(level);
+    // The node and its services outlive each recording: `~/stop` then `~/record` starts another.
+    let session = RecorderSession::new(args.start_paused, true);
+    let join = Ros2Join::open(middleware, &args.node_name, &log)?;
+    let _served = rbag_live::services::recorder(
+        join.services().as_ref(),
+        &args.node_name,
+        session.clone(),
+        args.snapshot_mode,
+        &log,
+    )?;
+    if args.start_paused {
+        log("Recording is paused: press space to start.".into());
+    }
+    let mut last = first.clone();
+    let spec = |uri: Option<&str>| -> Result<RecordSpec> {
+        // A `record` request names a directory, or takes the last one's name; rosbag2 (Lyrical)
+        // appends (1), (2)… to a name in use.
+        let dir = match uri {
+            None => first.clone(),
+            Some(u) => rbag_live::record::unused_dir_name(if u.is_empty() { &last } else { Path::new(u) }),
+        };
+        last = dir.clone();
+        let output = RecordOptions {
+            output: OutputName::Exact(dir),
+            layout: Layout::Rosbag2Dir,
+            format,
+            split: Some(Split { max_bytes: rosbag2.max_file_size, max_duration_ns: rosbag2.max_file_duration_ns }),
+            max_splits: rosbag2.max_files,
+            repeat_latched: args.rosbag2.repeat_all(),
+            repeat_topics: repeat_topics.clone(),
+            throttle_ns: super::record::throttle_ns(&args.throttle),
+            drop_report: false,
+            min_space: 0,
+            overwrite: args.force && uri.is_none(),
+            write: WriteOptions { rosbag2: rosbag2.clone(), ..WriteOptions::default() },
+            ..RecordOptions::default()
+        };
+        // In snapshot mode the cache is the ring; the queue in front of it only smooths bursts.
+        let snapshot = SnapshotOptions { max_bytes: Some(args.max_cache_size), ..SnapshotOptions::default() };
+        let queue_bytes = (!args.snapshot_mode && args.max_cache_size > 0).then_some(args.max_cache_size);
+        let ros2 = Ros2RecordSpec {
+            selection: if uri.is_none() { sel.clone() } else { selection(&args)? },
+            overrides: overrides.clone(),
+            no_discovery: args.no_discovery,
+            include_unpublished: args.include_unpublished_topics,
+            ignore_leaf_topics: args.ignore_leaf_topics,
+            topic_types: args.topic_types.iter().cloned().collect(),
+            exclude_topic_types: args.exclude_topic_types.iter().cloned().collect(),
+            max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
+        };
+        Ok(RecordSpec {
+            output,
+            pipeline: PipelineOptions {
+                snapshot: args.snapshot_mode.then_some(snapshot),
+                ..PipelineOptions::default()
+            },
+            queue_bytes,
+            start_paused: session.start_paused(),
+            source: Source::Ros2(Box::new(Ros2Source {
+                polling: Duration::from_millis(args.polling_interval.max(1)),
+                node: args.node_name.clone(),
+                join: Some(join.clone()),
+                discovery: session.discovery_switch(),
+                ..Ros2Source::new(ros2, definitions.clone(), middleware)
+            })),
+            clock: None,
+        })
+    };
+    let keys = !args.disable_keyboard_controls;
+    super::record::drive_session(spec, &session, &log, level, keys, "--max-cache-size full")
 }
