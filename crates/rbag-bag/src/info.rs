@@ -535,3 +535,54 @@ fn definition_hash(c: &rbag_storage::Connection) -> Option<String> {
         .find(|h| !h.is_empty() && *h != "*")
         .cloned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topic(name: &str, ty: &str, count: u64) -> TopicInfo {
+        TopicInfo {
+            name: name.into(),
+            message_type: ty.into(),
+            message_count: count,
+            connections: 1,
+            encoding: "cdr".into(),
+            size_bytes: Some(10 * count),
+            size_estimated: false,
+            frequency_hz: None,
+            qos: Vec::new(),
+            definition_hashes: Vec::new(),
+            service_requests: None,
+            service_responses: None,
+        }
+    }
+
+    #[test]
+    fn actions_group_their_topics_by_name_and_type() {
+        let topics = [
+            topic("/fib/_action/feedback", "example_interfaces/action/Fibonacci_FeedbackMessage", 4),
+            topic("/fib/_action/status", "action_msgs/msg/GoalStatusArray", 3),
+            topic("/fib/_action/send_goal/_service_event", "example_interfaces/action/Fibonacci_SendGoal_Event", 2),
+            // Only a status: the type is not known.
+            topic("/bare/_action/status", "action_msgs/msg/GoalStatusArray", 1),
+            // Named like an action's but of another type: a plain (hidden) topic.
+            topic("/fake/_action/status", "std_msgs/msg/String", 7),
+            topic("/add/_service_event", "example_interfaces/srv/AddTwoInts_Event", 5),
+        ];
+        let mut got = actions(topics.iter());
+        assert_eq!(got.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["/bare", "/fib"]);
+        let fib = &got[1];
+        assert_eq!(fib.action_type, "example_interfaces/action/Fibonacci");
+        assert_eq!((fib.message_count, fib.size_bytes), (9, Some(90)));
+        let counts: Vec<(&str, u64)> = fib.topics.iter().map(|t| (t.name.as_str(), t.message_count)).collect();
+        assert_eq!(counts, [("feedback", 4), ("status", 3)]);
+        let events: Vec<(&str, u64)> = fib.services.iter().map(|s| (s.name.as_str(), s.event_count)).collect();
+        assert_eq!(events, [("send_goal", 2), ("cancel_goal", 0), ("get_result", 0)]);
+        assert_eq!(fib.services[1].topic, "/fib/_action/cancel_goal/_service_event");
+        assert_eq!(got[0].action_type, "");
+        assert!(!topics[2].is_service_event() && topics[5].is_service_event());
+        assert!(topics[4].action_part().is_none());
+        sort_actions(&mut got, TopicSort::Count);
+        assert_eq!(got[0].name, "/fib");
+    }
+}

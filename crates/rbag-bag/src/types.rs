@@ -138,3 +138,28 @@ pub fn read_rules(path: &Path) -> Result<Rules> {
     }
     Ok(rules)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_of_only_an_action_gives_its_derived_types() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("example_interfaces");
+        std::fs::create_dir_all(pkg.join("action")).unwrap();
+        std::fs::write(
+            pkg.join("action/Fibonacci.action"),
+            "int32 order\n---\nint32[] sequence\n---\nint32[] sequence\n",
+        )
+        .unwrap();
+        let (ros1, ros2) = load_dirs(&[pkg.display().to_string()]).unwrap();
+        assert!(!ros1.contains("example_interfaces/action/Fibonacci_Goal"));
+        for ty in ["SendGoal_Event", "GetResult_Event", "FeedbackMessage"] {
+            assert!(ros2.contains(&format!("example_interfaces/action/Fibonacci_{ty}")), "{ty}");
+        }
+        let empty = dir.path().join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        assert!(matches!(load_dirs(&[empty.display().to_string()]), Err(Error::NoDefinitions { .. })));
+    }
+}
