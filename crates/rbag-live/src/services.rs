@@ -9,13 +9,13 @@ use rbag_ros2::graph::GraphError;
 use rbag_ros2::record::Log;
 use rbag_ros2::service::{reply, Fields, Handler, ServiceHost};
 
-use crate::interfaces::type_hash;
+use crate::interfaces::{is_lyrical, type_hash};
 
 /// Services being served; dropping them stops serving.
 pub type Served = Vec<Box<dyn Send>>;
 
-/// What the recorder's services act on: a recorder's pause switch and its snapshot and split
-/// triggers. The recording side implements it on its own control block.
+/// What the recorder's services act on: the pause switch, snapshot and split triggers, and the
+/// recorder's life between recordings ([`crate::record::RecorderSession`]).
 pub trait RecorderControl: Send + Sync {
     /// Sets paused; returns whether it was paused before.
     fn set_paused(&self, paused: bool) -> bool;
@@ -23,8 +23,19 @@ pub trait RecorderControl: Send + Sync {
     fn paused(&self) -> bool;
     /// Asks for a snapshot write (snapshot mode).
     fn snapshot(&self);
-    /// Asks for the current file to be closed and a new one begun.
-    fn split(&self);
+    /// Asks for the current file to be closed and a new one begun; false when not recording.
+    fn split(&self) -> bool;
+    /// Whether a recording runs (and was not asked to stop).
+    fn recording(&self) -> bool;
+    /// Ends the running recording (its bag is closed); false when none runs.
+    fn stop(&self) -> bool;
+    /// Starts a recording into `uri` (empty: the last bag's name, made unique); false when one
+    /// runs already.
+    fn record(&self, uri: &str) -> bool;
+    /// Turns discovery of new topics on or off; returns whether it was on.
+    fn set_discovery(&self, on: bool) -> bool;
+    /// Whether new topics are being discovered.
+    fn discovery(&self) -> bool;
 }
 
 /// Serves `services` (name, rosbag2_interfaces type, handler) under `node` on `host`.
@@ -48,11 +59,46 @@ pub(crate) fn serve(
         .collect()
 }
 
+/// Runs `f` at `at_ns` (wall time, ns since the epoch) on a thread of its own, or now when
+/// that has passed: rosbag2's delayed resume, split and record at node time.
+fn at_time(at_ns: u64, f: impl FnOnce() + Send + 'static) {
+    let wait = at_ns.saturating_sub(crate::record::now_ns());
+    if wait == 0 {
+        return f();
+    }
+    let _ = std::thread::Builder::new().name("delayed-service".into()).spawn(move || {
+        std::thread::sleep(std::time::Duration::from_nanos(wait));
+        f()
+    });
+}
+
+/// A Lyrical timed request (`Resume`, `SplitBagfile`): time, mode and tracking topic. rbag acts
+/// at node time (mode 0, the wall clock) only; `Err` is the response for anything else.
+fn node_time(f: &Fields, invalid_mode: i32, unsupported: i32) -> Result<u64, Vec<u8>> {
+    let (at, mode) = (f.time_ns_at(0).unwrap_or(0), f.i32_at(8).unwrap_or(0));
+    match mode {
+        0 => Ok(at),
+        1 | 2 if at == 0 => Ok(0),
+        1 | 2 => Err(reply::code(
+            unsupported,
+            "rbag acts at node time only (mode 0); publish and receive time modes are not supported",
+        )),
+        m => Err(reply::code(invalid_mode, &format!("invalid mode {m}"))),
+    }
+}
+
 /// Serves the recorder's services under node `node` (rosbag2's `rosbag2_recorder` unless the
-/// user names another): pause, resume and is_paused act on the recorder's pause switch;
-/// snapshot triggers a snapshot write in snapshot mode (and fails otherwise, as in rosbag2);
-/// split_bagfile closes the current file and goes on in a new one. Serving stops when the
-/// returned servers drop.
+/// user names another), in the layout each client's type hash names (see
+/// [`crate::interfaces`]):
+/// - `pause`, `resume`, `is_paused` act on the pause switch (Lyrical's `resume` at a later node
+///   time too);
+/// - `snapshot` writes the cache in snapshot mode (and fails otherwise, as in rosbag2);
+/// - `split_bagfile` closes the current file and goes on in a new one;
+/// - `stop` closes the bag and keeps the node up; `record` starts a new bag;
+/// - `start_discovery`, `stop_discovery`, `is_discovery_running` switch the discovery of new
+///   topics (subscriptions made stay).
+///
+/// Serving stops when the returned servers drop.
 pub fn recorder(
     host: &dyn ServiceHost,
     node: &str,
@@ -60,41 +106,145 @@ pub fn recorder(
     snapshot_mode: bool,
     log: &Log,
 ) -> Result<Served, GraphError> {
-    let pause = |paused: bool| -> Handler {
+    // Each handler gets its own handle on the controls and the log.
+    let with = |f: fn(&dyn RecorderControl, &Fields, &Log) -> Vec<u8>| -> Handler {
         let (c, log) = (controls.clone(), log.clone());
-        Box::new(move |_: &Fields| {
-            if c.set_paused(paused) != paused {
-                log(if paused { "Recording paused." } else { "Recording resumed." }.into());
-            }
-            reply::empty()
-        })
+        Box::new(move |fields: &Fields| f(c.as_ref(), fields, &log))
     };
-    let (c1, c2, c3, log2, log3) = (controls.clone(), controls.clone(), controls.clone(), log.clone(), log.clone());
+    let pause = |c: &dyn RecorderControl, paused: bool, log: &Log| {
+        if c.set_paused(paused) != paused {
+            log(if paused { "Recording paused." } else { "Recording resumed." }.into());
+        }
+    };
+    let (c, l) = (controls.clone(), log.clone());
+    let resume: Handler = Box::new(move |f: &Fields| {
+        if !is_lyrical("Resume", f.type_hash()) {
+            pause(c.as_ref(), false, &l);
+            return reply::empty();
+        }
+        match node_time(f, 1, 3) {
+            Ok(at) => {
+                let (c, l) = (c.clone(), l.clone());
+                at_time(at, move || pause(c.as_ref(), false, &l));
+                reply::code(0, "")
+            }
+            Err(response) => response,
+        }
+    });
+    let (c, l) = (controls.clone(), log.clone());
+    let split: Handler = Box::new(move |f: &Fields| {
+        let split_now = |c: &dyn RecorderControl, l: &Log| {
+            if c.split() {
+                l("Splitting: the next messages go to a new file.".into());
+            }
+        };
+        if !is_lyrical("SplitBagfile", f.type_hash()) {
+            split_now(c.as_ref(), &l);
+            return reply::empty();
+        }
+        if !c.recording() {
+            return reply::code(1, "Recorder is not recording.");
+        }
+        match node_time(f, 2, 4) {
+            Ok(at) => {
+                let (c, l) = (c.clone(), l.clone());
+                at_time(at, move || split_now(c.as_ref(), &l));
+                reply::code(0, "")
+            }
+            Err(response) => response,
+        }
+    });
+    let (c, l) = (controls.clone(), log.clone());
+    let record: Handler = Box::new(move |f: &Fields| {
+        let uri = f.string_at(0);
+        let start = match (&uri, is_lyrical("Record", f.type_hash())) {
+            (Some((_, end)), true) => f.time_ns_at(end.div_ceil(4) * 4).unwrap_or(0),
+            _ => 0,
+        };
+        let uri = uri.map(|u| u.0).unwrap_or_default();
+        if c.recording() {
+            return reply::code(1, "Recorder is already recording.");
+        }
+        let (c, l) = (c.clone(), l.clone());
+        at_time(start, move || {
+            if !c.record(&uri) {
+                l("warning: record requested while already recording; ignored".into());
+            }
+        });
+        reply::code(0, "")
+    });
     let services: Vec<(&str, &str, Handler)> = vec![
-        ("pause", "Pause", pause(true)),
-        ("resume", "Resume", pause(false)),
-        ("is_paused", "IsPaused", Box::new(move |_: &Fields| reply::bool(c1.paused()))),
         (
-            "snapshot",
-            "Snapshot",
-            Box::new(move |_: &Fields| {
-                if snapshot_mode {
-                    c2.snapshot();
-                    log2("Snapshot: writing the cache into the bag.".into());
+            "pause",
+            "Pause",
+            with(|c, _, log| {
+                if !c.set_paused(true) {
+                    log("Recording paused.".into());
                 }
-                reply::bool(snapshot_mode)
-            }),
-        ),
-        // Jazzy's SplitBagfile has no fields either way.
-        (
-            "split_bagfile",
-            "SplitBagfile",
-            Box::new(move |_: &Fields| {
-                c3.split();
-                log3("Splitting: the next messages go to a new file.".into());
                 reply::empty()
             }),
         ),
+        ("resume", "Resume", resume),
+        ("is_paused", "IsPaused", with(|c, _, _| reply::bool(c.paused()))),
+        (
+            "snapshot",
+            "Snapshot",
+            if snapshot_mode {
+                with(|c, _, log| {
+                    c.snapshot();
+                    log("Snapshot: writing the cache into the bag.".into());
+                    reply::bool(true)
+                })
+            } else {
+                with(|_, _, _| reply::bool(false))
+            },
+        ),
+        ("split_bagfile", "SplitBagfile", split),
+        ("record", "Record", record),
+        (
+            "stop",
+            "Stop",
+            with(|c, f, log| {
+                let stopped = c.stop();
+                if stopped {
+                    log("Stopping the recording (the node stays up: call record to start another).".into());
+                } else {
+                    log("warning: stop requested while not recording; ignored".into());
+                }
+                match (is_lyrical("Stop", f.type_hash()), stopped) {
+                    (false, _) => reply::empty(),
+                    (true, true) => reply::code(0, ""),
+                    (true, false) => reply::code(1, "Recorder is already stopped."),
+                }
+            }),
+        ),
+        (
+            "start_discovery",
+            "StartDiscovery",
+            with(|c, _, log| {
+                if !c.recording() {
+                    reply::code(1, "Recorder is not currently recording.")
+                } else if c.set_discovery(true) {
+                    reply::code(1, "Discovery is already running.")
+                } else {
+                    log("Discovery of new topics started.".into());
+                    reply::code(0, "")
+                }
+            }),
+        ),
+        (
+            "stop_discovery",
+            "StopDiscovery",
+            with(|c, _, log| {
+                if !c.set_discovery(false) {
+                    reply::code(1, "Discovery is not running.")
+                } else {
+                    log("Discovery of new topics stopped.".into());
+                    reply::code(0, "")
+                }
+            }),
+        ),
+        ("is_discovery_running", "IsDiscoveryRunning", with(|c, _, _| reply::bool(c.discovery()))),
     ];
     serve(host, &format!("/{}", node.trim_start_matches('/')), services, log)
 }

@@ -64,11 +64,8 @@ fn spec(dir: &Path, output: RecordOptions, pipeline: PipelineOptions, clock: &Ar
         queue_bytes: None,
         start_paused: false,
         source: Source::Ros2(Box::new(Ros2Source {
-            spec: ros2,
-            definitions,
             polling: Duration::from_millis(50),
-            middleware: Default::default(),
-            node: "rosbag2_recorder".into(),
+            ..Ros2Source::new(ros2, definitions, Default::default())
         })),
         clock: Some(Arc::new(move || now.now())),
     }

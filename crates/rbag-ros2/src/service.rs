@@ -168,6 +168,21 @@ impl<'a> Fields<'a> {
     pub fn bytes(&self) -> &[u8] {
         self.bytes
     }
+
+    /// An `int32` at byte `at`.
+    pub fn i32_at(&self, at: usize) -> Option<i32> {
+        Some(i32::from_le_bytes(self.bytes.get(at..at + 4)?.try_into().ok()?))
+    }
+
+    /// A `string` at byte `at` (aligned to 4 first), and the offset after it; `None` when it
+    /// runs past the request or is not UTF-8.
+    pub fn string_at(&self, at: usize) -> Option<(String, usize)> {
+        let at = at.div_ceil(4) * 4;
+        let len = u32::from_le_bytes(self.bytes.get(at..at + 4)?.try_into().ok()?) as usize;
+        let body = self.bytes.get(at + 4..(at + 4).checked_add(len)?)?;
+        let text = body.strip_suffix(&[0]).unwrap_or(body);
+        Some((String::from_utf8(text.to_vec()).ok()?, at + 4 + len))
+    }
 }
 
 /// Response fields in CDR, for the shapes rosbag2's services have.
@@ -190,6 +205,15 @@ pub mod reply {
     /// A response whose one field is a `uint64`.
     pub fn u64(v: u64) -> Vec<u8> {
         v.to_le_bytes().to_vec()
+    }
+
+    /// A response of `int32 return_code` and `string error_string` (rosbag2's Lyrical layout).
+    pub fn code(return_code: i32, error: &str) -> Vec<u8> {
+        let mut out = return_code.to_le_bytes().to_vec();
+        out.extend_from_slice(&(error.len() as u32 + 1).to_le_bytes());
+        out.extend_from_slice(error.as_bytes());
+        out.push(0);
+        out
     }
 }
 
@@ -325,5 +349,15 @@ mod tests {
         assert_eq!(Fields::new(&before_1970, None).time_ns(), None);
         assert_eq!(Fields::new(&[1, 2, 3], None).f64(), None);
         assert_eq!(Fields::new(&[], None).u64(), None);
+        // Record (Lyrical): string uri "ab", then a Time at the next multiple of 4.
+        let mut rec = 3u32.to_le_bytes().to_vec();
+        rec.extend(b"ab\0\0");
+        rec.extend(5i32.to_le_bytes());
+        rec.extend(6u32.to_le_bytes());
+        let f = Fields::new(&rec, None);
+        assert_eq!(f.string_at(0), Some(("ab".to_string(), 7)));
+        assert_eq!(f.time_ns_at(8), Some(5_000_000_006));
+        assert_eq!(Fields::new(&[9, 0, 0, 0, b'x'], None).string_at(0), None, "a length past the end");
+        assert_eq!(reply::code(1, "no"), [1, 0, 0, 0, 3, 0, 0, 0, b'n', b'o', 0]);
     }
 }

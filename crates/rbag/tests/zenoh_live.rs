@@ -492,6 +492,16 @@ fn zenoh_control_services_answer_rmw_zenoh_clients() {
     let other = format!("RIHS01_{}", "ab".repeat(32));
     call_zenoh(&py, port, d, "/rosbag2_player/resume", &srv("Resume"), Some(&other), empty);
     assert_eq!(play.finish(false), Some(0), "resumed, the bag plays to its end:\n{}", play.stderr());
+    // `play` during the playback is refused, as rosbag2 does; `stop` ends a paused player.
+    let args = ["play", "--ros2", "--middleware", "zenoh", bag.to_str().unwrap(), "--start-paused"];
+    let mut play = Rbag::start(dir.path(), "play2", port, d, &args);
+    let request = format!("00010000{}", "00".repeat(24));
+    assert_eq!(call_zenoh(&py, port, d, "/rosbag2_player/play", &srv("Play"), None, &request), [0]);
+    let lyrical = lyrical_stop_hash();
+    let stopped = call_zenoh(&py, port, d, "/rosbag2_player/stop", &srv("Stop"), Some(&lyrical), empty);
+    assert_eq!(return_code(&stopped), (0, String::new()));
+    assert_eq!(play.finish(false), Some(0), "stopped while paused:\n{}", play.stderr());
+    assert!(play.stderr().contains("dismissing request"), "{}", play.stderr());
 
     let out = dir.path().join("rec");
     let args = ["record", "--ros2", "--middleware", "zenoh", "-a", "--start-paused", "-o", out.to_str().unwrap()];
@@ -502,4 +512,90 @@ fn zenoh_control_services_answer_rmw_zenoh_clients() {
     rec.expect_err("Recording resumed.");
     assert_eq!(rec.finish(true), Some(0), "{}", rec.stderr());
     router.kill();
+}
+
+/// Hex of a CDR request: the encapsulation, then `fields`.
+fn request_hex(fields: &[u8]) -> String {
+    [0u8, 1, 0, 0].iter().chain(fields).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A CDR `string`.
+fn cdr_string(s: &str) -> Vec<u8> {
+    let mut out = (s.len() as u32 + 1).to_le_bytes().to_vec();
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+    out
+}
+
+/// RIHS01 of Lyrical's `rosbag2_interfaces/srv/Stop` (rosbag2_interfaces 0.33.3, #2312: a
+/// return code and an error string in the response), computed here from its fields.
+fn lyrical_stop_hash() -> String {
+    let mut reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
+    reg.add_srv("rosbag2_interfaces/srv/Stop", "---\nint32 return_code\nstring error_string\n").unwrap();
+    reg.rihs01("rosbag2_interfaces/srv/Stop").unwrap()
+}
+
+/// A response of `int32 return_code, string error_string`.
+fn return_code(fields: &[u8]) -> (i32, String) {
+    let code = i32::from_le_bytes(fields[..4].try_into().unwrap());
+    let len = u32::from_le_bytes(fields[4..8].try_into().unwrap()) as usize;
+    (code, String::from_utf8_lossy(&fields[8..8 + len - 1]).into_owned())
+}
+
+/// The recorder's node outlives its recordings, as rosbag2's: `~/stop` closes the bag and
+/// keeps serving, `~/record` starts another bag (the last name with `(1)`, or the one asked
+/// for), and discovery is switched by its three services. A Lyrical client (its `Stop` hash)
+/// gets return codes; a Jazzy one the empty response.
+#[test]
+fn zenoh_recorder_stops_and_records_again_and_switches_discovery() {
+    let test = "zenoh_recorder_stops_and_records_again_and_switches_discovery";
+    let Some(py) = setup(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (port, domain) = (free_port(), Domain::new());
+    let d = domain.id();
+    let mut router = router(&py, port);
+    let mut chatter = talker(&py, port, d, "/chatter", STRING, STRING_HASH, &["--count", "100000", "--rate", "100"]);
+    let first = dir.path().join("a");
+    let args = ["record", "--ros2", "--middleware", "zenoh", "--topics", "/chatter", "-o", first.to_str().unwrap()];
+    let mut rec = Rbag::start(dir.path(), "record", port, d, &args);
+    rec.expect_err("Subscribed to topic '/chatter'");
+    let srv = |name: &str| format!("rosbag2_interfaces::srv::dds_::{name}_");
+    let call = |service: &str, ty: &str, hash: Option<&str>, fields: &[u8]| {
+        call_zenoh(&py, port, d, &format!("/rosbag2_recorder/{service}"), &srv(ty), hash, &request_hex(fields))
+    };
+    let empty = [0u8];
+    assert_eq!(call("is_discovery_running", "IsDiscoveryRunning", None, &empty)[0], 1);
+    assert_eq!(return_code(&call("stop_discovery", "StopDiscovery", None, &empty)), (0, String::new()));
+    assert_eq!(call("is_discovery_running", "IsDiscoveryRunning", None, &empty)[0], 0);
+    assert_eq!(
+        return_code(&call("stop_discovery", "StopDiscovery", None, &empty)),
+        (1, "Discovery is not running.".into())
+    );
+    assert_eq!(return_code(&call("start_discovery", "StartDiscovery", None, &empty)), (0, String::new()));
+    assert_eq!(
+        return_code(&call("record", "Record", None, &cdr_string(""))),
+        (1, "Recorder is already recording.".into())
+    );
+    // Jazzy's Stop: an empty response; the bag is closed and the node waits.
+    assert_eq!(call("stop", "Stop", None, &empty), [0]);
+    rec.expect_err("The recorder waits for a record request");
+    assert!(first.join("metadata.yaml").exists(), "the stopped bag is closed:\n{}", rec.stderr());
+    let lyrical = lyrical_stop_hash();
+    assert_eq!(return_code(&call("stop", "Stop", Some(&lyrical), &empty)), (1, "Recorder is already stopped.".into()));
+    // Record again under the same name: rosbag2 (Lyrical) appends (1).
+    assert_eq!(return_code(&call("record", "Record", None, &cdr_string(""))), (0, String::new()));
+    let again = dir.path().join("a(1)");
+    rec.expect_err(&format!("Recording to '{}", again.display()));
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(return_code(&call("stop", "Stop", Some(&lyrical), &empty)), (0, String::new()));
+    let named = dir.path().join("b");
+    assert_eq!(return_code(&call("record", "Record", None, &cdr_string(named.to_str().unwrap()))), (0, String::new()));
+    rec.expect_err(&format!("Recording to '{}", named.display()));
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(rec.finish(true), Some(0), "{}", rec.stderr());
+    chatter.kill();
+    router.kill();
+    for bag in [&first, &again, &named] {
+        assert!(!recorded(bag, "/chatter").is_empty(), "{}: no /chatter:\n{}", bag.display(), rec.stderr());
+    }
 }

@@ -85,6 +85,8 @@ struct Ros2Sink {
     clock: Option<Box<dyn TopicWriter>>,
     /// Connections before whose messages `/clock` is published (`--clock-topics`).
     clock_before: std::collections::BTreeSet<u32>,
+    /// Which time of a message playback follows (`--message-order`): `/clock` says that one.
+    order: rbag_transport::play::MessageOrder,
     ack_timeout: Option<Duration>,
     /// `burst`: messages left, and whom to tell it is done.
     burst: Option<(u64, PlayHandle)>,
@@ -111,7 +113,7 @@ impl PlaySink for Ros2Sink {
         let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
         if self.clock_before.contains(&msg.connection) {
             if let Some(c) = &self.clock {
-                c.send(&clock_cdr(msg.log_time), now_i64(), &|| true).map_err(PlayError::sink)?;
+                c.send(&clock_cdr(self.order.time(msg)), now_i64(), &|| true).map_err(PlayError::sink)?;
             }
         }
         let data = self.converter.bytes(out.rewrite.as_deref(), msg)?;
@@ -349,6 +351,7 @@ fn sink<W: TopicWriter + 'static>(
         converter: std::mem::take(&mut prepared.converter),
         clock: None,
         clock_before: Default::default(),
+        order: prepared.options.message_order,
         ack_timeout: ros2.wait_for_all_acked,
         burst: None,
         view: PlayerView::new(prepared.options.start_paused, prepared.options.rate),

@@ -12,6 +12,7 @@ use rbag_ros2::service::{reply, Fields, Handler, ServiceHost};
 use rbag_transport::play::{Control, PlayState};
 
 use super::control::PlayHandle;
+use crate::interfaces::is_lyrical;
 use crate::services::{serve, Served};
 
 /// The player's node name in rosbag2; its services are `/rosbag2_player/<name>`.
@@ -27,12 +28,17 @@ pub struct PlayerView(Arc<ViewState>);
 struct ViewState {
     state: Mutex<(bool, f64)>,
     published: AtomicU64,
+    stopped: std::sync::atomic::AtomicBool,
 }
 
 impl PlayerView {
     /// A view of a player starting `paused` at `rate`.
     pub fn new(paused: bool, rate: f64) -> PlayerView {
-        PlayerView(Arc::new(ViewState { state: Mutex::new((paused, rate)), published: AtomicU64::new(0) }))
+        PlayerView(Arc::new(ViewState {
+            state: Mutex::new((paused, rate)),
+            published: AtomicU64::new(0),
+            stopped: Default::default(),
+        }))
     }
 
     /// Takes the state the player reported.
@@ -58,9 +64,10 @@ impl PlayerView {
     }
 }
 
-/// Serves the player's services, which drive the player through `controls`. `range` is the
-/// played bag time range (`seek` outside it fails, as in rosbag2). Serving stops when the
-/// returned servers drop.
+/// Serves the player's services, which drive the player through `controls`, in the layout
+/// each client's type hash names (Lyrical's `resume` and `stop` answer return codes). `range`
+/// is the played bag time range (`seek` outside it fails, as in rosbag2). `play` is refused
+/// (the one playback is running), `stop` ends it. Serving stops when the returned servers drop.
 pub fn player(
     host: &dyn ServiceHost,
     controls: &PlayHandle,
@@ -83,7 +90,46 @@ pub fn player(
     let (v1, v2) = (view.clone(), view.clone());
     let services: Vec<(&str, &str, Handler)> = vec![
         ("pause", "Pause", send(|_| Some(Control::Pause), |_, _| reply::empty())),
-        ("resume", "Resume", send(|_| Some(Control::Resume), |_, _| reply::empty())),
+        ("resume", "Resume", {
+            let (tx, view) = (controls.clone(), view.clone());
+            Box::new(move |f: &Fields| {
+                let lyrical = is_lyrical("Resume", f.type_hash());
+                // Lyrical's player takes no resume time (rosbag2: "shall be set to zero").
+                if lyrical && f.time_ns_at(0).is_some_and(|t| t != 0) {
+                    return reply::code(3, "the player resumes now only: resume_time must be zero");
+                }
+                apply(&view, &Control::Resume);
+                tx.send(Control::Resume);
+                if lyrical {
+                    reply::code(0, "")
+                } else {
+                    reply::empty()
+                }
+            })
+        }),
+        // rbag plays once, from start to end (as `ros2 bag play` does): a play request always
+        // comes during that playback, and rosbag2 refuses it then.
+        ("play", "Play", {
+            let log = log.clone();
+            Box::new(move |_: &Fields| {
+                log("warning: Trying to play() while in playback, dismissing request.".into());
+                reply::bool(false)
+            })
+        }),
+        ("stop", "Stop", {
+            let (tx, view) = (controls.clone(), view.clone());
+            Box::new(move |f: &Fields| {
+                let was = view.0.stopped.swap(true, Ordering::SeqCst);
+                if !was {
+                    tx.send(Control::Quit);
+                }
+                match (is_lyrical("Stop", f.type_hash()), was) {
+                    (false, _) => reply::empty(),
+                    (true, false) => reply::code(0, ""),
+                    (true, true) => reply::code(1, "Player is already stopped."),
+                }
+            })
+        }),
         ("toggle_paused", "TogglePaused", send(|_| Some(Control::TogglePause), |_, _| reply::empty())),
         ("is_paused", "IsPaused", Box::new(move |_: &Fields| reply::bool(v1.get().0))),
         ("get_rate", "GetRate", Box::new(move |_: &Fields| reply::f64(v2.get().1))),

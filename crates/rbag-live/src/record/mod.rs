@@ -15,6 +15,8 @@
 mod ros1;
 #[cfg(feature = "ros2")]
 mod ros2;
+#[cfg(feature = "ros2")]
+mod session;
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -33,7 +35,9 @@ pub use rbag_transport::{
 };
 pub use ros1::Ros1Source;
 #[cfg(feature = "ros2")]
-pub use ros2::{default_dir_name, Ros2Source};
+pub use ros2::{default_dir_name, unused_dir_name, Ros2Join, Ros2Source};
+#[cfg(feature = "ros2")]
+pub use session::RecorderSession;
 
 /// Where the recording's notices go (one line each; a line starting with `error` or `warning`
 /// is one). The front end prints them.
@@ -151,11 +155,6 @@ pub struct Recording {
     feed: Box<dyn Feed>,
     output: Option<PathBuf>,
     log: Log,
-    #[cfg(feature = "ros2")]
-    host: Option<ros2::Ros2Host>,
-    /// The nodes made for services, kept for as long as the recording.
-    #[cfg(feature = "ros2")]
-    nodes: std::sync::Mutex<Vec<Arc<dyn rbag_ros2::service::ServiceHost>>>,
 }
 
 impl Recording {
@@ -170,16 +169,10 @@ impl Recording {
         };
         // The bag is opened before the graph is joined: a refused output costs no network.
         let pipeline = Pipeline::new(spec.output, spec.pipeline, queue.clone(), controls.clone(), now)?;
-        #[cfg(feature = "ros2")]
-        let mut host = None;
         let feed: Box<dyn Feed> = match spec.source {
             Source::Ros1(s) => Box::new(ros1::Ros1Feed::start(s, queue.clone(), controls.clone(), &log)?),
             #[cfg(feature = "ros2")]
-            Source::Ros2(s) => {
-                let feed = ros2::Ros2Feed::start(*s, queue.clone(), &log)?;
-                host = Some(feed.host());
-                Box::new(feed)
-            }
+            Source::Ros2(s) => Box::new(ros2::Ros2Feed::start(*s, queue.clone(), &log)?),
         };
         let (tx, events) = mpsc::channel();
         let writer = {
@@ -196,38 +189,12 @@ impl Recording {
                 })
                 .map_err(|_| LiveRecordError::Writer("could not start"))?
         };
-        Ok(Recording {
-            controls,
-            queue,
-            writer,
-            events,
-            feed,
-            output,
-            log,
-            #[cfg(feature = "ros2")]
-            host,
-            #[cfg(feature = "ros2")]
-            nodes: Default::default(),
-        })
+        Ok(Recording { controls, queue, writer, events, feed, output, log })
     }
 
     /// The controls the front end drives: pause, split, snapshot.
     pub fn controls(&self) -> Arc<Controls> {
         self.controls.clone()
-    }
-
-    /// Node `node` of a ROS 2 recording, where its control services are served: announced on
-    /// its DDS participant (`ros_discovery_info`), or a node of its Zenoh session (the one it
-    /// subscribes as, when the names agree). It lives as long as the recording. `None` for ROS 1.
-    #[cfg(feature = "ros2")]
-    pub fn service_host(
-        &self,
-        node: &str,
-    ) -> Result<Option<Arc<dyn rbag_ros2::service::ServiceHost>>, LiveRecordError> {
-        let Some(host) = &self.host else { return Ok(None) };
-        let node = host.node(node)?;
-        self.nodes.lock().unwrap_or_else(|e| e.into_inner()).push(node.clone());
-        Ok(Some(node))
     }
 
     /// Records until `keep_going` returns false (called every loop turn, a few times a
@@ -302,25 +269,6 @@ impl Recording {
             _ => {}
         }
         true
-    }
-}
-
-#[cfg(feature = "ros2")]
-impl crate::services::RecorderControl for Controls {
-    fn set_paused(&self, paused: bool) -> bool {
-        self.paused.swap(paused, std::sync::atomic::Ordering::SeqCst)
-    }
-
-    fn paused(&self) -> bool {
-        self.is_paused()
-    }
-
-    fn snapshot(&self) {
-        Controls::snapshot(self);
-    }
-
-    fn split(&self) {
-        Controls::split(self);
     }
 }
 

@@ -3,11 +3,12 @@
 //! the type sources before its first sample is stored.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rbag_msg::Registry;
-use rbag_ros2::dds::{DdsGraph, Participant};
+use rbag_ros2::dds::DdsGraph;
 use rbag_ros2::graph::Graph;
 use rbag_ros2::record::{DefinitionHook, Ros2RecordSpec, Ros2Recording};
 use rbag_ros2::service::ServiceHost;
@@ -32,6 +33,27 @@ pub struct Ros2Source {
     pub middleware: Ros2Middleware,
     /// The recorder's node name (rosbag2's `rosbag2_recorder`, `--node-name`).
     pub node: String,
+    /// A graph already joined (a recorder whose services outlive its recordings); `None`: the
+    /// recording joins `middleware` as `node` itself.
+    pub join: Option<Ros2Join>,
+    /// While off, no new topics are discovered (`~/stop_discovery`).
+    pub discovery: Arc<AtomicBool>,
+}
+
+impl Ros2Source {
+    /// What `spec` selects, on `middleware`, as rosbag2's `rosbag2_recorder` node, polled
+    /// every 100 ms, with types from `definitions`.
+    pub fn new(spec: Ros2RecordSpec, definitions: Registry, middleware: Ros2Middleware) -> Ros2Source {
+        Ros2Source {
+            spec,
+            definitions,
+            polling: Duration::from_millis(100),
+            middleware,
+            node: "rosbag2_recorder".into(),
+            join: None,
+            discovery: Arc::new(AtomicBool::new(true)),
+        }
+    }
 }
 
 /// rosbag2's default bag name at `wall_ns`: `rosbag2_YYYY_MM_DD-HH_MM_SS` in local time.
@@ -41,6 +63,20 @@ pub fn default_dir_name(wall_ns: u64) -> PathBuf {
         [y, mo, d, h, mi, s] => PathBuf::from(format!("rosbag2_{y}_{mo}_{d}-{h}_{mi}_{s}")),
         _ => PathBuf::from(format!("rosbag2_{stamp}")),
     }
+}
+
+/// `dir`, or when it exists the first of `dir(1)`, `dir(2)`… that does not: where rosbag2's
+/// recorder (Lyrical) puts a new recording asked for with a name in use.
+pub fn unused_dir_name(dir: &std::path::Path) -> PathBuf {
+    let mut n = 0u64;
+    let mut candidate = dir.to_path_buf();
+    while candidate.exists() {
+        n += 1;
+        let mut name = dir.as_os_str().to_os_string();
+        name.push(format!("({n})"));
+        candidate = PathBuf::from(name);
+    }
+    candidate
 }
 
 /// Fills a connection's definition (and type hash) from `reg`; says so when the type is
@@ -61,65 +97,83 @@ fn definition_hook(reg: Registry) -> DefinitionHook {
     })
 }
 
-/// What the recorder's control services are served on: the recording's own participant, or
-/// its Zenoh session.
+/// A ROS 2 graph joined as the recorder's node: a DDS participant announcing the node (on
+/// `ros_discovery_info`), or a Zenoh session with the node's token. It outlives recordings, so
+/// a recorder's services stay up between them; each recording subscribes as this node.
 #[derive(Clone)]
-pub(super) enum Ros2Host {
-    Dds(Arc<Participant>),
-    /// The session, and the node the recording subscribes as.
+pub enum Ros2Join {
+    /// Cyclone DDS.
+    Dds(Arc<rbag_ros2::dds::DdsNode>),
+    /// Zenoh, as rmw_zenoh.
     Zenoh(Arc<rbag_ros2::zenoh::ZenohSession>, rbag_ros2::zenoh::Node),
 }
 
-impl Ros2Host {
-    /// Node `node`, holding the recording's subscriptions (announced on `ros_discovery_info`
-    /// over DDS, the subscriptions' node over Zenoh) and serving its services.
-    pub(super) fn node(&self, node: &str) -> Result<Arc<dyn ServiceHost>, LiveRecordError> {
-        use rbag_ros2::zenoh::ZenohServices;
-        Ok(match self {
-            Ros2Host::Dds(p) => Arc::new(rbag_ros2::dds::DdsNode::new(p.clone(), node)?),
-            Ros2Host::Zenoh(s, n) if n.name() == node.trim_start_matches('/') => {
-                Arc::new(ZenohServices::with_node(s.clone(), n.clone()))
+impl Ros2Join {
+    /// Joins `ROS_DOMAIN_ID`'s graph on `middleware` as node `node` (`rosbag2_recorder`),
+    /// saying so through `log`.
+    pub fn open(middleware: Ros2Middleware, node: &str, log: &Log) -> Result<Ros2Join, LiveRecordError> {
+        let node = node.trim_start_matches('/');
+        Ok(match middleware {
+            Ros2Middleware::Dds => {
+                let participant = Arc::new(graph::participant()?);
+                log(format!("Joined DDS domain {}.", participant.domain()));
+                Ros2Join::Dds(Arc::new(rbag_ros2::dds::DdsNode::new(participant, node)?))
             }
-            Ros2Host::Zenoh(s, _) => Arc::new(ZenohServices::new(s.clone(), node)?),
+            Ros2Middleware::Zenoh => {
+                let session = graph::zenoh_session(log)?;
+                let n = rbag_ros2::zenoh::Node::new(&session, "/", node)?;
+                Ros2Join::Zenoh(session, n)
+            }
+        })
+    }
+
+    /// Where the node's services are served.
+    pub fn services(&self) -> Arc<dyn ServiceHost> {
+        match self {
+            Ros2Join::Dds(n) => n.clone(),
+            Ros2Join::Zenoh(s, n) => Arc::new(rbag_ros2::zenoh::ZenohServices::with_node(s.clone(), n.clone())),
+        }
+    }
+
+    fn graph(&self) -> Result<Box<dyn Graph>, LiveRecordError> {
+        Ok(match self {
+            Ros2Join::Dds(n) => Box::new(DdsGraph::new(n.participant_arc())?),
+            Ros2Join::Zenoh(s, n) => Box::new(rbag_ros2::zenoh::ZenohGraph::with_node(s.clone(), n.clone())?),
         })
     }
 }
 
 pub(super) struct Ros2Feed {
-    /// Where the recorder's control services live.
-    host: Ros2Host,
+    /// The graph, kept while the recording runs (a join made for it alone leaves with it).
+    _join: Ros2Join,
     recording: Ros2Recording,
+    discovery: Arc<AtomicBool>,
     polling: Duration,
     next: Instant,
 }
 
 impl Ros2Feed {
     pub(super) fn start(source: Ros2Source, queue: Arc<RecordQueue>, log: &Log) -> Result<Ros2Feed, LiveRecordError> {
-        let (host, graph): (_, Box<dyn Graph>) = match source.middleware {
-            Ros2Middleware::Dds => {
-                let participant = Arc::new(graph::participant()?);
-                log(format!("Joined DDS domain {}.", participant.domain()));
-                (Ros2Host::Dds(participant.clone()), Box::new(DdsGraph::new(participant)?))
-            }
-            Ros2Middleware::Zenoh => {
-                let session = graph::zenoh_session(log)?;
-                let graph = rbag_ros2::zenoh::ZenohGraph::new(session.clone(), &source.node)?;
-                (Ros2Host::Zenoh(session, graph.node().clone()), Box::new(graph))
-            }
+        let join = match source.join {
+            Some(j) => j,
+            None => Ros2Join::open(source.middleware, &source.node, log)?,
         };
         let hook = definition_hook(source.definitions);
-        let recording = Ros2Recording::new(graph, source.spec, queue, hook, log.clone())?;
-        Ok(Ros2Feed { host, recording, polling: source.polling.max(Duration::from_millis(1)), next: Instant::now() })
-    }
-
-    pub(super) fn host(&self) -> Ros2Host {
-        self.host.clone()
+        let recording = Ros2Recording::new(join.graph()?, source.spec, queue, hook, log.clone())?;
+        Ok(Ros2Feed {
+            _join: join,
+            recording,
+            discovery: source.discovery,
+            polling: source.polling.max(Duration::from_millis(1)),
+            next: Instant::now(),
+        })
     }
 }
 
 impl Feed for Ros2Feed {
     fn poll(&mut self, _log: &Log) {
-        if Instant::now() >= self.next {
+        // Stopped discovery keeps the subscriptions made and makes no new ones.
+        if Instant::now() >= self.next && self.discovery.load(Ordering::Relaxed) {
             self.recording.poll();
             self.next = Instant::now() + self.polling;
         }

@@ -66,7 +66,7 @@ struct Cdr(Vec<u8>);
 
 impl Cdr {
     fn u32(&mut self, v: u32) {
-        while (self.0.len() - 4) % 4 != 0 {
+        while !(self.0.len() - 4).is_multiple_of(4) {
             self.0.push(0);
         }
         self.0.extend_from_slice(&v.to_le_bytes());
@@ -151,6 +151,11 @@ impl DdsNode {
     /// The participant.
     pub fn participant(&self) -> &Participant {
         &self.participant
+    }
+
+    /// The participant, shared.
+    pub fn participant_arc(&self) -> Arc<Participant> {
+        self.participant.clone()
     }
 }
 

@@ -57,6 +57,11 @@ impl ZenohGraph {
     /// Follows the graph of `session`'s domain as node `name`.
     pub fn new(session: Arc<ZenohSession>, name: &str) -> Result<ZenohGraph, ZenohError> {
         let node = Node::new(&session, "/", name)?;
+        Self::with_node(session, node)
+    }
+
+    /// Follows the graph of `session`'s domain as `node` (its subscriptions are that node's).
+    pub fn with_node(session: Arc<ZenohSession>, node: Node) -> Result<ZenohGraph, ZenohError> {
         let known: Arc<Mutex<Known>> = Arc::default();
         let pattern = format!("{}/{}/**", crate::zenoh_wire::ADMIN_SPACE, session.domain());
         let (k, own) = (known.clone(), session.zid().to_string());

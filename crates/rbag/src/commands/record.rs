@@ -238,6 +238,15 @@ pub fn throttle_ns(rates: &[(String, f64)]) -> std::collections::BTreeMap<String
     rates.iter().map(|(topic, hz)| (topic.clone(), (1e9 / hz).round() as u64)).collect()
 }
 
+/// Where a recording's notices go: stderr, as `level` lets them through.
+pub(super) fn level_log(level: super::middleware::LogLevel) -> Log {
+    Arc::new(move |m: String| {
+        if level.shows(&m) {
+            note!("{m}");
+        }
+    })
+}
+
 /// Runs a recording from the terminal, for `--ros1` and `--ros2` alike: prints its notices
 /// (as `level` lets through), stops on SIGINT/SIGTERM/SIGHUP, snapshots on
 /// SIGUSR1 or `s`, pauses on space (with `keys`), and maps the report to an exit code.
@@ -249,25 +258,71 @@ pub(super) fn drive<S>(
     drop_cause: &str,
     serve: impl FnOnce(&Recording, &Log) -> Result<S>,
 ) -> Result<Outcome> {
-    let snapshot_mode = spec.pipeline.snapshot.is_some();
-    let log: Log = Arc::new(move |m: String| {
-        if level.shows(&m) {
-            note!("{m}");
-        }
-    });
+    let log = level_log(level);
     signals::install();
-    let recording = Recording::start(spec, log.clone()).map_err(|e| {
+    let snapshot_mode = spec.pipeline.snapshot.is_some();
+    let recording = start(spec, &log)?;
+    let served = serve(&recording, &log)?;
+    let outcome = run_until(recording, &log, keys, snapshot_mode, &|| false)?;
+    drop(served);
+    finish(&outcome, &log, level, drop_cause)
+}
+
+/// Runs ROS 2 recordings one after another under `session`, a recorder whose node and services
+/// outlive them (rosbag2's `~/stop` and `~/record`): `spec(None)` is the first recording,
+/// `spec(Some(uri))` the one a `record` request asks for. Ends on a signal, or when a
+/// recording ends on its own (a limit, an error); the exit code is the worst recording's.
+pub(super) fn drive_session(
+    mut spec: impl FnMut(Option<&str>) -> Result<RecordSpec>,
+    session: &rbag_live::record::RecorderSession,
+    log: &Log,
+    level: super::middleware::LogLevel,
+    keys: bool,
+    drop_cause: &str,
+) -> Result<Outcome> {
+    signals::install();
+    let mut next = spec(None)?;
+    let mut worst = Outcome::Ok;
+    loop {
+        let snapshot_mode = next.pipeline.snapshot.is_some();
+        let recording = start(next, log)?;
+        session.attach(recording.controls());
+        let outcome = run_until(recording, log, keys, snapshot_mode, &|| session.stop_requested());
+        session.detach();
+        if matches!(finish(&outcome?, log, level, drop_cause)?, Outcome::Dropped) {
+            worst = Outcome::Dropped;
+        }
+        if signals::stop_requested() || !session.stop_requested() {
+            return Ok(worst);
+        }
+        log("The recorder waits for a record request (Ctrl-C quits).".into());
+        let Some(uri) = session.wait_record(|| !signals::stop_requested()) else { return Ok(worst) };
+        next = spec(Some(&uri))?;
+    }
+}
+
+fn start(spec: RecordSpec, log: &Log) -> Result<Recording> {
+    Recording::start(spec, log.clone()).map_err(|e| {
         let hint = match () {
             _ if e.output_exists() => " (use --force to replace it)",
             _ if e.low_disk_space() => " (set the minimum with -L/--min-space)",
             _ => "",
         };
         anyhow::anyhow!("starting the recording: {e}{hint}")
-    })?;
-    let served = serve(&recording, &log)?;
+    })
+}
+
+/// Records until a signal, `stop()` or the recording's own end; keys and SIGUSR1 act meanwhile.
+fn run_until(
+    recording: Recording,
+    log: &Log,
+    keys: bool,
+    snapshot_mode: bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<rbag_live::record::RecordOutcome> {
     let (keys_tx, key_rx) = mpsc::channel();
     let _raw = if keys { keyboard::start(keys_tx) } else { None };
-    let outcome = recording.run(|controls| {
+    Ok(recording.run(|controls| {
         for k in key_rx.try_iter() {
             match k {
                 keyboard::Key::Space if !snapshot_mode => {
@@ -282,9 +337,16 @@ pub(super) fn drive<S>(
             log("Snapshot: writing the cache into the bag.".into());
             controls.snapshot();
         }
-        !signals::stop_requested()
-    })?;
-    drop(served);
+        !signals::stop_requested() && !stop()
+    })?)
+}
+
+fn finish(
+    outcome: &rbag_live::record::RecordOutcome,
+    log: &Log,
+    level: super::middleware::LogLevel,
+    drop_cause: &str,
+) -> Result<Outcome> {
     if let Some(why) = &outcome.ended_by {
         log(why.clone());
     }

@@ -1,14 +1,14 @@
 //! `rbag record --ros2`: record a live ROS 2 graph over DDS, with `ros2 bag record`'s flags.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use rbag_bag::{Format, WriteOptions};
 use rbag_live::record::{
-    Layout, OutputName, Overrides, PipelineOptions, RecordOptions, RecordSpec, Ros2RecordSpec, Ros2Selection,
-    Ros2Source, SnapshotOptions, Source, Split,
+    Layout, OutputName, Overrides, PipelineOptions, RecordOptions, RecordSpec, RecorderSession, Ros2Join,
+    Ros2RecordSpec, Ros2Selection, Ros2Source, SnapshotOptions, Source, Split,
 };
 
 use super::middleware::MiddlewareArgs;
@@ -237,58 +237,83 @@ pub fn run(args: Args) -> Result<Outcome> {
     rosbag2.check_split(format)?;
     let (_, mut definitions) = super::load_msg_dirs(&args.msg_paths, "--msg-path")?;
     definitions.fill_from(&super::store_ros2(rbag_bag::types::Distro::Jazzy));
-    let dir = args.output.clone().unwrap_or_else(|| rbag_live::record::default_dir_name(rbag_live::record::now_ns()));
-    let output = RecordOptions {
-        output: OutputName::Exact(dir),
-        layout: Layout::Rosbag2Dir,
-        format,
-        split: Some(Split { max_bytes: rosbag2.max_file_size, max_duration_ns: rosbag2.max_file_duration_ns }),
-        max_splits: rosbag2.max_files,
-        repeat_latched: args.rosbag2.repeat_all(),
-        repeat_topics: args.rosbag2.repeat_topics()?,
-        throttle_ns: super::record::throttle_ns(&args.throttle),
-        drop_report: false,
-        min_space: 0,
-        overwrite: args.force,
-        write: WriteOptions { rosbag2, ..WriteOptions::default() },
-        ..RecordOptions::default()
-    };
-    // In snapshot mode the cache is the ring; the queue in front of it only smooths bursts.
-    let snapshot = SnapshotOptions { max_bytes: Some(args.max_cache_size), ..SnapshotOptions::default() };
-    let queue_bytes = (!args.snapshot_mode && args.max_cache_size > 0).then_some(args.max_cache_size);
-    let spec = Ros2RecordSpec {
-        selection: sel,
-        overrides,
-        no_discovery: args.no_discovery,
-        include_unpublished: args.include_unpublished_topics,
-        ignore_leaf_topics: args.ignore_leaf_topics,
-        topic_types: args.topic_types.iter().cloned().collect(),
-        exclude_topic_types: args.exclude_topic_types.iter().cloned().collect(),
-        max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
-    };
-    let polling = Duration::from_millis(args.polling_interval.max(1));
-    let spec = RecordSpec {
-        output,
-        pipeline: PipelineOptions { snapshot: args.snapshot_mode.then_some(snapshot), ..PipelineOptions::default() },
-        queue_bytes,
-        start_paused: args.start_paused,
-        source: Source::Ros2(Box::new(Ros2Source {
-            spec,
-            definitions,
-            polling,
-            middleware: args.rmw.choose()?,
-            node: args.node_name.clone(),
-        })),
-        clock: None,
-    };
-    let (node, snapshot_mode) = (args.node_name.clone(), args.snapshot_mode);
-    let start_paused = args.start_paused;
+    let first = args.output.clone().unwrap_or_else(|| rbag_live::record::default_dir_name(rbag_live::record::now_ns()));
+    // Checked before joining the graph: a refused output costs no network.
+    if first.exists() && !args.force {
+        bail!("starting the recording: {}: output exists (use --force to replace it)", first.display());
+    }
+    let repeat_topics = args.rosbag2.repeat_topics()?;
+    let middleware = args.rmw.choose()?;
     let level = super::middleware::LogLevel::of(args.log_level, args.quiet);
-    super::record::drive(spec, level, !args.disable_keyboard_controls, "--max-cache-size full", |rec, log| {
-        if start_paused {
-            log("Recording is paused: press space to start.".into());
-        }
-        let Some(host) = rec.service_host(&node)? else { return Ok(Vec::new()) };
-        Ok(rbag_live::services::recorder(host.as_ref(), &node, rec.controls(), snapshot_mode, log)?)
-    })
+    let log = super::record::level_log(level);
+    // The node and its services outlive each recording: `~/stop` then `~/record` starts another.
+    let session = RecorderSession::new(args.start_paused, true);
+    let join = Ros2Join::open(middleware, &args.node_name, &log)?;
+    let _served = rbag_live::services::recorder(
+        join.services().as_ref(),
+        &args.node_name,
+        session.clone(),
+        args.snapshot_mode,
+        &log,
+    )?;
+    if args.start_paused {
+        log("Recording is paused: press space to start.".into());
+    }
+    let mut last = first.clone();
+    let spec = |uri: Option<&str>| -> Result<RecordSpec> {
+        // A `record` request names a directory, or takes the last one's name; rosbag2 (Lyrical)
+        // appends (1), (2)… to a name in use.
+        let dir = match uri {
+            None => first.clone(),
+            Some(u) => rbag_live::record::unused_dir_name(if u.is_empty() { &last } else { Path::new(u) }),
+        };
+        last = dir.clone();
+        let output = RecordOptions {
+            output: OutputName::Exact(dir),
+            layout: Layout::Rosbag2Dir,
+            format,
+            split: Some(Split { max_bytes: rosbag2.max_file_size, max_duration_ns: rosbag2.max_file_duration_ns }),
+            max_splits: rosbag2.max_files,
+            repeat_latched: args.rosbag2.repeat_all(),
+            repeat_topics: repeat_topics.clone(),
+            throttle_ns: super::record::throttle_ns(&args.throttle),
+            drop_report: false,
+            min_space: 0,
+            overwrite: args.force && uri.is_none(),
+            write: WriteOptions { rosbag2: rosbag2.clone(), ..WriteOptions::default() },
+            ..RecordOptions::default()
+        };
+        // In snapshot mode the cache is the ring; the queue in front of it only smooths bursts.
+        let snapshot = SnapshotOptions { max_bytes: Some(args.max_cache_size), ..SnapshotOptions::default() };
+        let queue_bytes = (!args.snapshot_mode && args.max_cache_size > 0).then_some(args.max_cache_size);
+        let ros2 = Ros2RecordSpec {
+            selection: if uri.is_none() { sel.clone() } else { selection(&args)? },
+            overrides: overrides.clone(),
+            no_discovery: args.no_discovery,
+            include_unpublished: args.include_unpublished_topics,
+            ignore_leaf_topics: args.ignore_leaf_topics,
+            topic_types: args.topic_types.iter().cloned().collect(),
+            exclude_topic_types: args.exclude_topic_types.iter().cloned().collect(),
+            max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
+        };
+        Ok(RecordSpec {
+            output,
+            pipeline: PipelineOptions {
+                snapshot: args.snapshot_mode.then_some(snapshot),
+                ..PipelineOptions::default()
+            },
+            queue_bytes,
+            start_paused: session.start_paused(),
+            source: Source::Ros2(Box::new(Ros2Source {
+                polling: Duration::from_millis(args.polling_interval.max(1)),
+                node: args.node_name.clone(),
+                join: Some(join.clone()),
+                discovery: session.discovery_switch(),
+                ..Ros2Source::new(ros2, definitions.clone(), middleware)
+            })),
+            clock: None,
+        })
+    };
+    let keys = !args.disable_keyboard_controls;
+    super::record::drive_session(spec, &session, &log, level, keys, "--max-cache-size full")
 }
