@@ -14,13 +14,15 @@ CyclonePeer does) so nothing leaves the loopback interface.
                         [--transient-local] [--depth K] [--no-hex]
 
     cyclone_peer.py call --domain D --service /rosbag2_player/set_rate --srv SetRate [--value V]
-                        [--timeout S]
+                        [--type-hash RIHS01_…] [--timeout S]
     cyclone_peer.py serve --domain D --service /test_service1 [--count N] [--timeout S]
 
 `call` is `ros2 service call` as rmw_cyclonedds does it: request on rq/<service>Request with
 the 16-byte request header (client id, sequence number) before the fields, the answer taken
 from rr/<service>Reply by that header. --srv is one of rosbag2_interfaces' services below;
---value is SetRate's rate, Burst's count or Seek's time in seconds.
+--value is SetRate's rate, Burst's count, Seek's time in seconds or Record's uri. With
+--type-hash the client uses Lyrical's layout (return codes) and names that hash in its request
+writer's user data (`typehash=…;`, as rmw_cyclonedds writes it).
 
 Types (ROS 2 name -> DDS name):
     string   std_msgs/msg/String         std_msgs::msg::dds_::String_        data = "hello <i>"
@@ -404,6 +406,14 @@ BASIC_TYPES = [
 # rosbag2_interfaces services: request fields, response fields. A message without fields
 # has rosidl's `uint8 structure_needs_at_least_one_member`.
 EMPTY = [("structure_needs_at_least_one_member", types.uint8)]
+CODE = [("return_code", types.int32), ("error_string", str)]
+
+
+@dataclass
+class Duration_(IdlStruct, typename="builtin_interfaces::msg::dds_::Duration_"):
+    sec: types.int32
+    nanosec: types.uint32
+
 SERVICES = {
     "Pause": (EMPTY, EMPTY),
     "Resume": (EMPTY, EMPTY),
@@ -416,6 +426,23 @@ SERVICES = {
     "Burst": ([("num_messages", types.uint64)], [("actually_burst", types.uint64)]),
     "Snapshot": (EMPTY, [("success", bool)]),
     "SplitBagfile": (EMPTY, EMPTY),
+    "Play": ([("start_offset", Time_), ("playback_duration", Duration_), ("playback_until_timestamp", Time_)],
+             [("success", bool)]),
+    "Stop": (EMPTY, EMPTY),
+    # Jazzy 0.26.10's recorder services (rosbag2_interfaces, backport of #2248).
+    "Record": ([("uri", str)], CODE),
+    "StartDiscovery": (EMPTY, CODE),
+    "StopDiscovery": (EMPTY, CODE),
+    "IsDiscoveryRunning": (EMPTY, [("running", bool)]),
+}
+
+# Lyrical's layouts where they differ (rosbag2_interfaces 0.33.3: #2312, #2330, #2357); a client
+# built with them names their type hash in its endpoints' user data, as rmw_cyclonedds does.
+LYRICAL = {
+    "Stop": (EMPTY, CODE),
+    "Resume": ([("resume_time", Time_), ("resume_mode", types.int32), ("tracking_topic_name", str)], CODE),
+    "SplitBagfile": ([("split_time", Time_), ("split_mode", types.int32), ("tracking_topic_name", str)], CODE),
+    "Record": ([("uri", str), ("start_time", Time_)], CODE),
 }
 
 
@@ -433,12 +460,15 @@ def srv_struct(srv, kind, fields, pkg="rosbag2_interfaces"):
 def run_call(args):
     import random
 
-    req_fields, resp_fields = SERVICES[args.srv]
+    req_fields, resp_fields = (LYRICAL if args.type_hash else SERVICES)[args.srv]
     Req, Resp = srv_struct(args.srv, "Request", req_fields), srv_struct(args.srv, "Response", resp_fields)
     dp = DomainParticipant(args.domain)
     q = Qos(Policy.Reliability.Reliable(duration(seconds=10)), Policy.Durability.Volatile, Policy.History.KeepLast(10))
     reader = DataReader(dp, Topic(dp, f"rr{args.service}Reply", Resp), qos=q)
-    writer = DataWriter(dp, Topic(dp, f"rq{args.service}Request", Req), qos=q)
+    # rmw_cyclonedds puts the service type's hash in the user data of the client's endpoints.
+    wq = Qos(Policy.Reliability.Reliable(duration(seconds=10)), Policy.Durability.Volatile, Policy.History.KeepLast(10),
+             Policy.Userdata(f"typehash={args.type_hash};".encode())) if args.type_hash else q
+    writer = DataWriter(dp, Topic(dp, f"rq{args.service}Request", Req), qos=wq)
     end = time.monotonic() + args.timeout
     while time.monotonic() < end and (writer.get_publication_matched_status().current_count == 0 or reader.get_subscription_matched_status().current_count == 0):
         time.sleep(0.01)
@@ -455,6 +485,15 @@ def run_call(args):
 
         ns = int(Decimal(args.value) * 1_000_000_000)
         fields["time"] = Time_(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+    elif args.srv == "Record":
+        fields["uri"] = "" if args.value == "0" else args.value
+        if args.type_hash:
+            fields["start_time"] = Time_(sec=0, nanosec=0)
+    elif args.srv == "Play":
+        fields.update(start_offset=Time_(0, 0), playback_duration=Duration_(0, 0), playback_until_timestamp=Time_(0, 0))
+    elif args.srv in ("Resume", "SplitBagfile") and args.type_hash:
+        prefix = "resume" if args.srv == "Resume" else "split"
+        fields.update({f"{prefix}_time": Time_(0, 0), f"{prefix}_mode": 0, "tracking_topic_name": ""})
     else:
         fields["structure_needs_at_least_one_member"] = 0
     client_id = random.getrandbits(63)
@@ -774,7 +813,8 @@ def main():
     c.add_argument("--domain", type=int, required=True)
     c.add_argument("--service", required=True)
     c.add_argument("--srv", choices=sorted(SERVICES), required=True)
-    c.add_argument("--value", default="0", help="decimal: SetRate's rate, Seek's time in seconds")
+    c.add_argument("--value", default="0", help="decimal: SetRate's rate, Seek's time in seconds; Record's uri")
+    c.add_argument("--type-hash", default="", help="Lyrical's layout, naming this RIHS01 hash in the user data")
     c.add_argument("--timeout", type=float, default=20.0)
     v = sub.add_parser("serve")
     v.add_argument("--domain", type=int, required=True)

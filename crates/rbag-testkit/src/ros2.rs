@@ -306,7 +306,24 @@ impl CyclonePeer {
 /// it (the peer's `call`), with `value` as SetRate's rate or Seek's time in decimal seconds
 /// (exact to the ns); the response's fields.
 pub fn call_service(python: &Path, domain: &Domain, service: &str, srv: &str, value: &str) -> serde_json::Value {
-    let mut peer = CyclonePeer::spawn(python, domain, "call", &["--service", service, "--srv", srv, "--value", value]);
+    call_service_as(python, domain, service, srv, value, None)
+}
+
+/// [`call_service`] by a client built with Lyrical's layout of `srv`, whose type hash is
+/// `lyrical_hash` (`None`: Jazzy's layout, no hash named).
+pub fn call_service_as(
+    python: &Path,
+    domain: &Domain,
+    service: &str,
+    srv: &str,
+    value: &str,
+    lyrical_hash: Option<&str>,
+) -> serde_json::Value {
+    let mut args = vec!["--service", service, "--srv", srv, "--value", value];
+    if let Some(h) = lyrical_hash {
+        args.extend(["--type-hash", h]);
+    }
+    let mut peer = CyclonePeer::spawn(python, domain, "call", &args);
     let line = peer.expect_line("RESPONSE", Duration::from_secs(30));
     peer.wait_exit(Duration::from_secs(5));
     let json = line.trim_start_matches("RESPONSE ");

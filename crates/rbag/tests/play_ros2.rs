@@ -879,6 +879,43 @@ fn control_services_drive_playback_as_ros2_service_call_does() {
     assert_eq!(got, want, "two steps and a burst of three, then the whole bag from the seek to its start:\n{log}");
 }
 
+/// RIHS01 of Lyrical's layout of `rosbag2_interfaces/srv/<name>` (rosbag2_interfaces 0.33.3),
+/// computed here from its fields.
+fn lyrical_hash(name: &str, text: &str) -> String {
+    let mut reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
+    let full = format!("rosbag2_interfaces/srv/{name}");
+    reg.add_srv(&full, text).unwrap();
+    reg.rihs01(&full).unwrap()
+}
+
+/// `play` comes during the one playback and is refused; a Lyrical client's `resume` and `stop`
+/// get return codes (its request writer names Lyrical's hash), and `stop` ends the player.
+#[test]
+fn player_refuses_play_and_stops_in_the_callers_layout() {
+    let test = "player_refuses_play_and_stops_in_the_callers_layout";
+    let Some(dir) = corpus(test, "ros2") else { return };
+    let Some(g) = Graph::new(test) else { return };
+    let bag = dir.join("mcap/talker");
+    let mut play = g.spawn("play", &["play", "--ros2", "--disable-keyboard-controls", bag.to_str().unwrap(), "-p"]);
+    let call = |name: &str, srv: &str, hash: Option<&str>| {
+        rbag_testkit::ros2::call_service_as(&g.py, &g.domain, &format!("/rosbag2_player/{name}"), srv, "0", hash)
+    };
+    assert_eq!(call("play", "Play", None)["success"], false);
+    let code = "---\nint32 return_code\nstring error_string\n";
+    let resume = lyrical_hash(
+        "Resume",
+        &format!("builtin_interfaces/Time resume_time\nint32 resume_mode\nstring tracking_topic_name\n{code}"),
+    );
+    assert_eq!(call("resume", "Resume", Some(&resume))["return_code"], 0);
+    assert_eq!(call("is_paused", "IsPaused", None)["paused"], false);
+    call("pause", "Pause", None);
+    let stop = lyrical_hash("Stop", code);
+    assert_eq!(call("stop", "Stop", Some(&stop))["return_code"], 0);
+    let (status, log) = play.finish();
+    assert_eq!(status, Some(0), "{log}");
+    assert!(log.contains("dismissing request"), "{log}");
+}
+
 /// What `peer` received once at least `n` samples came, leaving it running.
 fn settle_running(peer: &CyclonePeer, n: usize) -> Vec<Value> {
     let start = Instant::now();

@@ -718,3 +718,67 @@ fn the_graph_shows_the_recorder_node_with_its_endpoints() {
     chatter.kill();
     rec.stop();
 }
+
+/// RIHS01 of Lyrical's `rosbag2_interfaces/srv/<name>` (0.33.3), from its fields.
+fn lyrical_hash(name: &str, text: &str) -> String {
+    let mut reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
+    let full = format!("rosbag2_interfaces/srv/{name}");
+    reg.add_srv(&full, text).unwrap();
+    reg.rihs01(&full).unwrap()
+}
+
+/// Over DDS, as `ros2 service call` on rmw_cyclonedds calls them: Jazzy 0.26.10's `record`,
+/// `stop` and discovery services, and Lyrical's layouts (named by the client's type hash) of
+/// `stop`, `split_bagfile` and `record`. The node stays up between recordings.
+#[test]
+fn recorder_stop_record_and_discovery_services_in_both_layouts() {
+    let test = "recorder_stop_record_and_discovery_services_in_both_layouts";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let first = tmp.path().join("a");
+    let rec = record(&domain, tmp.path(), &["--topics", "/chatter", "-o", first.to_str().unwrap()]);
+    rec.wait_log("Recording to");
+    let call = |name: &str, srv: &str, value: &str, hash: Option<&str>| {
+        let service = format!("/rosbag2_recorder/{name}");
+        rbag_testkit::ros2::call_service_as(&py, &domain, &service, srv, value, hash)
+    };
+    let code =
+        |v: serde_json::Value| (v["return_code"].as_i64().unwrap(), v["error_string"].as_str().unwrap().to_string());
+    assert_eq!(call("is_discovery_running", "IsDiscoveryRunning", "0", None)["running"], true);
+    assert_eq!(code(call("stop_discovery", "StopDiscovery", "0", None)), (0, String::new()));
+    assert_eq!(call("is_discovery_running", "IsDiscoveryRunning", "0", None)["running"], false);
+    assert_eq!(code(call("start_discovery", "StartDiscovery", "0", None)), (0, String::new()));
+    assert_eq!(code(call("start_discovery", "StartDiscovery", "0", None)), (1, "Discovery is already running.".into()));
+    assert_eq!(code(call("record", "Record", "0", None)), (1, "Recorder is already recording.".into()));
+    publish(&py, &domain, 5);
+    // Jazzy's stop: an empty answer; the bag is closed, the node stays.
+    call("stop", "Stop", "0", None);
+    rec.wait_log("The recorder waits for a record request");
+    assert_eq!(count(&first, "/chatter"), 5);
+    let codes = "---\nint32 return_code\nstring error_string\n";
+    let stop = lyrical_hash("Stop", codes);
+    assert_eq!(code(call("stop", "Stop", "0", Some(&stop))), (1, "Recorder is already stopped.".into()));
+    let split = lyrical_hash(
+        "SplitBagfile",
+        &format!("builtin_interfaces/Time split_time\nint32 split_mode\nstring tracking_topic_name\n{codes}"),
+    );
+    assert_eq!(
+        code(call("split_bagfile", "SplitBagfile", "0", Some(&split))),
+        (1, "Recorder is not recording.".into())
+    );
+    assert_eq!(
+        code(call("start_discovery", "StartDiscovery", "0", None)),
+        (1, "Recorder is not currently recording.".into())
+    );
+    // Lyrical's record, into a named directory.
+    let record_hash = lyrical_hash("Record", &format!("string uri\nbuiltin_interfaces/Time start_time\n{codes}"));
+    let second = tmp.path().join("b");
+    assert_eq!(code(call("record", "Record", second.to_str().unwrap(), Some(&record_hash))), (0, String::new()));
+    rec.wait_log(&format!("Recording to '{}", second.display()));
+    rec.wait_log("Subscribed to topic '/chatter'");
+    publish(&py, &domain, 7);
+    let log = rec.stop();
+    assert_eq!(count(&second, "/chatter"), 7, "{log}");
+    assert_eq!(count(&first, "/chatter"), 5, "{log}");
+}
