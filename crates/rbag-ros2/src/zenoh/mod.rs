@@ -270,15 +270,20 @@ impl Node {
     }
 }
 
-/// 16 bytes identifying an entity: a hash of its token (rmw_zenoh hashes it with XXH3-128;
-/// any stable 16 bytes serve, since peers only compare them).
+/// 16 bytes identifying an entity, as rmw_zenoh computes them (`Entity::Entity`,
+/// liveliness_utils.cpp L449-452 at bfc065f): XXH3-128 of its token (`simplified_xxhash3.cpp` is
+/// xxHash's portable XXH3_128bits), the low 64 bits then the high 64, little-endian.
 pub(crate) fn gid_of(token: &str) -> [u8; 16] {
-    use std::hash::{Hash, Hasher};
-    let mut out = [0u8; 16];
-    for (k, half) in out.chunks_mut(8).enumerate() {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (k, token).hash(&mut h);
-        half.copy_from_slice(&h.finish().to_le_bytes());
+    twox_hash::XxHash3_128::oneshot(token.as_bytes()).to_le_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn gids_are_xxh3_128_of_the_token_low_half_first() {
+        // xxHash's reference value of XXH3_128bits(""): high 0x99aa06d3014798d8, low 0x6001c324468d497f.
+        let mut want = 0x6001c324468d497f_u64.to_le_bytes().to_vec();
+        want.extend(0x99aa06d3014798d8_u64.to_le_bytes());
+        assert_eq!(super::gid_of(""), want[..]);
     }
-    out
 }
