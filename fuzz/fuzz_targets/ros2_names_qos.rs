@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use rbag_ros2::names::{topic_from_dds, topic_to_dds, type_from_dds, type_hash_from_user_data, type_to_dds, RosTopic};
 use rbag_ros2::qos::{adapt_offer_to_recorded_offers, adapt_request_to_offers, Overrides};
-use rbag_ros2::service::{parse_request, reply_bytes};
+use rbag_ros2::service::{parse_plain_request, parse_request, reply, reply_bytes};
 use rbag_ros2::zenoh_wire::{qos_from_text, qos_to_text, Attachment, Token};
 
 fuzz_target!(|data: &[u8]| {
@@ -24,6 +24,17 @@ fuzz_target!(|data: &[u8]| {
             (16, 0, header),
             "a reply echoes the header, padded"
         );
+    }
+    // rmw_zenoh's requests: no header; Lyrical's layouts read strings, ints and times anywhere.
+    if let Some(fields) = parse_plain_request(data, None) {
+        let mut at = 0;
+        while let Some((s, next)) = fields.string_at(at) {
+            assert!(next > at && next <= fields.bytes().len(), "a string ends inside the request");
+            let encoded = reply::code(0, &s);
+            assert_eq!(parse_plain_request(&[&[0, 1, 0, 0][..], &encoded].concat(), None).and_then(|f| f.string_at(4)).map(|x| x.0), Some(s));
+            at = next;
+        }
+        let _ = (fields.i32_at(data.len() / 2), fields.time_ns_at(data.len() / 3));
     }
     let Ok(text) = std::str::from_utf8(data) else { return };
     // Writing a token (or a QoS text) is a fixed point after one read: what rbag writes, it

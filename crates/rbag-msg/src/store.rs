@@ -92,6 +92,13 @@ impl FromStr for Distro {
     }
 }
 
+/// Services whose derived types bags record in every ROS 2 distro: the cancel service every
+/// action has (its `CancelGoal_Event` is what `--all-actions` records on
+/// `<action>/_action/cancel_goal/_service_event`). Written as the generated files are (fields
+/// and constants, from ros2/rcl_interfaces' action_msgs, unchanged since humble).
+const ROS2_SERVICES: &[(&str, &str)] =
+    &[("action_msgs/srv/CancelGoal", include_str!("../store/ros2_humble/action_msgs/srv/CancelGoal.srv"))];
+
 /// Parses a distro's embedded definitions into a fresh registry.
 pub fn build(distro: Distro) -> Result<Registry> {
     let mut reg = Registry::new(distro.dialect());
@@ -99,6 +106,17 @@ pub fn build(distro: Distro) -> Result<Registry> {
         reg.add(name, text)?;
     }
     Ok(reg)
+}
+
+/// Adds the bundled ROS 2 services ([`ROS2_SERVICES`]) and their derived types to `reg` (a
+/// ROS 2 registry holding `action_msgs`), leaving any it has.
+pub fn add_services(reg: &mut Registry) -> Result<()> {
+    for (name, text) in ROS2_SERVICES {
+        if !reg.contains(&format!("{name}_Event")) {
+            reg.add_srv(name, text)?;
+        }
+    }
+    Ok(())
 }
 
 /// The distro's definitions, parsed once and kept.

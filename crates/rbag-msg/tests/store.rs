@@ -267,3 +267,17 @@ fn msg_path_errors_name_the_file_and_line() {
     let e = msg_path::load(&mut reg, &missing).unwrap_err().to_string();
     assert!(e.contains(&missing.display().to_string()), "{e}");
 }
+
+/// The bundled services (action_msgs' CancelGoal) parse against every ROS 2 distro, with the
+/// derived types a bag of actions records.
+#[test]
+fn bundled_services_derive_their_event_types() {
+    for d in [Distro::Humble, Distro::Iron, Distro::Jazzy, Distro::Kilted] {
+        let mut reg = store::registry(d).clone();
+        store::add_services(&mut reg).unwrap_or_else(|e| panic!("{d}: {e}"));
+        for t in ["Request", "Response", "Event"] {
+            assert!(reg.contains(&format!("action_msgs/srv/CancelGoal_{t}")), "{d}: {t}");
+        }
+        assert!(reg.rihs01("action_msgs/srv/CancelGoal_Event").is_ok(), "{d}");
+    }
+}
