@@ -91,6 +91,8 @@ pub mod output {
 pub mod rosbag2 {
     pub use rbag_storage::rosbag2::metadata::{version_for_distro, LATEST_VERSION};
 }
+/// rosbag2's storage plugin config file (`--storage-config-file`).
+pub use rbag_storage::storage_config;
 pub use rbag_storage::{
     backend, backends, detect_backend, summaries, with_storage_options, Backend, BackendSummary, Capabilities,
     IntoBackend, OptionSpec, StorageOptions,

@@ -54,6 +54,8 @@ fn spec(dir: &Path, output: RecordOptions, pipeline: PipelineOptions, clock: &Ar
         topic_types: Default::default(),
         exclude_topic_types: Default::default(),
         max_sample_bytes: usize::MAX,
+        sim_time: None,
+        static_topics: Vec::new(),
     };
     let definitions = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
     let now = clock.clone();

@@ -51,7 +51,91 @@ pub struct Ros2RecordSpec {
     pub exclude_topic_types: BTreeSet<String>,
     /// Samples larger than this are dropped and counted, not recorded.
     pub max_sample_bytes: usize,
+    /// `--use-sim-time`: messages are stamped with `/clock`'s time, and nothing is subscribed
+    /// (so nothing written) until the first `/clock` message, as rosbag2's discovery waits.
+    pub sim_time: Option<Arc<SimClock>>,
+    /// `--static-topics-path`: topics and their ROS types subscribed without waiting for
+    /// discovery (Lyrical), with the default subscription QoS ([`static_topic_qos`]).
+    pub static_topics: Vec<(String, String)>,
 }
+
+/// The latest `/clock` time (`--use-sim-time`), shared by the `/clock` subscription, the
+/// sample handlers and the pipeline's clock.
+#[derive(Debug, Default)]
+pub struct SimClock {
+    /// ns since the epoch of the last `/clock` message, plus 1 (0: none yet).
+    ns_plus_one: std::sync::atomic::AtomicU64,
+}
+
+impl SimClock {
+    /// The simulated time, once a `/clock` message came.
+    pub fn now(&self) -> Option<u64> {
+        self.ns_plus_one.load(std::sync::atomic::Ordering::Acquire).checked_sub(1)
+    }
+
+    /// The pipeline's clock for periodic work (idle splits by `-d`): the simulated time, 0
+    /// until `/clock` runs.
+    pub fn as_now(self: &Arc<Self>) -> rbag_transport::pipeline::Now {
+        let clock = self.clone();
+        Arc::new(move || clock.now().unwrap_or(0))
+    }
+
+    /// Sets the time to `ns`.
+    pub fn set(&self, ns: u64) {
+        self.ns_plus_one.store(ns.saturating_add(1), std::sync::atomic::Ordering::Release);
+    }
+
+    /// Takes in a serialized `rosgraph_msgs/msg/Clock` (CDR with its encapsulation header);
+    /// false when it is too short to be one.
+    pub fn set_from_cdr(&self, data: &[u8]) -> bool {
+        let Some(body) = data.get(4..12) else { return false };
+        let little = data.get(1).is_some_and(|b| b & 1 == 1);
+        let (sec, nsec) = if little {
+            (
+                i32::from_le_bytes([body[0], body[1], body[2], body[3]]),
+                u32::from_le_bytes([body[4], body[5], body[6], body[7]]),
+            )
+        } else {
+            (
+                i32::from_be_bytes([body[0], body[1], body[2], body[3]]),
+                u32::from_be_bytes([body[4], body[5], body[6], body[7]]),
+            )
+        };
+        // A time before the epoch cannot be a log time: it counts as 0.
+        let ns = u64::try_from(sec).map_or(0, |s| s * 1_000_000_000 + u64::from(nsec));
+        self.set(ns);
+        true
+    }
+}
+
+/// `/clock` as rclcpp's time source subscribes to it: best effort, volatile, keep last 1.
+pub fn clock_qos() -> QosProfile {
+    use rbag_storage::rosbag2::qos::policy;
+    QosProfile {
+        history: policy::KEEP_LAST,
+        depth: 1,
+        reliability: policy::BEST_EFFORT,
+        durability: policy::VOLATILE,
+        ..QosProfile::default()
+    }
+}
+
+/// The QoS of a static topic's subscription: rclcpp's default (reliable, volatile, keep last
+/// 10); there are no publishers to adapt to before discovery.
+pub fn static_topic_qos() -> QosProfile {
+    use rbag_storage::rosbag2::qos::policy;
+    QosProfile {
+        history: policy::KEEP_LAST,
+        depth: 10,
+        reliability: policy::RELIABLE,
+        durability: policy::VOLATILE,
+        ..QosProfile::default()
+    }
+}
+
+/// rosgraph_msgs/msg/Clock's DDS name and type hash (Jazzy and later).
+const CLOCK_DDS_TYPE: &str = "rosgraph_msgs::msg::dds_::Clock_";
+const CLOCK_HASH: &str = "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564";
 
 /// A topic's subscription; dropping it unsubscribes.
 struct Subscribed {
@@ -73,6 +157,8 @@ pub struct Ros2Recording {
     started: Option<std::time::Instant>,
     overflow: Arc<std::sync::Mutex<Throttle>>,
     oversized: Arc<std::sync::Mutex<Throttle>>,
+    /// The `/clock` subscription of `--use-sim-time`.
+    clock: Option<Box<dyn Subscription>>,
 }
 
 /// How long `--no-discovery` still takes in topics after start: one round of discovery.
@@ -102,7 +188,51 @@ impl Ros2Recording {
             started: None,
             overflow: Default::default(),
             oversized: Default::default(),
+            clock: None,
         })
+    }
+
+    /// `--use-sim-time`: subscribes to `/clock` once; true once its first message came.
+    fn sim_clock_running(&mut self) -> bool {
+        let Some(sim) = self.spec.sim_time.clone() else { return true };
+        if self.clock.is_none() {
+            let clock = sim.clone();
+            let handler: Box<dyn Fn(Sample) + Send + Sync> = Box::new(move |s: Sample| {
+                clock.set_from_cdr(&s.data);
+            });
+            match self.graph.subscribe("/clock", CLOCK_DDS_TYPE, Some(CLOCK_HASH), &clock_qos(), handler) {
+                Ok(r) => {
+                    (self.log)("Waiting for the first /clock message (--use-sim-time).".into());
+                    self.clock = Some(r);
+                }
+                Err(e) => {
+                    (self.log)(format!("error: topic /clock: {e}"));
+                    return false;
+                }
+            }
+        }
+        sim.now().is_some()
+    }
+
+    /// Subscribes to the `--static-topics-path` topics not subscribed yet, with their type
+    /// from the file.
+    fn subscribe_static(&mut self) -> Vec<String> {
+        let mut new = Vec::new();
+        for (topic, ros_type) in self.spec.static_topics.clone() {
+            if self.subscribed.contains_key(&topic) || self.refused.contains(&topic) {
+                continue;
+            }
+            let Some(dds_type) = crate::names::type_to_dds(&ros_type) else {
+                (self.log)(format!("error: static topic {topic}: {ros_type:?} is not a pkg/msg/Type name"));
+                self.refused.insert(topic);
+                continue;
+            };
+            let request = self.spec.overrides.get(&topic).copied().unwrap_or_else(static_topic_qos);
+            if let Some(t) = self.subscribe_as(&topic, &dds_type, &ros_type, None, request, &[]) {
+                new.push(t);
+            }
+        }
+        new
     }
 
     /// Takes in discovery news and subscribes to new selected topics; returns the topics
@@ -130,7 +260,11 @@ impl Ros2Recording {
                 sub.oversized = n;
             }
         }
-        let mut new = Vec::new();
+        // rosbag2 subscribes nothing until /clock runs: messages before it have no time.
+        if !self.sim_clock_running() {
+            return Vec::new();
+        }
+        let mut new = self.subscribe_static();
         // --no-discovery: only what the graph showed at start-up (one discovery round).
         let started = *self.started.get_or_insert_with(std::time::Instant::now);
         if self.spec.no_discovery && started.elapsed() > STARTUP_DISCOVERY {
@@ -204,16 +338,30 @@ impl Ros2Recording {
         for w in warnings {
             (self.log)(format!("warning: {w}"));
         }
-        let mut metadata = BTreeMap::new();
-        metadata.insert(QOS_KEY.to_string(), qos_text::to_text(&offers, 9));
         let type_hash = writers.iter().chain(readers.iter()).find_map(|e| e.type_hash.clone());
+        self.subscribe_as(topic, &type_name, &ros_type, type_hash, request, &offers)
+    }
+
+    /// Registers `topic`'s connection and subscribes with `request`; `offers` are the
+    /// publishers' profiles stored with it.
+    fn subscribe_as(
+        &mut self,
+        topic: &str,
+        type_name: &str,
+        ros_type: &str,
+        type_hash: Option<String>,
+        request: QosProfile,
+        offers: &[QosProfile],
+    ) -> Option<String> {
+        let mut metadata = BTreeMap::new();
+        metadata.insert(QOS_KEY.to_string(), qos_text::to_text(offers, 9));
         if let Some(h) = &type_hash {
             metadata.insert(TYPE_HASH_KEY.to_string(), h.clone());
         }
         let mut conn = Connection {
             id: 0,
             topic: topic.to_string(),
-            message_type: ros_type.clone(),
+            message_type: ros_type.to_string(),
             encoding: "cdr".into(),
             definition: String::new(),
             definition_encoding: String::new(),
@@ -222,10 +370,12 @@ impl Ros2Recording {
         if let Some(w) = (self.hook)(&mut conn) {
             (self.log)(format!("warning: topic {topic}: {w}"));
         }
+        // A static topic's hash comes from its definition (Zenoh keys name it).
+        let type_hash = type_hash.or_else(|| conn.metadata.get(TYPE_HASH_KEY).cloned());
         let key = self.queue.register(conn);
         let reader = match self.graph.subscribe(
             topic,
-            &type_name,
+            type_name,
             type_hash.as_deref(),
             &request,
             self.sample_handler(topic, key),
@@ -248,14 +398,23 @@ impl Ros2Recording {
         let (overflow, oversized) = (self.overflow.clone(), self.oversized.clone());
         let limit = self.spec.max_sample_bytes;
         let topic = topic.to_string();
+        let sim = self.spec.sim_time.clone();
         Box::new(move |sample: Sample| {
+            // Sim time stamps with /clock's time; the graph's own clock is not the bag's.
+            let time = match &sim {
+                Some(clock) => match clock.now() {
+                    Some(t) => t,
+                    None => return,
+                },
+                None => now_ns(),
+            };
             if sample.data.len() > limit {
                 if let Some(n) = oversized.lock().unwrap_or_else(|p| p.into_inner()).add(1) {
                     log(format!("warning: topic {topic}: dropped {n} sample(s) larger than the limit ({} bytes, the latest {} bytes)", limit, sample.data.len()));
                 }
                 return;
             }
-            if let Push::Queued { dropped_oldest } = queue.push(key, now_ns(), Bytes::from(sample.data)) {
+            if let Push::Queued { dropped_oldest } = queue.push(key, time, Bytes::from(sample.data)) {
                 if let Some(n) = overflow.lock().unwrap_or_else(|p| p.into_inner()).add(dropped_oldest) {
                     log(format!(
                         "warning: cache full (--max-cache-size); dropped {n} message(s), the latest on {topic}"
@@ -263,5 +422,97 @@ impl Ros2Recording {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod sim_clock_tests {
+    use super::SimClock;
+
+    #[test]
+    fn a_clock_message_sets_the_time_and_nothing_before_it() {
+        let c = SimClock::default();
+        assert_eq!(c.now(), None);
+        let mut cdr = vec![0, 1, 0, 0];
+        cdr.extend(7i32.to_le_bytes());
+        cdr.extend(5u32.to_le_bytes());
+        assert!(c.set_from_cdr(&cdr));
+        assert_eq!(c.now(), Some(7_000_000_005));
+        c.set(0);
+        assert_eq!(c.now(), Some(0));
+        assert!(!c.set_from_cdr(&[0, 1, 0, 0, 1]));
+        let mut be = vec![0, 0, 0, 0];
+        be.extend(2i32.to_be_bytes());
+        be.extend(1u32.to_be_bytes());
+        assert!(c.set_from_cdr(&be));
+        assert_eq!(c.now(), Some(2_000_000_001));
+    }
+}
+
+/// A `--static-topics-path` file that cannot be used: which file, where, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("static topics file {path}: {message}")]
+pub struct StaticTopicsError {
+    /// The file.
+    pub path: String,
+    /// What is wrong (with the line, when known).
+    pub message: String,
+}
+
+/// Reads rosbag2's static topics file (Lyrical `--static-topics-path`):
+/// `static_topics_and_types_list: [[/topic, pkg/msg/Type], …]`. rosbag2 logs a bad file and
+/// records nothing from it; rbag refuses it, naming the line.
+pub fn load_static_topics(path: &std::path::Path) -> Result<Vec<(String, String)>, StaticTopicsError> {
+    let err = |message: String| StaticTopicsError { path: path.display().to_string(), message };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    parse_static_topics(&text).map_err(err)
+}
+
+/// [`load_static_topics`] on text; the error says where.
+pub fn parse_static_topics(text: &str) -> Result<Vec<(String, String)>, String> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        static_topics_and_types_list: Option<Vec<Vec<String>>>,
+    }
+    let file: File = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    let entries = file.static_topics_and_types_list.ok_or("no static_topics_and_types_list")?;
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).map_or(0, |i| i + 1);
+    let mut out = Vec::new();
+    for (i, e) in entries.into_iter().enumerate() {
+        match e.as_slice() {
+            [topic, ty] if !topic.is_empty() && ty.split('/').count() == 3 => {
+                let topic = if topic.starts_with('/') { topic.clone() } else { format!("/{topic}") };
+                out.push((topic, ty.clone()));
+            }
+            other => {
+                let at = other.first().map_or(0, |t| line_of(t));
+                return Err(format!("line {at}: entry {} is {other:?}; expected [/topic, pkg/msg/Type]", i + 1));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod static_topics_tests {
+    use super::parse_static_topics;
+
+    #[test]
+    fn the_list_gives_topics_and_types_and_a_bad_entry_names_its_line() {
+        let text =
+            "static_topics_and_types_list:\n  - [/chatter, std_msgs/msg/String]\n  - [imu, sensor_msgs/msg/Imu]\n";
+        let got = parse_static_topics(text).unwrap();
+        assert_eq!(
+            got,
+            [
+                ("/chatter".to_string(), "std_msgs/msg/String".to_string()),
+                ("/imu".into(), "sensor_msgs/msg/Imu".into())
+            ]
+        );
+        let bad = "static_topics_and_types_list:\n  - [/chatter, std_msgs/msg/String]\n  - [/odd]\n";
+        let e = parse_static_topics(bad).unwrap_err();
+        assert!(e.contains("line 3") && e.contains("entry 2"), "{e}");
+        let e = parse_static_topics("static_topics_and_types_list: [[/a, b]\n").unwrap_err();
+        assert!(e.contains("line"), "{e}");
     }
 }

@@ -37,6 +37,7 @@ pub mod rosbag2;
 mod size_estimate;
 mod sniff;
 pub mod source;
+pub mod storage_config;
 mod time_merge;
 mod types;
 mod writeback;

@@ -323,6 +323,14 @@ pub struct Rosbag2Options {
     /// Topics whose last messages (up to the depth given) are written again at the head of
     /// each new file, whatever their QoS (`--repeat-transient-local TOPIC[=DEPTH]`).
     pub repeat_topics: std::collections::BTreeMap<String, usize>,
+    /// `--storage-config-file`: SQLite3 pragmas and MCAP writer keys, over the preset.
+    pub storage_config: crate::storage_config::StorageConfig,
+    /// File compression workers (`--compression-threads`; 0: one per core): closed files are
+    /// compressed off the writer's thread.
+    pub compression_threads: usize,
+    /// Closed files that may wait for a compression worker before the oldest waiting one is
+    /// dropped from the queue, staying uncompressed (`--compression-queue-size`; 0: no limit).
+    pub compression_queue_size: usize,
 }
 
 impl Rosbag2Options {
@@ -376,6 +384,9 @@ impl Default for Rosbag2Options {
             custom_data: Default::default(),
             repeat_transient_local: false,
             repeat_topics: std::collections::BTreeMap::new(),
+            storage_config: Default::default(),
+            compression_threads: 0,
+            compression_queue_size: 1,
         }
     }
 }

@@ -230,7 +230,15 @@ class TFMessage_(IdlStruct, typename="tf2_msgs::msg::dds_::TFMessage_"):
     transforms: types.sequence[TransformStamped_]
 
 
+@dataclass
+class WriteSplitEvent_(IdlStruct, typename="rosbag2_interfaces::msg::dds_::WriteSplitEvent_"):
+    closed_file: str
+    opened_file: str
+    node_name: str
+
+
 TYPES = {
+    "write_split": WriteSplitEvent_,
     "string": String_,
     "imu": Imu_,
     "blob": CompressedImage_,
@@ -266,6 +274,8 @@ def make_sample(kind, i, size):
         )
     if kind == "clock":
         return Clock_(clock=Time_(sec=i, nanosec=0))
+    if kind == "write_split":
+        return WriteSplitEvent_(closed_file=f"bag_{i}.mcap", opened_file=f"bag_{i + 1}.mcap", node_name="/peer")
     if kind == "log":
         return Log_(stamp=Time_(sec=1700000000 + i, nanosec=0), level=20, name="peer", msg=f"log {i}", file="cyclone_peer.py", function="run_pub", line=i)
     if kind == "image":

@@ -342,6 +342,13 @@ impl Pipeline {
     pub fn run(mut self, mut on_event: impl FnMut(Event)) -> Result<RecordReport, RecordError> {
         let wait = self.opts.idle_wait;
         while self.step(wait, &mut on_event)? {}
+        // The close's notices too: rosbag2 announces the last file closed (write_split).
+        if let Some(rec) = self.recorder() {
+            rec.close()?;
+            for n in rec.take_notices() {
+                on_event(Event::Notice(n));
+            }
+        }
         self.finish()
     }
 

@@ -145,8 +145,17 @@ pub enum Notice {
         /// The minimum asked for.
         required: u64,
     },
-    /// A rosbag2 directory went on in a new storage file (by size, duration or on demand).
-    Split(PathBuf),
+    /// A rosbag2 directory went on in a new storage file (by size, duration or on demand):
+    /// the storage file closed and the one opened, as rosbag2's `/events/write_split` names them.
+    Split {
+        /// The storage file finished.
+        closed: PathBuf,
+        /// The storage file recording goes on in.
+        opened: PathBuf,
+    },
+    /// The last storage file of a rosbag2 directory was closed with the bag (rosbag2 then
+    /// publishes a write_split event with no opened file).
+    FileClosed(PathBuf),
     /// Something failed that does not stop recording (a split that could not be deleted,
     /// free space that could not be measured).
     Warning(String),
@@ -470,6 +479,13 @@ impl Recorder {
         }
     }
 
+    /// Closes the last file (writing the drop report) and leaves the notices of that
+    /// ([`Notice::Closed`], [`Notice::FileClosed`]) to [`Recorder::take_notices`]; what
+    /// [`Recorder::finish`] then reports is the same.
+    pub fn close(&mut self) -> Result<(), RecordError> {
+        self.close_current(false)
+    }
+
     /// Closes the last file (writing the drop report) and says what was recorded.
     pub fn finish(mut self) -> Result<RecordReport, RecordError> {
         self.close_current(false)?;
@@ -626,10 +642,8 @@ impl Recorder {
         if matches!(self.file, Some(Output::Dir(_))) {
             self.write_drop_report()?;
             let Some(Output::Dir(dir)) = self.file.as_mut() else { return Ok(()) };
-            if !dir.split()? {
-                return Ok(());
-            }
-            self.notices.push(Notice::Split(dir.path.clone()));
+            let Some((closed, opened)) = dir.split()? else { return Ok(()) };
+            self.notices.push(Notice::Split { closed, opened });
         } else {
             self.close_current(true)?;
             self.split_index += 1;
@@ -662,7 +676,12 @@ impl Recorder {
         let Some(file) = self.file.take() else { return Ok(()) };
         let (path, len) = match file {
             Output::File(f) => f.close()?,
-            Output::Dir(d) => d.close()?,
+            Output::Dir(d) => {
+                let last = d.current_file();
+                let closed = d.close()?;
+                self.notices.extend(last.map(Notice::FileClosed));
+                closed
+            }
         };
         self.closed_bytes += len;
         self.files.push(path.clone());

@@ -167,7 +167,7 @@ fn rosbag2_directory_splits_by_size_and_keeps_the_newest() {
     let meta = std::fs::read_to_string(dir.path().join("bag/metadata.yaml")).unwrap();
     let listed: Vec<&str> = meta.lines().filter(|l| l.trim_start().starts_with("- bag_")).collect();
     assert_eq!(listed.len(), 2, "the newest two files are kept: {meta}");
-    assert!(rig.events.iter().filter(|e| matches!(e, Event::Notice(Notice::Split(_)))).count() >= 2);
+    assert!(rig.events.iter().filter(|e| matches!(e, Event::Notice(Notice::Split { .. }))).count() >= 2);
     let kept = texts(&dir.path().join("bag"));
     assert!(!kept.is_empty() && kept.last().unwrap().starts_with("039"), "the newest messages are kept");
     assert_eq!(report.messages.get("/a"), Some(&40));

@@ -29,7 +29,11 @@ use rbag_transport::{Controls, Event, Notice, Pipeline, RecordError, RecordQueue
 
 use crate::graph::GraphError;
 #[cfg(feature = "ros2")]
-pub use rbag_ros2::{qos::Overrides, record::Ros2RecordSpec, select::Ros2Selection};
+pub use rbag_ros2::{
+    qos::Overrides,
+    record::{load_static_topics, Ros2RecordSpec, SimClock, StaticTopicsError},
+    select::Ros2Selection,
+};
 pub use rbag_transport::{
     now_ns, Layout, OutputName, PipelineOptions, RecordOptions, RecordReport, SnapshotOptions, Split,
 };
@@ -136,6 +140,11 @@ trait Feed: Send {
     fn topic_done(&mut self, topic: &str) -> bool;
     /// A file was opened (ROS 1 `-p` publishes its name).
     fn opened(&mut self, _path: &std::path::Path) {}
+    /// Where storage file splits are announced (rosbag2's `/events/write_split`); taken once at
+    /// start, it outlives the feed so the close of the last file is announced too.
+    fn split_events(&mut self) -> Option<Box<dyn SplitEvents>> {
+        None
+    }
     /// Why the graph wants the recording to end, if it does.
     fn shutdown_requested(&self) -> Option<String> {
         None
@@ -146,6 +155,13 @@ trait Feed: Send {
     fn leave(self: Box<Self>);
 }
 
+/// Announces storage file splits to the graph, as rosbag2's recorder publishes
+/// `rosbag2_interfaces/msg/WriteSplitEvent` on `/events/write_split`.
+pub(crate) trait SplitEvents: Send {
+    /// `closed` was finished and recording goes on in `opened` (empty at the end).
+    fn publish(&mut self, closed: &std::path::Path, opened: &std::path::Path);
+}
+
 /// A recording joined to its graph, with its writer thread running.
 pub struct Recording {
     controls: Arc<Controls>,
@@ -153,6 +169,7 @@ pub struct Recording {
     writer: JoinHandle<Result<RecordReport, RecordError>>,
     events: mpsc::Receiver<Event>,
     feed: Box<dyn Feed>,
+    split_events: Option<Box<dyn SplitEvents>>,
     output: Option<PathBuf>,
     log: Log,
 }
@@ -169,7 +186,7 @@ impl Recording {
         };
         // The bag is opened before the graph is joined: a refused output costs no network.
         let pipeline = Pipeline::new(spec.output, spec.pipeline, queue.clone(), controls.clone(), now)?;
-        let feed: Box<dyn Feed> = match spec.source {
+        let mut feed: Box<dyn Feed> = match spec.source {
             Source::Ros1(s) => Box::new(ros1::Ros1Feed::start(s, queue.clone(), controls.clone(), &log)?),
             #[cfg(feature = "ros2")]
             Source::Ros2(s) => Box::new(ros2::Ros2Feed::start(*s, queue.clone(), &log)?),
@@ -189,7 +206,8 @@ impl Recording {
                 })
                 .map_err(|_| LiveRecordError::Writer("could not start"))?
         };
-        Ok(Recording { controls, queue, writer, events, feed, output, log })
+        let split_events = feed.split_events();
+        Ok(Recording { controls, queue, writer, events, feed, split_events, output, log })
     }
 
     /// The controls the front end drives: pause, split, snapshot.
@@ -217,6 +235,12 @@ impl Recording {
         self.feed.leave();
         self.queue.close();
         let report = self.writer.join().map_err(|_| LiveRecordError::Writer("panicked"))??;
+        // The feed has left; the last file's close is still announced.
+        for event in self.events.try_iter() {
+            if let Event::Notice(n) = event {
+                announce_split(&mut self.split_events, &n);
+            }
+        }
         Ok(RecordOutcome { report, output: self.output, ended_by })
     }
 
@@ -237,13 +261,17 @@ impl Recording {
     fn on_event(&mut self, event: Event) -> bool {
         let log = &self.log;
         match event {
-            Event::Notice(n) => match n {
+            Event::Notice(n) => match &n {
                 Notice::Opened(p) => {
                     log(format!("Recording to '{}'.", p.display()));
-                    self.feed.opened(&p);
+                    self.feed.opened(p);
                 }
                 Notice::Closed(p) => log(format!("Closing '{}'.", p.display())),
-                Notice::Split(p) => log(format!("Split: '{}' goes on in a new file.", p.display())),
+                Notice::Split { closed, opened } => {
+                    log(format!("Split: '{}' closed, recording goes on in '{}'.", closed.display(), opened.display()));
+                    announce_split(&mut self.split_events, &n);
+                }
+                Notice::FileClosed(_) => announce_split(&mut self.split_events, &n),
                 Notice::Deleted(p) => log(format!("Deleted split '{}' (keeping the newest files).", p.display())),
                 Notice::LowSpace { dir, free, required } => log(format!(
                     "warning: only {free} bytes free on the disk of {} (minimum {required})",
@@ -269,6 +297,16 @@ impl Recording {
             _ => {}
         }
         true
+    }
+}
+
+/// Publishes the write_split event a notice stands for, if any.
+fn announce_split(events: &mut Option<Box<dyn SplitEvents>>, notice: &Notice) {
+    let Some(events) = events.as_mut() else { return };
+    match notice {
+        Notice::Split { closed, opened } => events.publish(closed, opened),
+        Notice::FileClosed(closed) => events.publish(closed, std::path::Path::new("")),
+        _ => {}
     }
 }
 

@@ -143,9 +143,99 @@ impl Ros2Join {
     }
 }
 
+/// rosbag2's `/events/write_split` (`Rosbag2QoS::EventQoS`: reliable, volatile, keep last 3).
+const WRITE_SPLIT_TOPIC: &str = "/events/write_split";
+const WRITE_SPLIT_TYPE: &str = "rosbag2_interfaces/msg/WriteSplitEvent";
+const WRITE_SPLIT_DDS_TYPE: &str = "rosbag2_interfaces::msg::dds_::WriteSplitEvent_";
+
+fn event_qos() -> rbag_storage::rosbag2::qos::QosProfile {
+    use rbag_storage::rosbag2::qos::{policy, QosProfile};
+    QosProfile {
+        history: policy::KEEP_LAST,
+        depth: 3,
+        reliability: policy::RELIABLE,
+        durability: policy::VOLATILE,
+        ..QosProfile::default()
+    }
+}
+
+/// A `WriteSplitEvent` as CDR (little endian, with its encapsulation header): three strings.
+pub(crate) fn write_split_cdr(closed: &str, opened: &str, node_name: &str) -> Vec<u8> {
+    let mut b = vec![0, 1, 0, 0];
+    for text in [closed, opened, node_name] {
+        while b.len() % 4 != 0 {
+            b.push(0);
+        }
+        b.extend((text.len() as u32 + 1).to_le_bytes());
+        b.extend(text.as_bytes());
+        b.push(0);
+    }
+    b
+}
+
+enum SplitWriter {
+    Dds(rbag_ros2::dds::RawWriter),
+    Zenoh(Box<rbag_ros2::zenoh::ZenohPublisher>),
+}
+
+/// The recorder's write_split publisher, on the recorder's node.
+struct WriteSplitPublisher {
+    writer: SplitWriter,
+    node_name: String,
+    log: Log,
+    /// Keeps the graph joined until the last event is out.
+    _join: Ros2Join,
+}
+
+impl WriteSplitPublisher {
+    fn new(join: &Ros2Join, node: &str, type_hash: &str, log: &Log) -> Result<Self, LiveRecordError> {
+        let writer = match join {
+            Ros2Join::Dds(n) => {
+                let user_data = format!("typehash={type_hash};");
+                SplitWriter::Dds(rbag_ros2::dds::RawWriter::new(
+                    n.participant(),
+                    &format!("rt{WRITE_SPLIT_TOPIC}"),
+                    WRITE_SPLIT_DDS_TYPE,
+                    &event_qos(),
+                    Some(&user_data),
+                )?)
+            }
+            Ros2Join::Zenoh(s, n) => SplitWriter::Zenoh(Box::new(rbag_ros2::zenoh::ZenohPublisher::new(
+                s,
+                n,
+                WRITE_SPLIT_TOPIC,
+                WRITE_SPLIT_DDS_TYPE,
+                type_hash,
+                &event_qos(),
+            )?)),
+        };
+        Ok(WriteSplitPublisher {
+            writer,
+            node_name: format!("/{}", node.trim_start_matches('/')),
+            log: log.clone(),
+            _join: join.clone(),
+        })
+    }
+}
+
+impl super::SplitEvents for WriteSplitPublisher {
+    fn publish(&mut self, closed: &std::path::Path, opened: &std::path::Path) {
+        let data = write_split_cdr(&closed.to_string_lossy(), &opened.to_string_lossy(), &self.node_name);
+        let now = rbag_transport::now_ns() as i64;
+        let sent = match &self.writer {
+            SplitWriter::Dds(w) => w.write(&data, now).map_err(|e| e.to_string()),
+            SplitWriter::Zenoh(w) => w.write(&data, now).map_err(|e| e.to_string()),
+        };
+        if let Err(e) = sent {
+            (self.log)(format!("warning: publishing on {WRITE_SPLIT_TOPIC}: {e}"));
+        }
+    }
+}
+
 pub(super) struct Ros2Feed {
     /// The graph, kept while the recording runs (a join made for it alone leaves with it).
     _join: Ros2Join,
+    split_events: Option<WriteSplitPublisher>,
     recording: Ros2Recording,
     discovery: Arc<AtomicBool>,
     polling: Duration,
@@ -158,10 +248,19 @@ impl Ros2Feed {
             Some(j) => j,
             None => Ros2Join::open(source.middleware, &source.node, log)?,
         };
+        // The event type is in the bundled store; without its hash, no events (said once).
+        let split_events = match source.definitions.rihs01(WRITE_SPLIT_TYPE) {
+            Ok(hash) => Some(WriteSplitPublisher::new(&join, &source.node, &hash, log)?),
+            Err(e) => {
+                log(format!("warning: {WRITE_SPLIT_TOPIC} not published: {e}"));
+                None
+            }
+        };
         let hook = definition_hook(source.definitions);
         let recording = Ros2Recording::new(join.graph()?, source.spec, queue, hook, log.clone())?;
         Ok(Ros2Feed {
             _join: join,
+            split_events,
             recording,
             discovery: source.discovery,
             polling: source.polling.max(Duration::from_millis(1)),
@@ -183,11 +282,35 @@ impl Feed for Ros2Feed {
         false
     }
 
+    fn split_events(&mut self) -> Option<Box<dyn super::SplitEvents>> {
+        self.split_events.take().map(|p| Box::new(p) as Box<dyn super::SplitEvents>)
+    }
+
     fn turn(&self) -> Duration {
         Duration::from_millis(10).min(self.polling)
     }
 
     fn leave(self: Box<Self>) {
         drop(self.recording);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_split_cdr;
+
+    #[test]
+    fn write_split_event_is_three_aligned_cdr_strings() {
+        let b = write_split_cdr("a/b_0.mcap", "", "/rosbag2_recorder");
+        let mut want = vec![0, 1, 0, 0];
+        want.extend(11u32.to_le_bytes());
+        want.extend(b"a/b_0.mcap\0");
+        want.push(0); // padding to 4
+        want.extend(1u32.to_le_bytes());
+        want.push(0);
+        want.extend([0, 0, 0]);
+        want.extend(18u32.to_le_bytes());
+        want.extend(b"/rosbag2_recorder\0");
+        assert_eq!(b, want);
     }
 }

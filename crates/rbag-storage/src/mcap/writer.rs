@@ -72,7 +72,7 @@ impl McapWriter {
             // data section costs a sixth of a large write and no reader rbag knows uses it.
             .calculate_data_section_crc(false)
             .chunk_size(Some(self.options.chunk_size.max(1)));
-        match self.options.rosbag2.mcap_preset {
+        let preset = match self.options.rosbag2.mcap_preset {
             McapPreset::Default => base.compression(match self.options.compression {
                 Compression::Zstd => Some(mcap::Compression::Zstd),
                 Compression::Lz4 => Some(mcap::Compression::Lz4),
@@ -89,7 +89,57 @@ impl McapWriter {
             McapPreset::ZstdSmall => {
                 base.compression(Some(mcap::Compression::Zstd)).compression_level(19).chunk_size(Some(4 << 20))
             }
+        };
+        self.overlay_config(preset)
+    }
+
+    /// `--storage-config-file`'s McapWriterOptions keys, over the preset.
+    fn overlay_config(&self, mut o: mcap::WriteOptions) -> mcap::WriteOptions {
+        let c = &self.options.rosbag2.storage_config.mcap;
+        if let Some(v) = c.no_summary {
+            o = o.emit_summary_records(!v);
         }
+        let set =
+            |o: mcap::WriteOptions, v: Option<bool>, f: fn(mcap::WriteOptions, bool) -> mcap::WriteOptions| match v {
+                Some(v) => f(o, v),
+                None => o,
+            };
+        o = set(o, c.no_chunk_crc, |o, v| o.calculate_chunk_crcs(!v));
+        o = set(o, c.no_attachment_crc, |o, v| o.calculate_attachment_crcs(!v));
+        o = set(o, c.enable_data_crc, |o, v| o.calculate_data_section_crc(v));
+        o = set(o, c.no_summary_crc, |o, v| o.calculate_summary_section_crc(!v));
+        o = set(o, c.no_chunking, |o, v| o.use_chunks(!v));
+        o = set(o, c.no_message_index, |o, v| o.emit_message_indexes(!v));
+        o = set(o, c.no_repeated_schemas, |o, v| o.repeat_schemas(!v));
+        o = set(o, c.no_repeated_channels, |o, v| o.repeat_channels(!v));
+        o = set(o, c.no_attachment_index, |o, v| o.emit_attachment_indexes(!v));
+        o = set(o, c.no_metadata_index, |o, v| o.emit_metadata_indexes(!v));
+        o = set(o, c.no_chunk_index, |o, v| o.emit_chunk_indexes(!v));
+        o = set(o, c.no_statistics, |o, v| o.emit_statistics(!v));
+        o = set(o, c.no_summary_offsets, |o, v| o.emit_summary_offsets(!v));
+        if let Some(size) = c.chunk_size {
+            o = o.chunk_size(Some(size.max(1)));
+        }
+        let compression = c.compression.map(|c| match c {
+            Some(Compression::Zstd) => Some(mcap::Compression::Zstd),
+            Some(Compression::Lz4) => Some(mcap::Compression::Lz4),
+            _ => None,
+        });
+        if let Some(comp) = compression {
+            o = o.compression(comp);
+        }
+        if let Some(level) = c.compression_level {
+            let chosen = match c.compression {
+                Some(chosen) => chosen,
+                None => match self.options.rosbag2.mcap_preset {
+                    McapPreset::Default => Some(self.options.compression),
+                    McapPreset::Fastwrite => None,
+                    McapPreset::ZstdFast | McapPreset::ZstdSmall => Some(Compression::Zstd),
+                },
+            };
+            o = o.compression_level(level.level(chosen));
+        }
+        o
     }
 
     fn writer(&mut self, profile: &str) -> Result<&mut mcap::Writer<BufWriter<WritebackFile>>> {

@@ -3,6 +3,7 @@
 
 pub mod actions;
 mod bag;
+mod compressor;
 pub mod metadata;
 pub mod qos;
 mod reindex;

@@ -42,6 +42,10 @@ pub struct Rosbag2Writer {
     /// counts from there, not from the older stamps of the messages repeated at its head.
     period_start_ns: Option<u64>,
     poisoned: Option<String>,
+    /// FILE compression of closed files, off this thread.
+    compressor: Option<super::compressor::FileCompressor>,
+    /// Files the full compression queue left uncompressed.
+    left_uncompressed: Vec<PathBuf>,
 }
 
 impl Rosbag2Writer {
@@ -115,7 +119,15 @@ impl Rosbag2Writer {
             latched: BTreeMap::new(),
             period_start_ns: None,
             poisoned: None,
+            compressor: None,
+            left_uncompressed: Vec::new(),
         };
+        if w.dir.is_some() && r2.compression_mode == CompressionMode::File {
+            let job: super::compressor::Job = std::sync::Arc::new(|plain: &Path| zstd_file(plain));
+            let pool = super::compressor::FileCompressor::new(r2.compression_threads, r2.compression_queue_size, job)
+                .map_err(|e| Error::Invalid(format!("starting the compression workers: {e}")))?;
+            w.compressor = Some(pool);
+        }
         w.open_next()?;
         Ok(w)
     }
@@ -160,15 +172,21 @@ impl Rosbag2Writer {
         file.set_bag_metadata(&self.meta.to_yaml(false));
         let file: Box<dyn StorageWriter> = file;
         file.finish()?;
-        if let (Some(dir), CompressionMode::File) = (&self.dir, self.options.rosbag2.compression_mode) {
-            if let Some(last) = self.meta.relative_file_paths.last_mut() {
-                let plain = dir.join(&*last);
-                zstd_file(&plain)?;
-                last.push_str(".zstd");
+        if let (Some(dir), Some(pool)) = (&self.dir, &self.compressor) {
+            if let Some(last) = self.meta.relative_file_paths.last() {
+                pool.submit(dir.join(last));
             }
         }
+        let deleting = self.options.rosbag2.files_to_delete(self.meta.files.len());
+        if deleting > 0 {
+            // A file still being compressed is deleted once its worker is done with it.
+            if let Some(pool) = &self.compressor {
+                pool.wait_idle();
+            }
+        }
+        self.apply_compressed()?;
         if let Some(dir) = &self.dir {
-            for _ in 0..self.options.rosbag2.files_to_delete(self.meta.files.len()) {
+            for _ in 0..deleting {
                 let name = self.meta.relative_file_paths.remove(0);
                 self.meta.files.remove(0);
                 self.file_counts.remove(0);
@@ -176,6 +194,52 @@ impl Rosbag2Writer {
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
             }
         }
+        self.refresh_totals();
+        self.write_metadata()
+    }
+
+    /// Renames the compressed files in the metadata; a failed compression fails the bag.
+    fn apply_compressed(&mut self) -> Result<()> {
+        let Some(pool) = &self.compressor else { return Ok(()) };
+        let done = pool.take_done();
+        self.apply_done(done)
+    }
+
+    fn apply_done(&mut self, done: Vec<super::compressor::Done>) -> Result<()> {
+        use super::compressor::Done;
+        let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for d in done {
+            match d {
+                Done::Compressed { plain, .. } => {
+                    let plain = name(&plain);
+                    if let Some(entry) = self.meta.relative_file_paths.iter_mut().find(|p| **p == plain) {
+                        entry.push_str(".zstd");
+                    }
+                }
+                Done::Dropped(plain) => self.left_uncompressed.push(plain),
+                Done::Failed { plain, error } => {
+                    return Err(Error::io(&plain, std::io::Error::other(error)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Closed files the full compression queue (`compression_queue_size`) left uncompressed.
+    pub fn left_uncompressed(&self) -> &[PathBuf] {
+        &self.left_uncompressed
+    }
+
+    /// Whether closed files are still being compressed.
+    pub fn compressing(&self) -> bool {
+        self.compressor.as_ref().is_some_and(|c| c.busy())
+    }
+
+    /// Waits for the compression workers, then names the compressed files in metadata.yaml.
+    fn finish_compression(&mut self) -> Result<()> {
+        let Some(pool) = self.compressor.take() else { return Ok(()) };
+        let done = pool.finish();
+        self.apply_done(done)?;
         self.refresh_totals();
         self.write_metadata()
     }
@@ -215,6 +279,16 @@ impl Rosbag2Writer {
             return false;
         }
         self.options.rosbag2.split_due(file.bytes_written(), self.period_start_ns, log_time)
+    }
+
+    /// The path of the storage file being written (`None` once closed): what rosbag2's
+    /// `/events/write_split` names as the closed and the opened file.
+    pub fn current_file_path(&self) -> Option<PathBuf> {
+        self.current.as_ref()?;
+        match (&self.dir, &self.single) {
+            (Some(dir), _) => self.meta.relative_file_paths.last().map(|n| dir.join(n)),
+            (None, single) => single.clone(),
+        }
     }
 
     /// Bytes of the storage file being written (an estimate while buffers are unflushed): what
@@ -278,7 +352,7 @@ impl crate::Rosbag2Options {
 
 /// Compresses a closed storage file to `<file>.zstd` and removes the original, as rosbag2's
 /// file compression does.
-fn zstd_file(plain: &Path) -> Result<()> {
+fn zstd_file(plain: &Path) -> std::io::Result<PathBuf> {
     let packed = PathBuf::from(format!("{}.zstd", plain.display()));
     let run = || -> std::io::Result<()> {
         let input = std::fs::File::open(plain)?;
@@ -288,8 +362,9 @@ fn zstd_file(plain: &Path) -> Result<()> {
         std::io::copy(&mut std::io::BufReader::with_capacity(1 << 20, input), &mut enc)?;
         enc.finish()?.sync_all()
     };
-    run().map_err(|e| Error::io(&packed, e))?;
-    std::fs::remove_file(plain).map_err(|e| Error::io(plain, e))
+    run()?;
+    std::fs::remove_file(plain)?;
+    Ok(packed)
 }
 
 impl StorageWriter for Rosbag2Writer {
@@ -377,7 +452,8 @@ impl StorageWriter for Rosbag2Writer {
 
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.check()?;
-        self.close_current()
+        self.close_current()?;
+        self.finish_compression()
     }
 }
 
@@ -441,5 +517,6 @@ impl Drop for Rosbag2Writer {
         if self.current.is_some() && self.poisoned.is_none() {
             let _ = self.close_current();
         }
+        let _ = self.finish_compression();
     }
 }

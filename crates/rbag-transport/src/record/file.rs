@@ -143,15 +143,23 @@ impl DirBag {
         Ok(data.len() as u64)
     }
 
-    /// Starts the next storage file; false when the current one holds nothing yet (kept).
-    pub(crate) fn split(&mut self) -> Result<bool, RecordError> {
+    /// Starts the next storage file; returns the closed and the opened file (rosbag2's
+    /// write_split event), `None` when the current one holds nothing yet (kept).
+    pub(crate) fn split(&mut self) -> Result<Option<(PathBuf, PathBuf)>, RecordError> {
         if self.first_time.is_none() {
-            return Ok(false);
+            return Ok(None);
         }
         let writer = self.writer.as_mut().ok_or(RecordError::Closed)?;
+        let closed = writer.current_file_path().unwrap_or_default();
         writer.split_now().map_err(|e| e.in_file(&self.path))?;
+        let opened = writer.current_file_path().unwrap_or_default();
         (self.first_time, self.last_time) = (None, None);
-        Ok(true)
+        Ok(Some((closed, opened)))
+    }
+
+    /// The storage file being written.
+    pub(crate) fn current_file(&self) -> Option<PathBuf> {
+        self.writer.as_ref().and_then(Rosbag2Writer::current_file_path)
     }
 
     /// Closes the last storage file and writes metadata.yaml; returns the directory and the

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use rbag_bag::{Format, WriteOptions};
 use rbag_live::record::{
     Layout, OutputName, Overrides, PipelineOptions, RecordOptions, RecordSpec, RecorderSession, Ros2Join,
-    Ros2RecordSpec, Ros2Selection, Ros2Source, SnapshotOptions, Source, Split,
+    Ros2RecordSpec, Ros2Selection, Ros2Source, SimClock, SnapshotOptions, Source, Split,
 };
 
 use super::middleware::MiddlewareArgs;
@@ -106,6 +106,15 @@ pub struct Args {
     /// Only record the topics present at start-up (discovery runs once).
     #[arg(long)]
     pub no_discovery: bool,
+    /// Stamp messages with /clock's time (rosgraph_msgs/msg/Clock) instead of the wall
+    /// clock; nothing is subscribed, so nothing written, until the first /clock message.
+    #[arg(long)]
+    pub use_sim_time: bool,
+    /// Topics subscribed at start without waiting for discovery, with their types (YAML:
+    /// `static_topics_and_types_list: [[/topic, pkg/msg/Type], ...]`); with no other topic
+    /// selection, discovery is off.
+    #[arg(long, value_name = "FILE")]
+    pub static_topics_path: Option<PathBuf>,
     /// How often to look for new topics, in milliseconds.
     #[arg(short = 'p', long, value_name = "MS", default_value = "100")]
     pub polling_interval: u64,
@@ -188,7 +197,8 @@ fn selection(args: &Args) -> Result<Ros2Selection> {
         .with_regex(args.regex.as_deref())
         .and_then(|s| s.with_exclude_regex(args.exclude_regex.as_deref()))
         .map_err(|e| UsageError(e.to_string()))?;
-    if sel.is_empty() {
+    // Static topics alone are a selection (rosbag2 then turns discovery off).
+    if sel.is_empty() && args.static_topics_path.is_none() {
         return Err(UsageError(
             "rbag record --ros2: name topics (--topics, --services, --actions) or use -a, --all-topics, --all-services, --all-actions or -e"
                 .into(),
@@ -222,6 +232,16 @@ pub fn run(args: Args) -> Result<Outcome> {
     if let Some(f) = args.compression_format.as_deref().filter(|f| *f != "zstd") {
         return Err(UsageError(format!("compression format {f:?}: rosbag2 compresses with zstd")).into());
     }
+    if args.use_sim_time && args.no_discovery {
+        return Err(UsageError(
+            "--use-sim-time waits for /clock through discovery: it cannot go with --no-discovery".into(),
+        )
+        .into());
+    }
+    let static_topics = match &args.static_topics_path {
+        Some(p) => rbag_live::record::load_static_topics(p)?,
+        None => Vec::new(),
+    };
     if args.snapshot_mode && args.max_cache_size == 0 {
         return Err(UsageError("--snapshot-mode keeps --max-cache-size bytes: it must not be 0".into()).into());
     }
@@ -286,6 +306,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         // In snapshot mode the cache is the ring; the queue in front of it only smooths bursts.
         let snapshot = SnapshotOptions { max_bytes: Some(args.max_cache_size), ..SnapshotOptions::default() };
         let queue_bytes = (!args.snapshot_mode && args.max_cache_size > 0).then_some(args.max_cache_size);
+        let sim_time = args.use_sim_time.then(|| std::sync::Arc::new(SimClock::default()));
         let ros2 = Ros2RecordSpec {
             selection: if uri.is_none() { sel.clone() } else { selection(&args)? },
             overrides: overrides.clone(),
@@ -295,6 +316,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             topic_types: args.topic_types.iter().cloned().collect(),
             exclude_topic_types: args.exclude_topic_types.iter().cloned().collect(),
             max_sample_bytes: usize::try_from(args.max_sample_size).unwrap_or(usize::MAX),
+            sim_time: sim_time.clone(),
+            static_topics: static_topics.clone(),
         };
         Ok(RecordSpec {
             output,
@@ -311,7 +334,8 @@ pub fn run(args: Args) -> Result<Outcome> {
                 discovery: session.discovery_switch(),
                 ..Ros2Source::new(ros2, definitions.clone(), middleware)
             })),
-            clock: None,
+            // -d splits follow /clock's time when idle too.
+            clock: sim_time.as_ref().map(SimClock::as_now),
         })
     };
     let keys = !args.disable_keyboard_controls;

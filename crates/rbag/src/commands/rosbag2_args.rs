@@ -24,6 +24,11 @@ pub struct Rosbag2Args {
     /// rosbag2 storage preset: SQLite3 `resilient`; MCAP `fastwrite`, `zstd_fast`, `zstd_small`.
     #[arg(long, value_name = "PRESET")]
     pub storage_preset_profile: Option<String>,
+    /// rosbag2's storage plugin config (YAML): SQLite3 `write: pragmas: ["journal_mode = WAL"]`,
+    /// MCAP McapWriterOptions keys (noChunkCRC, chunkSize, compression, ...) over the preset. A
+    /// key rbag cannot honour is an error.
+    #[arg(long, value_name = "FILE")]
+    pub storage_config_file: Option<std::path::PathBuf>,
     /// Write metadata.yaml (and QoS) as this distro's rosbag2 reads it: humble, iron, jazzy...
     #[arg(long, value_name = "DISTRO")]
     pub ros_distro: Option<String>,
@@ -126,6 +131,9 @@ impl Rosbag2Args {
         }
         o.repeat_transient_local = self.repeat_all();
         o.repeat_topics = self.repeat_topics()?;
+        if let Some(path) = &self.storage_config_file {
+            o.storage_config = rbag_bag::storage_config::StorageConfig::load(path, format)?;
+        }
         let Some(preset) = &self.storage_preset_profile else { return Ok(o) };
         let write = WriteOptions { rosbag2: o, ..WriteOptions::default() };
         let storage = StorageOptions::new().with("preset", preset.as_str());

@@ -81,6 +81,11 @@ impl SqliteWriter {
             SqlitePreset::Resilient => "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         };
         db.execute_batch(pragmas).map_err(sql_err)?;
+        // The config file's pragmas go after the preset's, as rosbag2 applies them (checked
+        // for quotes and semicolons when the file was read).
+        for entry in &options.rosbag2.storage_config.write_pragmas {
+            db.execute_batch(&format!("PRAGMA {entry};")).map_err(sql_err)?;
+        }
         // The "complete" mark: rbag's files say who wrote them, and are marked finished only at
         // close; other tools' files carry neither and are never flagged.
         db.execute_batch(&format!("PRAGMA application_id = {RBAG_APPLICATION_ID}; PRAGMA user_version = 0;"))

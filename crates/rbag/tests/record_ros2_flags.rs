@@ -1,0 +1,222 @@
+//! `rbag record --ros2` flags of issue 19, each shown against a real Cyclone DDS peer on its
+//! own domain: `/events/write_split` at splits and at the end, `--use-sim-time`,
+//! `--storage-config-file`, the compression worker flags, `--max-cache-duration` and
+//! `--static-topics-path`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rbag_testkit::ros2::{available, loopback_uri, CyclonePeer, Domain};
+
+const LONG: Duration = Duration::from_secs(20);
+
+struct Rec {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Rec {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn wait_log(&self, needle: &str) {
+        let start = Instant::now();
+        while !self.log().contains(needle) {
+            assert!(start.elapsed() < LONG, "no {needle:?} from rbag:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill -{sig}");
+    }
+
+    fn stop(mut self) -> String {
+        self.signal("INT");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let log = self.log();
+                assert!(status.success(), "rbag exited {status}:\n{log}");
+                assert!(!log.contains("panicked at"), "{log}");
+                return log;
+            }
+            assert!(start.elapsed() < LONG, "rbag did not stop:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Rec {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rbag_cmd(domain: &Domain) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
+    c.env("CYCLONEDDS_URI", loopback_uri())
+        .env("ROS_DOMAIN_ID", domain.id().to_string())
+        .env_remove("ROS_LOCALHOST_ONLY");
+    c
+}
+
+fn record(domain: &Domain, dir: &Path, args: &[&str]) -> Rec {
+    let log = dir.join("rbag.log");
+    let mut c = rbag_cmd(domain);
+    c.args(["record", "--ros2", "--disable-keyboard-controls"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    Rec { child: c.spawn().unwrap(), log }
+}
+
+/// `rbag record --ros2 ARGS` run to its end (a usage error, say): exit code and stderr.
+fn record_once(domain: &Domain, args: &[&str]) -> (i32, String) {
+    let out = rbag_cmd(domain).args(["record", "--ros2"]).args(args).stdin(Stdio::null()).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Publishes `count` messages of `kind` on `topic` at `rate` once a reader matched.
+fn publisher(
+    py: &Path,
+    domain: &Domain,
+    topic: &str,
+    kind: &str,
+    count: usize,
+    rate: &str,
+    extra: &[&str],
+) -> CyclonePeer {
+    let count = count.to_string();
+    let mut args = vec!["--topic", topic, "--type", kind, "--count", &count, "--rate", rate, "--no-hex"];
+    args.extend_from_slice(extra);
+    CyclonePeer::spawn(py, domain, "pub", &args)
+}
+
+/// The storage files of a bag directory, sorted by split index.
+fn storage_files(bag: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(bag)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    let index = |p: &PathBuf| -> u64 {
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        stem.rsplit('_').next().unwrap().parse().unwrap()
+    };
+    files.sort_by_key(index);
+    files
+}
+
+/// `rbag echo --json` of `topic` in `bag`: one JSON value per message (with its log time).
+fn cat(bag: &Path, topic: &str) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["echo", "--json"]).arg(bag).arg(topic).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Waits until `peer` received `n` samples; returns them.
+fn received(peer: &CyclonePeer, n: usize) -> Vec<serde_json::Value> {
+    let start = Instant::now();
+    loop {
+        let got = peer.received();
+        if got.len() >= n {
+            return got;
+        }
+        assert!(start.elapsed() < LONG, "{} of {n} samples:\n{}", got.len(), peer.output());
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+#[test]
+fn write_split_events_name_each_closed_and_opened_file() {
+    let test = "write_split_events_name_each_closed_and_opened_file";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("split");
+    let events = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "sub",
+        &["--topic", "rt/events/write_split", "--type", "write_split", "--count", "99", "--timeout", "60"],
+    );
+    events.expect_line("READY", LONG);
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &["--topics", "/blob", "-b", "1KiB", "--node-name", "my_recorder", "-o", bag.to_str().unwrap()],
+    );
+    rec.wait_log("Recording to");
+    // The recorder's event writer matched the subscriber.
+    events.expect_line("MATCHED", LONG);
+    let mut p = publisher(&py, &domain, "rt/blob", "blob", 3, "20", &["--size", "2000"]);
+    p.expect_line("DONE", LONG);
+    p.wait_exit(LONG);
+    rec.wait_log("Split:");
+    let log = rec.stop();
+    let files = storage_files(&bag, "mcap");
+    assert!(files.len() >= 2, "{files:?}\n{log}");
+    // One event per split and one at the end, with no opened file.
+    let got = received(&events, files.len());
+    assert_eq!(got.len(), files.len(), "{got:?}");
+    for (i, e) in got.iter().enumerate() {
+        assert_eq!(e["node_name"], "/my_recorder");
+        assert_eq!(e["closed_file"], files[i].to_str().unwrap(), "{got:?}");
+        let opened = files.get(i + 1).map_or("", |f| f.to_str().unwrap());
+        assert_eq!(e["opened_file"], opened, "{got:?}");
+    }
+}
+
+#[test]
+fn use_sim_time_stamps_messages_with_clock_time_and_splits_by_it() {
+    let test = "use_sim_time_stamps_messages_with_clock_time_and_splits_by_it";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("sim");
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &["--topics", "/chatter", "--use-sim-time", "-d", "5", "-o", bag.to_str().unwrap()],
+    );
+    rec.wait_log("Waiting for the first /clock message");
+    // /clock runs at 20 simulated seconds per wall second: sec = 0, 1, 2… at 20 Hz.
+    let clock = publisher(&py, &domain, "rt/clock", "clock", 400, "20", &[]);
+    clock.expect_line("MATCHED", LONG);
+    // rbag subscribes to /chatter once /clock runs; the talker waits for that match.
+    let mut talker = publisher(&py, &domain, "rt/chatter", "string", 40, "20", &["--linger", "0.5"]);
+    talker.expect_line("DONE", LONG);
+    talker.wait_exit(LONG);
+    let log = rec.stop();
+    let msgs = cat(&bag, "/chatter");
+    assert!(!msgs.is_empty(), "{log}");
+    for m in &msgs {
+        // /clock's seconds, not the wall clock's ~1.7e18 ns.
+        let t = m["log_time"].as_u64().unwrap();
+        assert!(t < 400_000_000_000, "log time {t} is not /clock's\n{log}");
+    }
+    let first = msgs[0]["log_time"].as_u64().unwrap();
+    let last = msgs[msgs.len() - 1]["log_time"].as_u64().unwrap();
+    // -d 5 counts simulated seconds: the messages span more than 5 of them, so more than one file.
+    assert!(last - first > 5_000_000_000, "{first}..{last}");
+    assert!(storage_files(&bag, "mcap").len() >= 2, "{:?}\n{log}", storage_files(&bag, "mcap"));
+}
+
+#[test]
+fn use_sim_time_with_no_discovery_is_a_usage_error() {
+    let domain = Domain::new();
+    let (code, err) =
+        record_once(&domain, &["--topics", "/chatter", "--use-sim-time", "--no-discovery", "-o", "/nonexistent/x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--no-discovery"), "{err}");
+}
