@@ -16,6 +16,8 @@
 //!
 //! [`Player`]: rbag_transport::play::Player
 
+#[cfg(feature = "ros2")]
+pub mod action_client;
 mod control;
 mod plan;
 mod rate_control;

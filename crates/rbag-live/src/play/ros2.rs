@@ -13,12 +13,14 @@ use rbag_ros2::dds::{EndpointKind, Endpoints, Participant, RawWriter};
 use rbag_ros2::names::{topic_to_dds, type_to_dds};
 use rbag_ros2::qos::{adapt_offer_to_recorded_offers, Overrides};
 use rbag_ros2::record::Log;
+use rbag_storage::rosbag2::actions::action_type;
 use rbag_storage::rosbag2::qos::{self as qos_text, policy, QosProfile};
 use rbag_storage::rosbag2::{QOS_KEY, TYPE_HASH_KEY};
 use rbag_storage::{Connection, Message};
 use rbag_transport::clock::{Clock, SystemClock};
 use rbag_transport::play::{BagSource, PlayError, PlayReport, PlaySink, PlaySource, PlayState, Player};
 
+use super::action_client::{ActionEvents, ActionPlayer, ActionService};
 use super::control::{PlayControls, PlayHandle};
 use super::plan::{now_ns, pause_connections};
 use super::plan::{plan_all, Converter, Planned};
@@ -27,6 +29,8 @@ pub use super::service_requests::{REQUEST_RECEIVED, REQUEST_SENT};
 use super::services::{self, PlayerView};
 use super::spec::{Error, Events, LiveReport, PlayEvent, PlaySpec, UserTypes};
 pub use rbag_ros2::names::service_event_topic;
+/// Which action a topic belongs to and an action's five topics, for front ends' selections.
+pub use rbag_storage::rosbag2::actions::{action_of, action_topics};
 
 /// What only ROS 2 playback has.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +49,11 @@ pub struct Ros2Options {
     pub clock_topics: Vec<String>,
     /// `--clock-topics-all`: the same before every message.
     pub clock_topics_all: bool,
+    /// `--send-actions-as-client`: replay the recorded requests of this event kind
+    /// ([`REQUEST_RECEIVED`] or [`REQUEST_SENT`]) of every played action's services to the live
+    /// action server, as an action client with fresh goal ids; its feedback and status topics
+    /// are not published (the server publishes them).
+    pub actions_as_client: Option<u8>,
 }
 
 impl Ros2Options {
@@ -94,6 +103,8 @@ struct Ros2Sink {
     view: PlayerView,
     /// Service-event connections replayed as requests.
     requests: BTreeMap<u32, RequestSender>,
+    /// Action service-event connections replayed by an action client (`--send-actions-as-client`).
+    actions: Actions,
     /// Ends a wait for a slow reliable reader.
     stop: PlayHandle,
     events: Events,
@@ -108,6 +119,14 @@ impl PlaySink for Ros2Sink {
         self.view.published_one();
         if let Some(r) = self.requests.get_mut(&msg.connection) {
             r.send(&msg.data, now_i64())?;
+            return Ok(());
+        }
+        if let Some((k, events)) = self.actions.events.get_mut(&msg.connection) {
+            match events.request(&msg.data) {
+                Ok(Some(request)) => self.actions.players[*k].request(events.service(), request),
+                Ok(None) => {}
+                Err(why) => self.events.emit(PlayEvent::Warning(why)),
+            }
             return Ok(());
         }
         let Some(out) = self.outs.get(&msg.connection) else { return Ok(()) };
@@ -146,6 +165,105 @@ impl PlaySink for Ros2Sink {
     }
 }
 
+/// The action clients of `--send-actions-as-client` and the event connections they replay.
+#[derive(Default)]
+struct Actions {
+    players: Vec<ActionPlayer>,
+    /// Connection → (index in `players`, its event reader).
+    events: BTreeMap<u32, (usize, ActionEvents)>,
+}
+
+/// How long, after the last message, action clients wait for goals to be accepted so that
+/// their get_result and postponed cancel requests go out (results are not waited for).
+const ACTION_ANSWER_WAIT: Duration = Duration::from_secs(5);
+
+/// Makes an action's client transport: (action, action type, where responses go).
+type MakeClient<'a> = dyn FnMut(
+        &str,
+        &str,
+        super::action_client::Responses,
+    ) -> Result<
+        (Box<dyn super::action_client::ActionRequests>, super::action_client::Ready),
+        Box<dyn std::error::Error + Send + Sync>,
+    > + 'a;
+
+/// Takes every action's connections out of `planned` (`--send-actions-as-client`): feedback and
+/// status are left unpublished, the service events replayed as requests of `kind` by one
+/// action client per action, made by `make`.
+fn split_actions(
+    kind: u8,
+    types: &UserTypes,
+    source: &BagSource,
+    planned: Vec<Planned>,
+    events: &Events,
+    make: &mut MakeClient<'_>,
+) -> Result<(Vec<Planned>, Actions), Error> {
+    let mut keep = Vec::new();
+    let mut by_action: BTreeMap<String, Vec<Planned>> = BTreeMap::new();
+    for p in planned {
+        match action_of(&p.conn.topic, &p.conn.message_type) {
+            Some((action, _)) => by_action.entry(action.to_string()).or_default().push(p),
+            None => keep.push(p),
+        }
+    }
+    let mut actions = Actions::default();
+    let mut sources = BTreeMap::new();
+    for (action, conns) in by_action {
+        let ty = conns.iter().find_map(|p| {
+            let (_, part) = action_of(&p.conn.topic, &p.conn.message_type)?;
+            action_type(part, &p.conn.message_type)
+        });
+        let Some(ty) = ty else {
+            events.emit(PlayEvent::Warning(format!(
+                "action {action}: no send_goal, get_result or feedback topic names its type; its events are not replayed"
+            )));
+            continue;
+        };
+        let failed = |reason: String| Error::ServiceRequests { topic: format!("{action}/_action"), reason };
+        let player = ActionPlayer::start(&action, events.clone(), Box::new(|r| make(&action, &ty, r)))
+            .map_err(|e| failed(e.to_string()))?;
+        let k = actions.players.len();
+        actions.players.push(player);
+        for p in conns {
+            let Some(service) =
+                action_of(&p.conn.topic, &p.conn.message_type).and_then(|(_, part)| ActionService::of_part(part))
+            else {
+                continue;
+            };
+            let bag = source.origin(p.id).map_or(0, |o| o.0);
+            let bag_sources = match sources.entry(bag) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(types.sources(&source.readers()[bag].info()?.properties))
+                }
+            };
+            let reader = ActionEvents::new(&p.conn, service, bag_sources, kind)
+                .map_err(|reason| Error::ServiceRequests { topic: p.conn.topic.clone(), reason })?;
+            actions.events.insert(p.id, (k, reader));
+        }
+    }
+    Ok((keep, actions))
+}
+
+/// Waits up to [`MATCH_WAIT`] for every action client's server (rosbag2 sends nothing to a
+/// server that is not ready; a warning per request says so).
+fn wait_for_action_servers(actions: &Actions, stop: &PlayHandle, events: &Events) {
+    let start = Instant::now();
+    while start.elapsed() < MATCH_WAIT && !stop.stopped() {
+        if actions.players.iter().all(ActionPlayer::server_ready) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for p in actions.players.iter().filter(|p| !p.server_ready()) {
+        events.emit(PlayEvent::Warning(format!(
+            "action {}: no action server answered within {} s",
+            p.action(),
+            MATCH_WAIT.as_secs()
+        )));
+    }
+}
+
 /// Takes the service-event connections out of `planned` and makes each a request sender of
 /// events of `kind`.
 fn split_service_requests(
@@ -160,7 +278,10 @@ fn split_service_requests(
     // Type sources are built once per bag, and only for bags with service events.
     let mut sources = BTreeMap::new();
     for p in planned {
-        if !rbag_ros2::names::is_service_event(&p.conn.topic) {
+        // An action's events are its own (published, or replayed by --send-actions-as-client).
+        if !rbag_ros2::names::is_service_event(&p.conn.topic)
+            || action_of(&p.conn.topic, &p.conn.message_type).is_some()
+        {
             keep.push(p);
             continue;
         }
@@ -356,6 +477,7 @@ fn sink<W: TopicWriter + 'static>(
         burst: None,
         view: PlayerView::new(prepared.options.start_paused, prepared.options.rate),
         requests,
+        actions: Actions::default(),
         stop: handle.clone(),
         events: events.clone(),
     };
@@ -397,6 +519,10 @@ fn run<W: TopicWriter>(
     };
     let report: Result<PlayReport, PlayError> =
         prepared.player.run(&mut prepared.source, &mut sink, clock_ref, &controls.rx);
+    // Goals accepted late still get their get_result and postponed cancels.
+    for player in std::mem::take(&mut sink.actions.players) {
+        player.finish(ACTION_ANSWER_WAIT);
+    }
     for (_, w) in writers.values() {
         let _ = w.wait_for_acks(Duration::from_secs(2));
     }
@@ -416,6 +542,17 @@ pub fn play(
 ) -> Result<LiveReport, Error> {
     let mut prepared = prepare(spec, ros2)?;
     let planned = std::mem::take(&mut prepared.planned);
+    let (planned, actions) = match ros2.actions_as_client {
+        Some(kind) => {
+            let mut make: Box<MakeClient<'_>> = Box::new(|action, ty, responses| {
+                let (requests, ready) =
+                    super::action_client::DdsActionRequests::new(participant, action, ty, responses)?;
+                Ok((Box::new(requests) as Box<dyn super::action_client::ActionRequests>, ready))
+            });
+            split_actions(kind, &prepared.types, &prepared.source, planned, &prepared.events, &mut make)?
+        }
+        None => (planned, Actions::default()),
+    };
     let (planned, requests) = match ros2.service_requests {
         Some(kind) => split_service_requests(kind, &prepared.types, &prepared.source, participant, planned)?,
         None => (planned, BTreeMap::new()),
@@ -427,6 +564,8 @@ pub fn play(
     })?;
     let handle = controls.handle.clone();
     let mut sink = sink(&mut prepared, &writers, ros2, &handle, requests);
+    wait_for_action_servers(&actions, &handle, &prepared.events);
+    sink.actions = actions;
     let clock = if prepared.options.clock_hz.is_some() || ros2.clock_before_messages() {
         Some(RawWriter::new(participant, "rt/clock", "rosgraph_msgs::msg::dds_::Clock_", &clock_qos(), None)?)
     } else {
@@ -450,8 +589,8 @@ pub fn play(
 
 /// Plays `spec` into a Zenoh graph, as rmw_zenoh publishers would: each topic with its
 /// recorded type, hash and QoS, a `/clock` publisher with `--clock`, and rosbag2's player
-/// services as queryables. `--publish-service-requests` is DDS-only for now
-/// (docs/ros2-live.md).
+/// services as queryables; `--send-actions-as-client` through rmw_zenoh-style queriers.
+/// `--publish-service-requests` is DDS-only for now (docs/ros2-live.md).
 #[cfg(feature = "zenoh")]
 pub fn play_zenoh(
     session: &Arc<rbag_ros2::zenoh::ZenohSession>,
@@ -469,6 +608,19 @@ pub fn play_zenoh(
     let mut prepared = prepare(spec, ros2)?;
     let services_node = ZenohServices::new(session.clone(), "rosbag2_player")?;
     let node = services_node.node();
+    let planned = std::mem::take(&mut prepared.planned);
+    let (planned, actions) = match ros2.actions_as_client {
+        Some(kind) => {
+            let mut make: Box<MakeClient<'_>> = Box::new(|action, ty, responses| {
+                let (requests, ready) =
+                    super::action_client::ZenohActionRequests::new(session, node, action, ty, responses)?;
+                Ok((Box::new(requests) as Box<dyn super::action_client::ActionRequests>, ready))
+            });
+            split_actions(kind, &prepared.types, &prepared.source, planned, &prepared.events, &mut make)?
+        }
+        None => (planned, Actions::default()),
+    };
+    prepared.planned = planned;
     let unknown_hash = "RIHS01_0000000000000000000000000000000000000000000000000000000000000000";
     let writers = writers(&prepared.planned, &prepared.remaps, &ros2.qos_overrides, &prepared.events, |t| {
         let hash = t.type_hash.unwrap_or(unknown_hash);
@@ -476,6 +628,8 @@ pub fn play_zenoh(
     })?;
     let handle = controls.handle.clone();
     let mut sink = sink(&mut prepared, &writers, ros2, &handle, BTreeMap::new());
+    wait_for_action_servers(&actions, &handle, &prepared.events);
+    sink.actions = actions;
     if prepared.options.clock_hz.is_some() || ros2.clock_before_messages() {
         let hash = "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564";
         let clock =

@@ -103,7 +103,7 @@ impl RequestSender {
 
 /// The request inside a `S_Event` (`ServiceEventInfo info`, `S_Request[<=1] request`, …) when
 /// the event's type is `kind` and it holds one.
-fn request_of<'a>(schema: &Schema, event: &'a [u8], kind: u8) -> Result<Option<Value<'a>>, String> {
+pub(super) fn request_of<'a>(schema: &Schema, event: &'a [u8], kind: u8) -> Result<Option<Value<'a>>, String> {
     let Value::Message(fields) = rbag_msg::decode(schema, event, Encoding::Cdr).map_err(|e| e.to_string())? else {
         return Err("an event that is not a message".into());
     };

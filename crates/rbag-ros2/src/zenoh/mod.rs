@@ -9,6 +9,7 @@
 //! (`key=json5;key=json5` applied to the session config) and `ZENOH_ROUTER_CHECK_ATTEMPTS`
 //! (unset: 1, 0: until one answers, negative: no check).
 
+mod client;
 mod graph;
 mod publisher;
 mod service;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use zenoh::Wait;
 
+pub use client::ZenohClient;
 pub use graph::ZenohGraph;
 pub use publisher::ZenohPublisher;
 pub use service::{ZenohServiceServer, ZenohServices};

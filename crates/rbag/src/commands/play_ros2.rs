@@ -61,10 +61,15 @@ pub struct Args {
     /// Play only these services' event topics.
     #[arg(long, num_args = 1.., value_name = "SERVICE")]
     pub services: Vec<String>,
-    /// Play topics and services matching this regular expression.
+    /// Play only these actions' five topics (`<action>/_action/...`; with other selections,
+    /// beside them).
+    #[arg(long, num_args = 1.., value_name = "ACTION")]
+    pub actions: Vec<String>,
+    /// Play topics and services matching this regular expression, and actions whose name
+    /// matches it.
     #[arg(short = 'e', long, value_name = "REGEX")]
     pub regex: Option<Regex>,
-    /// Leave out topics and services matching this regular expression.
+    /// Leave out topics, services and actions matching this regular expression.
     #[arg(short = 'x', long, value_name = "REGEX")]
     pub exclude_regex: Option<Regex>,
     /// Leave out these topics.
@@ -73,6 +78,9 @@ pub struct Args {
     /// Leave out these services.
     #[arg(long, num_args = 1.., value_name = "SERVICE")]
     pub exclude_services: Vec<String>,
+    /// Leave out these actions' five topics.
+    #[arg(long, num_args = 1.., value_name = "ACTION")]
+    pub exclude_actions: Vec<String>,
     /// QoS per topic instead of the recorded one (YAML: `topic: {reliability: reliable, ...}`).
     #[arg(long, value_name = "FILE")]
     pub qos_profile_overrides_path: Option<PathBuf>,
@@ -125,7 +133,13 @@ pub struct Args {
     /// topics) instead of publishing the service events.
     #[arg(long)]
     pub publish_service_requests: bool,
-    /// With --publish-service-requests: replay the requests services received
+    /// Replay the recorded actions as an action client, as ros2 bag play does: the recorded
+    /// send_goal, cancel_goal and get_result requests go to the live action server (each goal
+    /// with a fresh goal id, its result asked for once it is accepted, cancels mapped to it);
+    /// the feedback and status topics are not published, the server publishes them.
+    #[arg(long)]
+    pub send_actions_as_client: bool,
+    /// With --publish-service-requests or --send-actions-as-client: replay the requests services received
     /// (service_introspection) or those clients sent (client_introspection).
     #[arg(long, value_name = "SOURCE", default_value = "service_introspection", value_parser = ["service_introspection", "client_introspection"])]
     pub service_requests_source: String,
@@ -196,12 +210,38 @@ fn remaps(args: &Args) -> Result<BTreeMap<String, String>> {
         .collect()
 }
 
-fn filter(args: &Args) -> Filter {
+/// An action's name as a resolved name (`fibonacci` → `/fibonacci`).
+fn action_name(name: &str) -> String {
+    let name = name.trim_end_matches('/');
+    if name.starts_with('/') {
+        name.to_string()
+    } else {
+        format!("/{name}")
+    }
+}
+
+/// The topics to play: `--topics`, the event topics of `--services`, the five topics of
+/// `--actions` and of every action (in `bag_topics`: topic, type) whose name `-e` matches; the
+/// same for the exclusions.
+fn filter(args: &Args, bag_topics: &[(&str, &str)]) -> Filter {
     use rbag_live::play::ros2::service_event_topic;
+    use rbag_live::play::ros2::{action_of, action_topics};
     let mut topics = args.topics.clone();
     topics.extend(args.services.iter().map(|s| service_event_topic(s)));
+    topics.extend(args.actions.iter().flat_map(|a| action_topics(&action_name(a))));
     let mut exclude_topics = args.exclude_topics.clone();
     exclude_topics.extend(args.exclude_services.iter().map(|s| service_event_topic(s)));
+    exclude_topics.extend(args.exclude_actions.iter().flat_map(|a| action_topics(&action_name(a))));
+    // -e and -x see an action's name, as rosbag2's player does, beside its topics' names.
+    for (topic, ty) in bag_topics {
+        let Some((action, _)) = action_of(topic, ty) else { continue };
+        if args.regex.as_ref().is_some_and(|r| r.is_match(action)) {
+            topics.push(topic.to_string());
+        }
+        if args.exclude_regex.as_ref().is_some_and(|r| r.is_match(action)) {
+            exclude_topics.push(topic.to_string());
+        }
+    }
     Filter {
         topics,
         regex: args.regex.clone(),
@@ -226,7 +266,26 @@ pub fn run(args: Args) -> Result<Outcome> {
     super::check_topic_names(&bags, "--topics", &args.topics)?;
     super::check_topic_names(&bags, "--exclude-topics", &args.exclude_topics)?;
     super::check_topic_names(&bags, "--clock-topics", &args.clock_topics)?;
-    let unmatched = super::regex_matches_nothing(&bags, "--regex", args.regex.as_ref());
+    let bag_topics: Vec<(String, String)> =
+        bags.iter().flat_map(|b| b.connections().iter().map(|c| (c.topic.clone(), c.message_type.clone()))).collect();
+    let bag_topics: Vec<(&str, &str)> = bag_topics.iter().map(|(t, ty)| (t.as_str(), ty.as_str())).collect();
+    // -e that matches an action's name matched something.
+    let action_matched = args.regex.as_ref().is_some_and(|r| {
+        bag_topics.iter().any(|(t, ty)| rbag_live::play::ros2::action_of(t, ty).is_some_and(|(a, _)| r.is_match(a)))
+    });
+    let unmatched = !action_matched && super::regex_matches_nothing(&bags, "--regex", args.regex.as_ref());
+    for (flag, names) in [("--actions", &args.actions), ("--exclude-actions", &args.exclude_actions)] {
+        for name in names {
+            let name = action_name(name);
+            let known = bag_topics
+                .iter()
+                .any(|(t, ty)| rbag_live::play::ros2::action_of(t, ty).is_some_and(|(a, _)| a == name));
+            if !known {
+                return Err(UsageError(format!("{flag} {name}: no input has this action")).into());
+            }
+        }
+    }
+    let filter = filter(&args, &bag_topics);
     let level = super::middleware::LogLevel::of(args.log_level, args.quiet);
     let bar = Bar::start(&args, level);
     let mut options = options(&args);
@@ -235,7 +294,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let print_bar = bar.clone();
     let spec = PlaySpec {
         bags,
-        filter: filter(&args),
+        filter,
         options,
         pause_topics: Vec::new(),
         remaps,
@@ -253,6 +312,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         wait_for_all_acked: args.wait_for_all_acked.map(Duration::from_millis),
         burst: args.num_messages,
         service_requests: args.publish_service_requests.then_some(kind),
+        actions_as_client: args.send_actions_as_client.then_some(kind),
         clock_topics: args.clock_topics.clone(),
         clock_topics_all: args.clock_topics_all,
     };

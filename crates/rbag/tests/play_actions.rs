@@ -1,0 +1,303 @@
+//! ROS 2 actions on playback, as rosbag2 (Kilted and later) plays them: a bag recorded from a
+//! real Cyclone DDS action pair (`cyclone_peer.py action-server` / `action-client`, an
+//! `example_interfaces/action/Fibonacci` action with service introspection on both sides), then
+//! `rbag play --ros2`:
+//!
+//! - `--send-actions-as-client` against a live action server and no client: the server gets the
+//!   recorded goal with a fresh goal id, runs it, answers rbag's get_result and the recorded
+//!   cancel (mapped to the new id); rbag publishes neither feedback nor status;
+//! - plain replay with `--actions`, `--exclude-actions` and `-e` on an action's name: which
+//!   topics rbag advertises, seen by a recorder.
+//!
+//! Every test has its own DDS domains and temp directory; nothing here depends on speed.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use rbag_testkit::ros2::{available, loopback_uri, CyclonePeer, Domain};
+use serde_json::Value;
+
+const LONG: Duration = Duration::from_secs(60);
+
+fn rbag(domain: &Domain) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
+    c.env("ROS_DOMAIN_ID", domain.id().to_string())
+        .env("CYCLONEDDS_URI", loopback_uri())
+        .env_remove("ROS_VERSION")
+        .env_remove("ROS_LOCALHOST_ONLY")
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .env_remove("CYCLONEDDS_HOME")
+        .stdin(Stdio::null());
+    c
+}
+
+fn ok_text(out: &Output, what: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what} failed ({:?}):\n{err}", out.status);
+    assert!(!err.contains("panicked at"), "{what} panicked:\n{err}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A running `rbag record --ros2`; its stderr goes to a file. Killed on drop.
+struct Rec {
+    child: Child,
+    log: PathBuf,
+}
+
+fn record(domain: &Domain, dir: &Path, name: &str, args: &[String]) -> Rec {
+    let log = dir.join(format!("{name}.log"));
+    let mut c = rbag(domain);
+    c.args(["record", "--ros2"])
+        .args(args)
+        .arg("-o")
+        .arg(dir.join(name))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    Rec { child: c.spawn().expect("starting rbag record --ros2"), log }
+}
+
+impl Rec {
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn wait_log(&self, needle: &str) {
+        let start = Instant::now();
+        while !self.stderr().contains(needle) {
+            assert!(start.elapsed() < LONG, "rbag record printed no {needle:?} in {LONG:?}:\n{}", self.stderr());
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    fn subscribed(&self) -> BTreeSet<String> {
+        self.stderr()
+            .lines()
+            .filter_map(|l| l.strip_prefix("Subscribed to topic '"))
+            .filter_map(|l| l.split('\'').next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// SIGINT; expects exit 0; returns the log.
+    fn stop(mut self) -> String {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(start.elapsed() < LONG, "rbag record did not stop:\n{}", self.stderr());
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let log = self.stderr();
+        assert_eq!(status.code(), Some(0), "rbag record exit status:\n{log}");
+        assert!(!log.contains("panicked at"), "rbag record panicked:\n{log}");
+        log
+    }
+}
+
+impl Drop for Rec {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `--msg-path` directories for the action's types, as a ROS 2 install would provide them.
+fn definitions(dir: &Path) -> Vec<String> {
+    let files = [
+        ("example_interfaces/action/Fibonacci.action", "int32 order\n---\nint32[] sequence\n---\nint32[] sequence\n"),
+        ("unique_identifier_msgs/msg/UUID.msg", "uint8[16] uuid\n"),
+        ("action_msgs/msg/GoalInfo.msg", "unique_identifier_msgs/UUID goal_id\nbuiltin_interfaces/Time stamp\n"),
+        ("action_msgs/msg/GoalStatus.msg", "GoalInfo goal_info\nint8 status\n"),
+        ("action_msgs/msg/GoalStatusArray.msg", "GoalStatus[] status_list\n"),
+        ("action_msgs/srv/CancelGoal.srv", "GoalInfo goal_info\n---\nint8 return_code\nGoalInfo[] goals_canceling\n"),
+    ];
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    ["example_interfaces", "unique_identifier_msgs", "action_msgs"]
+        .iter()
+        .flat_map(|pkg| ["--msg-path".to_string(), dir.join(pkg).display().to_string()])
+        .collect()
+}
+
+/// The five topics of the action `name`.
+fn action_topics(name: &str) -> BTreeSet<String> {
+    ["feedback", "status", "send_goal/_service_event", "cancel_goal/_service_event", "get_result/_service_event"]
+        .iter()
+        .map(|t| format!("{name}/_action/{t}"))
+        .collect()
+}
+
+/// Records one goal of order 5 of `/fibonacci` (send_goal, get_result, then a cancel of the
+/// finished goal), with a `/chatter` publisher beside it; returns the bag and the goal id the
+/// client sent (hex).
+fn record_goal(py: &Path, dir: &Path) -> (PathBuf, String) {
+    let domain = Domain::new();
+    let mut args = vec!["--all-actions".to_string(), "--all-topics".to_string()];
+    args.extend(definitions(&dir.join("defs")));
+    let rec = record(&domain, dir, "bag", &args);
+    rec.wait_log("Recording to");
+    let mut srv = CyclonePeer::spawn(
+        py,
+        &domain,
+        "action-server",
+        &["--goals", "1", "--cancels", "1", "--await-readers", "--linger", "60", "--timeout", "120"],
+    );
+    srv.expect_line("READY", LONG);
+    let mut chatter = CyclonePeer::spawn(
+        py,
+        &domain,
+        "pub",
+        &["--topic", "rt/chatter", "--type", "string", "--count", "3", "--linger", "60", "--no-hex"],
+    );
+    for t in action_topics("/fibonacci").iter().chain(["/chatter".to_string()].iter()) {
+        rec.wait_log(&format!("Subscribed to topic '{t}'"));
+    }
+    chatter.expect_line("DONE", LONG);
+    let mut cli = CyclonePeer::spawn(
+        py,
+        &domain,
+        "action-client",
+        &["--goals", "1", "--order", "5", "--cancel", "--await-readers", "--linger", "0"],
+    );
+    cli.expect_line("DONE", LONG);
+    srv.expect_line("DONE 1", LONG);
+    let accepted = cli.expect_line("ACCEPTED ", LONG);
+    let uuid = accepted.trim().strip_prefix("ACCEPTED ").unwrap().to_string();
+    rec.stop();
+    for p in [&mut cli, &mut srv, &mut chatter] {
+        p.kill();
+    }
+    (dir.join("bag"), uuid)
+}
+
+/// Message count per topic (action topics included), from `rbag info --json`.
+fn counts(bag: &Path) -> Vec<(String, u64)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["info", "--json"]).arg(bag).output().unwrap();
+    let info: Value = serde_json::from_str(&ok_text(&out, "rbag info --json")).unwrap();
+    let mut all = Vec::new();
+    for t in info["topics"].as_array().into_iter().flatten() {
+        all.push((t["name"].as_str().unwrap().to_string(), t["message_count"].as_u64().unwrap()));
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn send_actions_as_client_runs_the_recorded_goal_on_a_live_server_with_a_new_goal_id() {
+    let test = "send_actions_as_client_runs_the_recorded_goal_on_a_live_server_with_a_new_goal_id";
+    let Some(py) = available(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (bag, recorded) = record_goal(&py, tmp.path());
+
+    // A fresh domain: an action server, a recorder watching the action's topics, no client.
+    let domain = Domain::new();
+    let mut args = vec!["--all-actions".to_string()];
+    args.extend(definitions(&tmp.path().join("defs")));
+    let watch = record(&domain, tmp.path(), "watch", &args);
+    watch.wait_log("Recording to");
+    let mut srv = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "action-server",
+        &["--goals", "1", "--cancels", "1", "--linger", "0", "--timeout", "120"],
+    );
+    srv.expect_line("READY", LONG);
+    for t in action_topics("/fibonacci") {
+        watch.wait_log(&format!("Subscribed to topic '{t}'"));
+    }
+    let out = rbag(&domain)
+        .args(["play", "--ros2", "--send-actions-as-client", "--disable-keyboard-controls"])
+        .arg(&bag)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok_text(&out, "rbag play --ros2 --send-actions-as-client");
+    let goal = srv.expect_line("GOAL ", LONG);
+    let new_id = goal.split_whitespace().nth(1).unwrap().to_string();
+    assert_eq!(goal.split_whitespace().nth(2), Some("5"), "the recorded goal's order: {goal}");
+    assert_ne!(new_id, recorded, "a fresh goal id");
+    assert!(err.contains(&format!("goal {recorded} sent as goal {new_id}")), "{err}");
+    // rbag asked for the result, and the recorded cancel went for the new id.
+    srv.expect_line(&format!("RESULT {new_id} [0, 1, 1, 2, 3, 5]"), LONG);
+    srv.expect_line(&format!("CANCEL {new_id} 3"), LONG);
+    srv.expect_line("DONE 1", LONG);
+    assert_eq!(srv.wait_exit(LONG).and_then(|s| s.code()), Some(0), "{}", srv.output());
+    assert_eq!(srv.output().matches("GOAL ").count(), 1, "one goal: {}", srv.output());
+    assert!(!err.contains("warning"), "{err}");
+
+    // Only the server's samples are on the action's topics: 4 feedback messages and 3 status
+    // arrays of one goal, 2 events per service (its REQUEST_RECEIVED and RESPONSE_SENT).
+    std::thread::sleep(Duration::from_millis(500));
+    watch.stop();
+    let mut want: Vec<(String, u64)> = action_topics("/fibonacci")
+        .into_iter()
+        .map(|t| {
+            let n = if t.ends_with("/feedback") {
+                4
+            } else if t.ends_with("/status") {
+                3
+            } else {
+                2
+            };
+            (t, n)
+        })
+        .collect();
+    want.sort();
+    assert_eq!(counts(&tmp.path().join("watch")), want);
+}
+
+/// Which topics `rbag play --ros2 <bag> ARGS` advertises, as a recorder of everything sees them.
+fn played_topics(bag: &Path, dir: &Path, name: &str, args: &[&str]) -> BTreeSet<String> {
+    let domain = Domain::new();
+    let watch = record(&domain, dir, name, &["-a".to_string()]);
+    watch.wait_log("Recording to");
+    let out = rbag(&domain)
+        .args(["play", "--ros2", "--disable-keyboard-controls", "-d", "3"])
+        .arg(bag)
+        .args(args)
+        .output()
+        .unwrap();
+    ok_text(&out, &format!("rbag play --ros2 {args:?}"));
+    let got = watch.subscribed();
+    watch.stop();
+    got
+}
+
+#[test]
+fn actions_and_exclude_actions_choose_what_plain_replay_publishes() {
+    let test = "actions_and_exclude_actions_choose_what_plain_replay_publishes";
+    let Some(py) = available(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (bag, _) = record_goal(&py, tmp.path());
+    let fib = action_topics("/fibonacci");
+    let chatter: BTreeSet<String> = ["/chatter".to_string()].into();
+    let all: BTreeSet<String> = fib.union(&chatter).cloned().collect();
+    let cases: Vec<(Vec<&str>, &BTreeSet<String>)> = vec![
+        (vec![], &all),
+        (vec!["--actions", "/fibonacci"], &fib),
+        (vec!["--actions", "fibonacci", "--topics", "/chatter"], &all),
+        (vec!["--exclude-actions", "/fibonacci"], &chatter),
+        // -e and -x see the action's name: no topic name matches `^/fibonacci$`.
+        (vec!["-e", "^/fibonacci$"], &fib),
+        (vec!["-x", "^/fibonacci$"], &chatter),
+    ];
+    for (k, (args, want)) in cases.into_iter().enumerate() {
+        let got = played_topics(&bag, tmp.path(), &format!("w{k}"), &args);
+        assert_eq!(&got, want, "{args:?}");
+    }
+    // An action the bag does not hold is a usage error.
+    let domain = Domain::new();
+    let out = rbag(&domain).args(["play", "--ros2"]).arg(&bag).args(["--actions", "/nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--actions /nope"));
+}
