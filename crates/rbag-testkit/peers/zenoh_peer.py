@@ -42,6 +42,31 @@ token, as a client built from the same interface would have it. It prints SERVIC
 CLIENT <its GID hex>,
 then RESPONSE <payload hex> <attachment hex>, or NO_SERVICE / NO_RESPONSE (exit 3 / 4).
 
+Actions (example_interfaces/action/Fibonacci as rmw_zenoh + rclcpp_action run it with service
+introspection configured to CONTENTS on both sides, the way rosbag2 (Kilted+) records actions):
+
+    zenoh_peer.py action-server --connect E --domain D [--action /fibonacci] [--goals N]
+                         [--cancels N] [--timeout S] [--await-readers] [--linger S]
+    zenoh_peer.py action-client --connect E --domain D [--action /fibonacci] [--goals N]
+                         [--order K] [--cancel] [--timeout S] [--await-readers] [--linger S]
+
+Each of the three services (send_goal, get_result, cancel_goal) is a queryable (server, `SS`
+token) or querier (client, `SC` token) on `<domain>/<action>/_action/<service>/<type>/<hash>`,
+the type being the request's less `Request_` (`example_interfaces::action::dds_::
+Fibonacci_SendGoal_`, `action_msgs::srv::dds_::CancelGoal_`); payloads are CDR with the
+encapsulation header and no request header; the attachment is a topic sample's (the client's
+sequence number per service, from 1, and GID), echoed in the reply. Feedback
+(`..._FeedbackMessage_`) and status (`action_msgs::msg::dds_::GoalStatusArray_`, transient local
+keep-last 1: an advanced publisher) are published with attachments, and so are the services'
+`<service>/_service_event` topics (`<Type>_Event_`: ServiceEventInfo (event_type, stamp,
+client_gid = the client's GID on both sides, sequence_number), request and response as
+sequences of at most one). The server writes REQUEST_RECEIVED (1) and RESPONSE_SENT (2), the
+client REQUEST_SENT (0) and RESPONSE_RECEIVED (3). Behaviour and output are cyclone_peer.py's
+action-server / action-client (GOAL <uuid hex> <order>, RESULT <uuid hex> <json sequence>,
+CANCEL <uuid hex> <return code>, DONE <n>; ACCEPTED <uuid hex>, FEEDBACK, RESULT <status>
+<json>, CANCELED <code>, DONE). --await-readers: wait (up to 10 s) for a matching subscriber
+before each publication, so that a recorder that subscribed misses nothing.
+
 Output, one line each, flushed: READY <zid>; TOKEN <key expression> for each token it declares
 (talker, listener) or sees (tokens); talker: PUBLISHED <i> <payload hex> <attachment hex> (or
 `-` for the payload with --size over 4096), DONE; listener: RECEIVED <i> <payload hex or
@@ -317,9 +342,342 @@ def run_call(args):
     sys.exit(4)
 
 
+# --- Actions: example_interfaces/action/Fibonacci (see the module docstring). ---
+
+FIB = "example_interfaces::action::dds_::Fibonacci"
+# Stable made-up RIHS01 hashes per type (peers take a server's hash from its token).
+def fake_hash(name):
+    return "RIHS01_" + hashlib.sha256(name.encode()).hexdigest()
+
+
+ACTION_SERVICE_TYPES = {
+    "send_goal": f"{FIB}_SendGoal_",
+    "get_result": f"{FIB}_GetResult_",
+    "cancel_goal": "action_msgs::srv::dds_::CancelGoal_",
+}
+REQUEST_SENT, REQUEST_RECEIVED, RESPONSE_SENT, RESPONSE_RECEIVED = 0, 1, 2, 3
+SERVICE_QOS = "::,10:,:,:,,"
+EVENT_QOS = "::,10:,:,:,,"
+
+
+class Body(Cdr):
+    def u8(self, v):
+        self.b += struct.pack("<B", v)
+
+    def i8(self, v):
+        self.b += struct.pack("<b", v)
+
+    def i64(self, v):
+        self.align(8)
+        self.b += struct.pack("<q", v)
+
+    def raw(self, data):
+        self.b += data
+
+    def time(self, ns):
+        self.i32(ns // 1_000_000_000)
+        self.u32(ns % 1_000_000_000)
+
+    def i32s(self, values):
+        self.u32(len(values))
+        for v in values:
+            self.i32(v)
+
+
+def body_of(payload):
+    """A payload's fields after the encapsulation header."""
+    return payload[4:]
+
+
+def write_request(b, name, fields):
+    if name == "send_goal":
+        b.raw(fields["goal_id"])
+        b.i32(fields["order"])
+    elif name == "get_result":
+        b.raw(fields["goal_id"])
+    else:
+        b.raw(fields["goal_id"])
+        b.time(fields.get("stamp", 0))
+
+
+def write_response(b, name, fields):
+    if name == "send_goal":
+        b.u8(1 if fields["accepted"] else 0)
+        b.time(fields["stamp"])
+    elif name == "get_result":
+        b.i8(fields["status"])
+        b.i32s(fields["sequence"])
+    else:
+        b.i8(fields["return_code"])
+        b.u32(0)  # goals_canceling: none
+
+
+def encode(writer, name, fields):
+    b = Body()
+    writer(b, name, fields)
+    return b.bytes()
+
+
+def event_payload(name, kind, gid, seq, request=None, response=None):
+    b = Body()
+    b.u8(kind)
+    b.time(time.time_ns())
+    b.raw(gid)
+    b.i64(seq)
+    b.u32(1 if request is not None else 0)
+    if request is not None:
+        write_request(b, name, request)
+    b.u32(1 if response is not None else 0)
+    if response is not None:
+        write_response(b, name, response)
+    return b.bytes()
+
+
+class ZPub:
+    """A publisher as rmw_zenoh declares one: token, data key, attachment with sequence numbers."""
+
+    def __init__(self, s, zid, args, node, topic, dds_type, eid, transient_local=False):
+        self.hash = fake_hash(dds_type)
+        dur = "1" if transient_local else ""
+        qos = f":{dur}:,1:,:,:,," if transient_local else EVENT_QOS
+        self.token = (f"@ros2_lv/{args.domain}/{zid}/0/{eid}/MP/%/%/{node}/{mangle(topic)}/{mangle(dds_type)}/"
+                      f"{self.hash}/{qos}")
+        self.held = s.liveliness().declare_token(self.token)
+        key = f"{args.domain}/{topic.strip('/')}/{dds_type}/{self.hash}"
+        if transient_local:
+            self.pub = zenoh.ext.declare_advanced_publisher(
+                s, key, cache=zenoh.ext.CacheConfig(1), publisher_detection=True)
+        else:
+            self.pub = s.declare_publisher(key, congestion_control=zenoh.CongestionControl.BLOCK)
+        self.gid = gid_of(self.token)
+        self.seq = 0
+        self.await_readers = args.await_readers
+
+    def put(self, data):
+        if self.await_readers:
+            end = time.monotonic() + 10.0
+            while time.monotonic() < end:
+                try:
+                    if self.pub.matching_status.matching:
+                        break
+                except AttributeError:
+                    time.sleep(0.5)
+                    break
+                time.sleep(0.01)
+        self.seq += 1
+        self.pub.put(data, attachment=attachment(self.seq, time.time_ns(), self.gid))
+
+
+def action_node(args, node):
+    s = session(args)
+    zid = str(s.zid())
+    say("READY", zid)
+    held = [s.liveliness().declare_token(f"@ros2_lv/{args.domain}/{zid}/0/0/NN/%/%/{node}")]
+    return s, zid, held
+
+
+def event_pubs(s, zid, args, node):
+    return {
+        name: ZPub(s, zid, args, node, f"{args.action}/_action/{name}/_service_event", f"{t}Event_", 20 + k)
+        for k, (name, t) in enumerate(ACTION_SERVICE_TYPES.items())
+    }
+
+
+def run_action_server(args):
+    import queue
+
+    node = "fibonacci_server"
+    s, zid, held = action_node(args, node)
+    events = event_pubs(s, zid, args, node)
+    feedback = ZPub(s, zid, args, node, f"{args.action}/_action/feedback", f"{FIB}_FeedbackMessage_", 30)
+    status = ZPub(s, zid, args, node, f"{args.action}/_action/status", "action_msgs::msg::dds_::GoalStatusArray_", 31,
+                  transient_local=True)
+    inbox = queue.Queue()
+    queryables = []
+    for k, (name, t) in enumerate(ACTION_SERVICE_TYPES.items()):
+        h = fake_hash(t)
+        topic = f"{args.action}/_action/{name}"
+        held.append(s.liveliness().declare_token(
+            f"@ros2_lv/{args.domain}/{zid}/0/{10 + k}/SS/%/%/{node}/{mangle(topic)}/{mangle(t)}/{h}/{SERVICE_QOS}"))
+        key = f"{args.domain}/{topic.strip('/')}/{t}/{h}"
+        queryables.append(s.declare_queryable(key, lambda q, name=name: inbox.put((name, q)), complete=True))
+    goals = {}  # uuid -> {"stamp": ns, "status": int, "sequence": list}
+    pending = []  # get_result queries waiting for their goal: (query, att, uuid)
+
+    def answer(name, q, att, fields):
+        payload = encode(write_response, name, fields)
+        q.reply(q.key_expr, payload, attachment=attachment(att[0], time.time_ns(), att[1]))
+        events[name].put(event_payload(name, RESPONSE_SENT, att[1], att[0], response=fields))
+
+    def publish_status():
+        b = Body()
+        b.u32(len(goals))
+        for uuid, g in goals.items():
+            b.raw(uuid)
+            b.time(g["stamp"])
+            b.i8(g["status"])
+        status.put(b.bytes())
+
+    served, canceled, end = 0, 0, time.monotonic() + args.timeout
+    while (served < args.goals or canceled < args.cancels) and time.monotonic() < end:
+        try:
+            name, q = inbox.get(timeout=0.05)
+        except queue.Empty:
+            name, q = None, None
+        if q is not None:
+            raw_att = q.attachment.to_bytes() if q.attachment is not None else b""
+            if len(raw_att) != 33:
+                say("NO_ATTACHMENT", name)
+                continue
+            seq = struct.unpack("<q", raw_att[:8])[0]
+            att = (seq, raw_att[17:])
+            body = body_of(q.payload.to_bytes() if q.payload is not None else b"")
+            uuid = bytes(body[:16])
+            if name == "send_goal":
+                order = struct.unpack("<i", body[16:20])[0]
+                events[name].put(event_payload(name, REQUEST_RECEIVED, att[1], seq,
+                                               request={"goal_id": uuid, "order": order}))
+                say(f"GOAL {uuid.hex()} {order}")
+                stamp = time.time_ns()
+                answer(name, q, att, {"accepted": True, "stamp": stamp})
+                goals[uuid] = {"stamp": stamp, "status": 1, "sequence": []}
+                publish_status()
+                goals[uuid]["status"] = 2
+                publish_status()
+                sequence = [0, 1]
+                for i in range(1, order):
+                    sequence.append(sequence[i] + sequence[i - 1])
+                    fb = Body()
+                    fb.raw(uuid)
+                    fb.i32s(sequence)
+                    feedback.put(fb.bytes())
+                goals[uuid]["sequence"] = sequence
+                goals[uuid]["status"] = 4
+                publish_status()
+            elif name == "get_result":
+                events[name].put(event_payload(name, REQUEST_RECEIVED, att[1], seq, request={"goal_id": uuid}))
+                pending.append((q, att, uuid))
+            else:
+                events[name].put(event_payload(name, REQUEST_RECEIVED, att[1], seq, request={"goal_id": uuid}))
+                code = 3 if uuid in goals else 2
+                answer(name, q, att, {"return_code": code})
+                say(f"CANCEL {uuid.hex()} {code}")
+                canceled += 1
+        still = []
+        for q, att, uuid in pending:
+            g = goals.get(uuid)
+            if g is not None and g["status"] == 4:
+                answer("get_result", q, att, {"status": 4, "sequence": g["sequence"]})
+                say(f"RESULT {uuid.hex()} {json.dumps(g['sequence'])}")
+                served += 1
+            elif g is None:
+                answer("get_result", q, att, {"status": 0, "sequence": []})
+            else:
+                still.append((q, att, uuid))
+        pending = still
+    say(f"DONE {served}")
+    time.sleep(args.linger)
+    del queryables, held
+    s.close()
+    sys.exit(0 if served >= args.goals else 2)
+
+
+def run_action_client(args):
+    import os
+    import queue
+
+    node = "fibonacci_client"
+    s, zid, held = action_node(args, node)
+    events = event_pubs(s, zid, args, node)
+    feedback_seen = queue.Queue()
+
+    def on_feedback(sample):
+        body = body_of(sample.payload.to_bytes())
+        n = struct.unpack("<I", body[16:20])[0]
+        feedback_seen.put(list(struct.unpack(f"<{n}i", body[20:20 + 4 * n])))
+
+    fb_topic = f"{args.action}/_action/feedback"
+    fb_type = f"{FIB}_FeedbackMessage_"
+    held.append(s.liveliness().declare_token(
+        f"@ros2_lv/{args.domain}/{zid}/0/40/MS/%/%/{node}/{mangle(fb_topic)}/{mangle(fb_type)}/{fake_hash(fb_type)}/{EVENT_QOS}"))
+    fb_sub = s.declare_subscriber(f"{args.domain}/{fb_topic.strip('/')}/{fb_type}/*", on_feedback)
+    # The servers' tokens give the hashes.
+    hashes, end = {}, time.monotonic() + args.timeout
+    while len(hashes) < 3 and time.monotonic() < end:
+        for reply in s.liveliness().get(f"@ros2_lv/{args.domain}/**", timeout=2.0):
+            key = str(reply.ok.key_expr) if reply.ok else ""
+            for name in ACTION_SERVICE_TYPES:
+                if "/SS/" in key and f"/{mangle(f'{args.action}/_action/{name}')}/" in key:
+                    hashes[name] = key.split("/")[-2]
+        if len(hashes) < 3:
+            time.sleep(0.1)
+    if len(hashes) < 3:
+        say("NO_SERVER")
+        sys.exit(3)
+    gids, seqs = {}, {}
+    for k, (name, t) in enumerate(ACTION_SERVICE_TYPES.items()):
+        topic = f"{args.action}/_action/{name}"
+        token = (f"@ros2_lv/{args.domain}/{zid}/0/{10 + k}/SC/%/%/{node}/{mangle(topic)}/{mangle(t)}/"
+                 f"{hashes[name]}/{SERVICE_QOS}")
+        held.append(s.liveliness().declare_token(token))
+        gids[name], seqs[name] = gid_of(token), 0
+    time.sleep(0.3)
+
+    def call(name, fields):
+        seqs[name] += 1
+        seq, gid = seqs[name], gids[name]
+        events[name].put(event_payload(name, REQUEST_SENT, gid, seq, request=fields))
+        t = ACTION_SERVICE_TYPES[name]
+        key = f"{args.domain}/{args.action.strip('/')}/_action/{name}/{t}/{hashes[name]}"
+        replies = s.get(key, payload=encode(write_request, name, fields),
+                        attachment=attachment(seq, time.time_ns(), gid),
+                        target=zenoh.QueryTarget.ALL_COMPLETE, consolidation=zenoh.ConsolidationMode.NONE,
+                        timeout=args.timeout)
+        for reply in replies:
+            if reply.ok is None:
+                continue
+            body = body_of(reply.ok.payload.to_bytes())
+            if name == "send_goal":
+                resp = {"accepted": body[0] == 1, "stamp": struct.unpack("<i", body[4:8])[0] * 1_000_000_000
+                        + struct.unpack("<I", body[8:12])[0]}
+            elif name == "get_result":
+                n = struct.unpack("<I", body[4:8])[0]
+                resp = {"status": struct.unpack("<b", body[:1])[0], "sequence": list(struct.unpack(f"<{n}i", body[8:8 + 4 * n]))}
+            else:
+                resp = {"return_code": struct.unpack("<b", body[:1])[0]}
+            events[name].put(event_payload(name, RESPONSE_RECEIVED, gid, seq, response=resp))
+            return resp
+        return None
+
+    for _ in range(args.goals):
+        uuid = os.urandom(16)
+        resp = call("send_goal", {"goal_id": uuid, "order": args.order})
+        if resp is None:
+            say("NO_RESPONSE")
+            sys.exit(4)
+        say(f"ACCEPTED {uuid.hex()}" if resp["accepted"] else f"REJECTED {uuid.hex()}")
+        resp = call("get_result", {"goal_id": uuid})
+        if resp is None:
+            say("NO_RESPONSE")
+            sys.exit(4)
+        while not feedback_seen.empty():
+            say(f"FEEDBACK {json.dumps(feedback_seen.get())}")
+        say(f"RESULT {resp['status']} {json.dumps(resp['sequence'])}")
+        if args.cancel:
+            resp = call("cancel_goal", {"goal_id": uuid, "stamp": 0})
+            if resp is None:
+                say("NO_RESPONSE")
+                sys.exit(4)
+            say(f"CANCELED {resp['return_code']}")
+    say("DONE")
+    time.sleep(args.linger)
+    del fb_sub, held
+    s.close()
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("role", choices=["router", "talker", "listener", "tokens", "call"])
+    p.add_argument("role", choices=["router", "talker", "listener", "tokens", "call", "action-server", "action-client"])
     p.add_argument("--listen", default="tcp/127.0.0.1:7447")
     p.add_argument("--connect", default="tcp/127.0.0.1:7447")
     p.add_argument("--domain", type=int, default=0)
@@ -338,8 +696,15 @@ def main():
     p.add_argument("--until", default="")
     p.add_argument("--service-hash", default="", help="call: the hash the client names (default: the server's)")
     p.add_argument("--request", default="", help="call: the request's CDR, encapsulation included, in hex")
+    p.add_argument("--action", default="/fibonacci")
+    p.add_argument("--goals", type=int, default=1)
+    p.add_argument("--cancels", type=int, default=0, help="action-server: also wait for this many cancel requests")
+    p.add_argument("--order", type=int, default=5)
+    p.add_argument("--cancel", action="store_true", help="action-client: cancel each goal once it ended")
+    p.add_argument("--await-readers", action="store_true")
     args = p.parse_args()
-    {"router": run_router, "talker": run_talker, "listener": run_listener, "tokens": run_tokens, "call": run_call}[args.role](args)
+    {"router": run_router, "talker": run_talker, "listener": run_listener, "tokens": run_tokens, "call": run_call,
+     "action-server": run_action_server, "action-client": run_action_client}[args.role](args)
 
 
 if __name__ == "__main__":

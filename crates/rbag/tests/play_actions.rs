@@ -301,3 +301,48 @@ fn actions_and_exclude_actions_choose_what_plain_replay_publishes() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--actions /nope"));
 }
+
+/// The same bag played over Zenoh (`--middleware zenoh`) against `zenoh_peer.py action-server`,
+/// an rmw_zenoh-style server: rbag's queriers reach its queryables.
+#[test]
+fn send_actions_as_client_over_zenoh_runs_the_goal_on_an_rmw_zenoh_server() {
+    use rbag_testkit::zenoh::{endpoint, free_port, rbag_env, spawn, zenoh_python};
+    let test = "send_actions_as_client_over_zenoh_runs_the_goal_on_an_rmw_zenoh_server";
+    let Some(py) = available(test) else { return };
+    let Some(zpy) = zenoh_python(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (bag, recorded) = record_goal(&py, tmp.path());
+
+    let (port, domain) = (free_port(), Domain::new());
+    let (e, d) = (endpoint(port), domain.id().to_string());
+    let mut router = spawn(&zpy, "router", &["--listen", &e]);
+    router.expect_line("READY", LONG);
+    let mut srv = spawn(
+        &zpy,
+        "action-server",
+        &["--connect", &e, "--domain", &d, "--goals", "1", "--cancels", "1", "--linger", "0", "--timeout", "120"],
+    );
+    srv.expect_line("READY", LONG);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
+    rbag_env(&mut c, port, domain.id());
+    let out = c
+        .args(["play", "--ros2", "--middleware", "zenoh", "--send-actions-as-client", "--disable-keyboard-controls"])
+        .arg(&bag)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok_text(&out, "rbag play --ros2 --middleware zenoh --send-actions-as-client");
+    let goal = srv.expect_line("GOAL ", LONG);
+    let new_id = goal.split_whitespace().nth(1).unwrap().to_string();
+    assert_eq!(goal.split_whitespace().nth(2), Some("5"), "{goal}");
+    assert_ne!(new_id, recorded, "a fresh goal id");
+    assert!(err.contains(&format!("goal {recorded} sent as goal {new_id}")), "{err}");
+    srv.expect_line(&format!("RESULT {new_id} [0, 1, 1, 2, 3, 5]"), LONG);
+    srv.expect_line(&format!("CANCEL {new_id} 3"), LONG);
+    srv.expect_line("DONE 1", LONG);
+    assert_eq!(srv.wait_exit(LONG).and_then(|s| s.code()), Some(0), "{}", srv.output());
+    assert!(!srv.output().contains("NO_ATTACHMENT"), "{}", srv.output());
+    assert!(!err.contains("warning"), "{err}");
+    router.kill();
+}
