@@ -140,6 +140,26 @@ impl StorageConfig {
         Self::parse(&text, path, format)
     }
 
+    /// Reads `path` for a player (`rbag play --ros2 --storage-config-file`), where the bags'
+    /// storage decides: a file of only `read:`/`write:` sections is SQLite3's, any other
+    /// MCAP's. Returns the storage it was read as, and what it says to do when reading.
+    pub fn load_for_reading(path: &Path) -> Result<(Format, StorageConfig), StorageConfigError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| StorageConfigError::Io { path: path.into(), source })?;
+        let doc: BTreeMap<String, Value> = if text.trim().is_empty() {
+            BTreeMap::new()
+        } else {
+            serde_saphyr::from_str(&text)
+                .map_err(|e| StorageConfigError::Parse { path: path.into(), message: e.to_string() })?
+        };
+        let format = if !doc.is_empty() && doc.keys().all(|k| k == "read" || k == "write") {
+            Format::Sqlite3
+        } else {
+            Format::Mcap
+        };
+        Ok((format, Self::parse(&text, path, format)?))
+    }
+
     /// [`StorageConfig::load`] on text (`path` names it in errors).
     pub fn parse(text: &str, path: &Path, format: Format) -> Result<StorageConfig, StorageConfigError> {
         let parse = |message: String| StorageConfigError::Parse { path: path.into(), message };
@@ -279,6 +299,19 @@ impl Value {
             Value::Null(()) => Some(String::new()),
             Value::Map(_) | Value::List(_) => None,
         }
+    }
+}
+
+/// What a player does with a storage config file, in a line for the user: rbag's readers take
+/// no plugin settings, so it says so rather than dropping them silently.
+pub fn reading_note(format: Format, config: &StorageConfig) -> String {
+    match format {
+        Format::Sqlite3 if !config.read_pragmas.is_empty() => format!(
+            "note: --storage-config-file: SQLite3 read pragmas ({}) are not run: rbag reads SQLite3 files read-only and immutable",
+            config.read_pragmas.join(", ")
+        ),
+        Format::Sqlite3 => "note: --storage-config-file: no SQLite3 read pragmas; write pragmas apply to recording only".into(),
+        _ => "note: --storage-config-file: the MCAP plugin has no settings for reading (its keys apply to writing)".into(),
     }
 }
 

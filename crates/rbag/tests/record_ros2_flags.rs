@@ -110,7 +110,8 @@ fn storage_files(bag: &Path, ext: &str) -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == ext))
         .collect();
     let index = |p: &PathBuf| -> u64 {
-        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let stem = name.split('.').next().unwrap();
         stem.rsplit('_').next().unwrap().parse().unwrap()
     };
     files.sort_by_key(index);
@@ -219,4 +220,234 @@ fn use_sim_time_with_no_discovery_is_a_usage_error() {
         record_once(&domain, &["--topics", "/chatter", "--use-sim-time", "--no-discovery", "-o", "/nonexistent/x"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--no-discovery"), "{err}");
+}
+
+/// Publishes `n` strings on /chatter once rbag matched, and waits until done.
+fn talk(py: &Path, domain: &Domain, n: usize) {
+    let mut p = publisher(py, domain, "rt/chatter", "string", n, "100", &["--linger", "0.5"]);
+    p.expect_line("DONE", LONG);
+    p.wait_exit(LONG);
+}
+
+#[test]
+fn storage_config_file_runs_sqlite_write_pragmas_on_the_bag() {
+    let test = "storage_config_file_runs_sqlite_write_pragmas_on_the_bag";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("sqlite.yaml");
+    std::fs::write(&cfg, "write:\n  pragmas: [\"page_size = 8192\", \"journal_mode = WAL\"]\n").unwrap();
+    let bag = tmp.path().join("db");
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &[
+            "--topics",
+            "/chatter",
+            "-s",
+            "sqlite3",
+            "--storage-config-file",
+            cfg.to_str().unwrap(),
+            "-o",
+            bag.to_str().unwrap(),
+        ],
+    );
+    rec.wait_log("Recording to");
+    talk(&py, &domain, 10);
+    let log = rec.stop();
+    assert_eq!(cat(&bag, "/chatter").len(), 10, "{log}");
+    // The SQLite header: page size (big endian) at 16, file format versions 2 (WAL) at 18-19.
+    let db = std::fs::read(&storage_files(&bag, "db3")[0]).unwrap();
+    assert_eq!(u16::from_be_bytes([db[16], db[17]]), 8192);
+    assert_eq!((db[18], db[19]), (2, 2));
+}
+
+#[test]
+fn storage_config_file_sets_mcap_writer_options_over_the_preset() {
+    let test = "storage_config_file_sets_mcap_writer_options_over_the_preset";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mcap.yaml");
+    std::fs::write(&cfg, "compression: Lz4\ncompressionLevel: Slowest\nchunkSize: 4096\nnoChunkCRC: true\n").unwrap();
+    let bag = tmp.path().join("m");
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &[
+            "--topics",
+            "/chatter",
+            "--storage-preset-profile",
+            "zstd_fast",
+            "--storage-config-file",
+            cfg.to_str().unwrap(),
+            "-o",
+            bag.to_str().unwrap(),
+        ],
+    );
+    rec.wait_log("Recording to");
+    talk(&py, &domain, 10);
+    let log = rec.stop();
+    assert_eq!(cat(&bag, "/chatter").len(), 10, "{log}");
+    // The file's chunks say lz4 (the config), not the preset's zstd.
+    let data = std::fs::read(&storage_files(&bag, "mcap")[0]).unwrap();
+    let has = |needle: &[u8]| data.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"lz4") && !has(b"zstd"), "{log}");
+}
+
+#[test]
+fn storage_config_file_errors_name_the_file_and_the_key() {
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("bad.yaml");
+    std::fs::write(&cfg, "noChunkCrc: true\n").unwrap();
+    let out = tmp.path().join("x");
+    let (code, err) = record_once(
+        &domain,
+        &["--topics", "/chatter", "--storage-config-file", cfg.to_str().unwrap(), "-o", out.to_str().unwrap()],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("bad.yaml") && err.contains("noChunkCrc"), "{err}");
+    std::fs::write(&cfg, "write:\n  pragmas: [\"journal_mode = WAL; DROP TABLE messages\"]\n").unwrap();
+    let (code, err) = record_once(
+        &domain,
+        &[
+            "--topics",
+            "/c",
+            "-s",
+            "sqlite3",
+            "--storage-config-file",
+            cfg.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("bad.yaml") && err.contains("DROP TABLE"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn file_compression_runs_on_workers_and_every_split_ends_compressed() {
+    let test = "file_compression_runs_on_workers_and_every_split_ends_compressed";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("z");
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &[
+            "--topics",
+            "/blob",
+            "-b",
+            "1KiB",
+            "--compression-mode",
+            "file",
+            "--compression-format",
+            "zstd",
+            "--compression-threads",
+            "2",
+            "--compression-queue-size",
+            "0",
+            "-o",
+            bag.to_str().unwrap(),
+        ],
+    );
+    rec.wait_log("Recording to");
+    let mut p = publisher(&py, &domain, "rt/blob", "blob", 5, "20", &["--size", "2000", "--linger", "0.5"]);
+    p.expect_line("DONE", LONG);
+    p.wait_exit(LONG);
+    let log = rec.stop();
+    // Queue size 0 drops nothing: every file is compressed, and metadata.yaml names them so.
+    let packed = storage_files(&bag, "zstd");
+    assert!(packed.len() >= 2, "{packed:?}\n{log}");
+    assert!(storage_files(&bag, "mcap").is_empty(), "{log}");
+    let meta = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
+    for f in &packed {
+        assert!(meta.contains(f.file_name().unwrap().to_str().unwrap()), "{meta}");
+    }
+    assert_eq!(cat(&bag, "/blob").len(), 5, "{log}");
+}
+
+#[test]
+fn snapshot_ring_keeps_max_cache_duration_of_log_time() {
+    let test = "snapshot_ring_keeps_max_cache_duration_of_log_time";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("snap");
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &[
+            "--topics",
+            "/chatter",
+            "--snapshot-mode",
+            "--max-cache-size",
+            "0",
+            "--max-cache-duration",
+            "1",
+            "-o",
+            bag.to_str().unwrap(),
+        ],
+    );
+    rec.wait_log("Recording to");
+    // 60 messages at 20 Hz span about 3 s of log time.
+    let mut p = publisher(&py, &domain, "rt/chatter", "string", 60, "20", &["--linger", "0.5"]);
+    p.expect_line("DONE", LONG);
+    p.wait_exit(LONG);
+    rec.signal("USR1");
+    rec.wait_log("Snapshot");
+    let log = rec.stop();
+    let msgs = cat(&bag, "/chatter");
+    assert!(!msgs.is_empty() && msgs.len() < 60, "{} messages\n{log}", msgs.len());
+    let t = |m: &serde_json::Value| m["log_time"].as_u64().unwrap();
+    assert!(t(&msgs[msgs.len() - 1]) - t(&msgs[0]) <= 1_000_000_000, "{log}");
+}
+
+#[test]
+fn snapshot_mode_needs_a_cache_size_or_duration() {
+    let domain = Domain::new();
+    let (code, err) = record_once(
+        &domain,
+        &["-a", "--snapshot-mode", "--max-cache-size", "0", "--max-cache-duration", "0", "-o", "/nonexistent/x"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-cache-duration"), "{err}");
+    let (code, err) = record_once(&domain, &["-a", "--max-cache-duration", "5000000000", "-o", "/nonexistent/x"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn static_topics_are_subscribed_without_discovery() {
+    let test = "static_topics_are_subscribed_without_discovery";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let list = tmp.path().join("static.yaml");
+    std::fs::write(&list, "static_topics_and_types_list:\n  - [/chatter, std_msgs/msg/String]\n").unwrap();
+    let bag = tmp.path().join("st");
+    let rec =
+        record(&domain, tmp.path(), &["--static-topics-path", list.to_str().unwrap(), "-o", bag.to_str().unwrap()]);
+    // Subscribed before any publisher exists: no discovery needed.
+    rec.wait_log("Subscribed to topic '/chatter' (std_msgs/msg/String)");
+    let mut other = publisher(&py, &domain, "rt/other", "string", 5, "50", &["--no-wait", "--linger", "0.5"]);
+    talk(&py, &domain, 10);
+    other.wait_exit(LONG);
+    let log = rec.stop();
+    assert_eq!(cat(&bag, "/chatter").len(), 10, "{log}");
+    // Static topics alone: discovery is off, /other is not recorded.
+    assert!(!log.contains("'/other'"), "{log}");
+}
+
+#[test]
+fn a_bad_static_topics_file_names_its_line() {
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let list = tmp.path().join("static.yaml");
+    std::fs::write(&list, "static_topics_and_types_list:\n  - [/chatter, std_msgs/msg/String]\n  - [/odd]\n").unwrap();
+    let (code, err) = record_once(&domain, &["--static-topics-path", list.to_str().unwrap(), "-o", "/nonexistent/x"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("static.yaml") && err.contains("line 3"), "{err}");
 }

@@ -84,6 +84,10 @@ pub struct Args {
     /// QoS per topic instead of the recorded one (YAML: `topic: {reliability: reliable, ...}`).
     #[arg(long, value_name = "FILE")]
     pub qos_profile_overrides_path: Option<PathBuf>,
+    /// rosbag2's storage plugin config (YAML). SQLite3 `read: pragmas: [...]` are checked but
+    /// not run (rbag opens SQLite3 files read-only and immutable); MCAP has no reading settings.
+    #[arg(long, value_name = "FILE")]
+    pub storage_config_file: Option<PathBuf>,
     /// Loop playback.
     #[arg(short, long = "loop")]
     pub loop_: bool,
@@ -258,6 +262,10 @@ pub fn run(args: Args) -> Result<Outcome> {
         return Err(UsageError("rbag play --ros2: name at least one bag".into()).into());
     }
     let remaps = remaps(&args)?;
+    if let Some(path) = &args.storage_config_file {
+        let (format, config) = rbag_bag::storage_config::StorageConfig::load_for_reading(path)?;
+        note!("{}", rbag_bag::storage_config::reading_note(format, &config));
+    }
     let qos_overrides = match &args.qos_profile_overrides_path {
         Some(p) => Overrides::load(p)?,
         None => Overrides::default(),

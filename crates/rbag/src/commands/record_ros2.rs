@@ -122,6 +122,11 @@ pub struct Args {
     /// messages are dropped and counted. 0: unbounded.
     #[arg(long, value_name = "BYTES", default_value = "100MiB", value_parser = parse_size)]
     pub max_cache_size: u64,
+    /// Seconds of messages the cache holds (Lyrical). In --snapshot-mode the ring keeps this
+    /// span of log time, evicting older messages; normally rbag writes messages as they come,
+    /// so none waits that long anyway. 0: no bound.
+    #[arg(long, value_name = "SECONDS", default_value = "0", value_parser = parse_cache_duration)]
+    pub max_cache_duration: f64,
     #[command(flatten)]
     pub rosbag2: Rosbag2Args,
     /// rosbag2 compression format (zstd is the only one).
@@ -208,6 +213,14 @@ fn selection(args: &Args) -> Result<Ros2Selection> {
     Ok(sel)
 }
 
+/// rosbag2 takes 0 to 4294967295 seconds.
+fn parse_cache_duration(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=4_294_967_295.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a number of seconds from 0 to 4294967295")),
+    }
+}
+
 fn custom_data(args: &Args) -> Result<BTreeMap<String, String>> {
     args.custom_data
         .iter()
@@ -242,8 +255,12 @@ pub fn run(args: Args) -> Result<Outcome> {
         Some(p) => rbag_live::record::load_static_topics(p)?,
         None => Vec::new(),
     };
-    if args.snapshot_mode && args.max_cache_size == 0 {
-        return Err(UsageError("--snapshot-mode keeps --max-cache-size bytes: it must not be 0".into()).into());
+    if args.snapshot_mode && args.max_cache_size == 0 && args.max_cache_duration == 0.0 {
+        return Err(UsageError(
+            "--snapshot-mode keeps --max-cache-size bytes or --max-cache-duration seconds: they must not both be 0"
+                .into(),
+        )
+        .into());
     }
     let overrides = match &args.qos_profile_overrides_path {
         Some(p) => Overrides::load(p)?,
@@ -304,7 +321,11 @@ pub fn run(args: Args) -> Result<Outcome> {
             ..RecordOptions::default()
         };
         // In snapshot mode the cache is the ring; the queue in front of it only smooths bursts.
-        let snapshot = SnapshotOptions { max_bytes: Some(args.max_cache_size), ..SnapshotOptions::default() };
+        let snapshot = SnapshotOptions {
+            max_bytes: (args.max_cache_size > 0).then_some(args.max_cache_size),
+            max_duration_ns: (args.max_cache_duration > 0.0).then_some((args.max_cache_duration * 1e9) as u64),
+            ..SnapshotOptions::default()
+        };
         let queue_bytes = (!args.snapshot_mode && args.max_cache_size > 0).then_some(args.max_cache_size);
         let sim_time = args.use_sim_time.then(|| std::sync::Arc::new(SimClock::default()));
         let ros2 = Ros2RecordSpec {

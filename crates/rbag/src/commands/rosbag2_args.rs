@@ -11,6 +11,15 @@ pub struct Rosbag2Args {
     /// --compression-mode`.
     #[arg(long, value_name = "none|file|message", default_value = "none", value_parser = parse_mode)]
     pub compression_mode: CompressionMode,
+    /// With --compression-mode file: how many closed files are compressed at once, off the
+    /// writer's thread (0: one per core).
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub compression_threads: usize,
+    /// With --compression-mode file: closed files that may wait for compression; when one
+    /// more comes the oldest waiting is dropped from the queue and stays uncompressed (0: no
+    /// limit). Message mode compresses on the writer's thread, so nothing queues there.
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub compression_queue_size: usize,
     /// Start a new storage file once the current one reaches this size (rosbag2 directories;
     /// a ROS 1 output becomes NAME_0.bag, NAME_1.bag..., as `rosbag record --split`).
     #[arg(short = 'b', long, value_name = "BYTES", value_parser = parse_size)]
@@ -116,6 +125,8 @@ impl Rosbag2Args {
             compression_mode: self.compression_mode,
             max_file_size: self.max_bag_size,
             max_files: self.max_bag_files,
+            compression_threads: self.compression_threads,
+            compression_queue_size: self.compression_queue_size,
             ..Rosbag2Options::default()
         };
         if let Some(secs) = self.max_bag_duration {
