@@ -46,6 +46,21 @@ struct Rec {
     log: PathBuf,
 }
 
+/// `rbag record --ros2 ARGS` over Zenoh through the router at `port`.
+fn record_zenoh(port: u16, domain: &Domain, dir: &Path, name: &str, args: &[String]) -> Rec {
+    let log = dir.join(format!("{name}.log"));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
+    rbag_testkit::zenoh::rbag_env(&mut c, port, domain.id());
+    c.args(["record", "--ros2"])
+        .args(args)
+        .arg("-o")
+        .arg(dir.join(name))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    Rec { child: c.spawn().expect("starting rbag record --ros2 --middleware zenoh"), log }
+}
+
 fn record(domain: &Domain, dir: &Path, name: &str, args: &[String]) -> Rec {
     let log = dir.join(format!("{name}.log"));
     let mut c = rbag(domain);
@@ -192,53 +207,10 @@ fn counts(bag: &Path) -> Vec<(String, u64)> {
     all
 }
 
-#[test]
-fn send_actions_as_client_runs_the_recorded_goal_on_a_live_server_with_a_new_goal_id() {
-    let test = "send_actions_as_client_runs_the_recorded_goal_on_a_live_server_with_a_new_goal_id";
-    let Some(py) = available(test) else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let (bag, recorded) = record_goal(&py, tmp.path());
-
-    // A fresh domain: an action server, a recorder watching the action's topics, no client.
-    let domain = Domain::new();
-    let mut args = vec!["--all-actions".to_string()];
-    args.extend(definitions(&tmp.path().join("defs")));
-    let watch = record(&domain, tmp.path(), "watch", &args);
-    watch.wait_log("Recording to");
-    let mut srv = CyclonePeer::spawn(
-        &py,
-        &domain,
-        "action-server",
-        &["--goals", "1", "--cancels", "1", "--linger", "0", "--timeout", "120"],
-    );
-    srv.expect_line("READY", LONG);
-    for t in action_topics("/fibonacci") {
-        watch.wait_log(&format!("Subscribed to topic '{t}'"));
-    }
-    let out = rbag(&domain)
-        .args(["play", "--ros2", "--send-actions-as-client", "--disable-keyboard-controls"])
-        .arg(&bag)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    ok_text(&out, "rbag play --ros2 --send-actions-as-client");
-    let goal = srv.expect_line("GOAL ", LONG);
-    let new_id = goal.split_whitespace().nth(1).unwrap().to_string();
-    assert_eq!(goal.split_whitespace().nth(2), Some("5"), "the recorded goal's order: {goal}");
-    assert_ne!(new_id, recorded, "a fresh goal id");
-    assert!(err.contains(&format!("goal {recorded} sent as goal {new_id}")), "{err}");
-    // rbag asked for the result, and the recorded cancel went for the new id.
-    srv.expect_line(&format!("RESULT {new_id} [0, 1, 1, 2, 3, 5]"), LONG);
-    srv.expect_line(&format!("CANCEL {new_id} 3"), LONG);
-    srv.expect_line("DONE 1", LONG);
-    assert_eq!(srv.wait_exit(LONG).and_then(|s| s.code()), Some(0), "{}", srv.output());
-    assert_eq!(srv.output().matches("GOAL ").count(), 1, "one goal: {}", srv.output());
-    assert!(!err.contains("warning"), "{err}");
-
-    // Only the server's samples are on the action's topics: 4 feedback messages and 3 status
-    // arrays of one goal, 2 events per service (its REQUEST_RECEIVED and RESPONSE_SENT).
-    std::thread::sleep(Duration::from_millis(500));
-    watch.stop();
+/// The action's topics and how many samples a goal of order 5 puts on each when only the
+/// server publishes: 4 feedback messages, 3 status arrays, and per service the server's
+/// REQUEST_RECEIVED and RESPONSE_SENT events.
+fn server_only_counts() -> Vec<(String, u64)> {
     let mut want: Vec<(String, u64)> = action_topics("/fibonacci")
         .into_iter()
         .map(|t| {
@@ -253,7 +225,70 @@ fn send_actions_as_client_runs_the_recorded_goal_on_a_live_server_with_a_new_goa
         })
         .collect();
     want.sort();
-    assert_eq!(counts(&tmp.path().join("watch")), want);
+    want
+}
+
+/// Checks a server's output after rbag played the recorded goal `recorded` as a client (its
+/// stderr `err`): one goal with a fresh id, its result asked for, the cancel mapped.
+fn check_server_run(srv: &mut CyclonePeer, recorded: &str, err: &str) {
+    let goal = srv.expect_line("GOAL ", LONG);
+    let new_id = goal.split_whitespace().nth(1).unwrap().to_string();
+    assert_eq!(goal.split_whitespace().nth(2), Some("5"), "the recorded goal's order: {goal}");
+    assert_ne!(new_id, recorded, "a fresh goal id");
+    assert!(err.contains(&format!("goal {recorded} sent as goal {new_id}")), "{err}");
+    // rbag asked for the result, and the recorded cancel went for the new id.
+    srv.expect_line(&format!("RESULT {new_id} [0, 1, 1, 2, 3, 5]"), LONG);
+    srv.expect_line(&format!("CANCEL {new_id} 3"), LONG);
+    srv.expect_line("DONE 1", LONG);
+    assert_eq!(srv.wait_exit(LONG).and_then(|s| s.code()), Some(0), "{}", srv.output());
+    assert_eq!(srv.output().matches("GOAL ").count(), 1, "one goal: {}", srv.output());
+    assert!(!srv.output().contains("NO_ATTACHMENT"), "{}", srv.output());
+    assert!(!err.contains("warning"), "{err}");
+}
+
+/// Plays `bag` with `--send-actions-as-client` and `extra` into a fresh domain holding a Cyclone
+/// action server (no client) and a recorder of the action's topics; checks the server's run and
+/// that only the server published on the action's topics.
+fn play_as_client_on_dds(py: &Path, dir: &Path, bag: &Path, recorded: &str, name: &str, extra: &[&str]) {
+    let domain = Domain::new();
+    let mut args = vec!["--all-actions".to_string()];
+    args.extend(definitions(&dir.join("defs")));
+    let watch = record(&domain, dir, name, &args);
+    watch.wait_log("Recording to");
+    let mut srv = CyclonePeer::spawn(
+        py,
+        &domain,
+        "action-server",
+        &["--goals", "1", "--cancels", "1", "--linger", "0", "--timeout", "120"],
+    );
+    srv.expect_line("READY", LONG);
+    for t in action_topics("/fibonacci") {
+        watch.wait_log(&format!("Subscribed to topic '{t}'"));
+    }
+    let out = rbag(&domain)
+        .args(["play", "--ros2", "--send-actions-as-client", "--disable-keyboard-controls"])
+        .arg(bag)
+        .args(extra)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok_text(&out, &format!("rbag play --ros2 --send-actions-as-client {extra:?}"));
+    check_server_run(&mut srv, recorded, &err);
+    std::thread::sleep(Duration::from_millis(500));
+    watch.stop();
+    assert_eq!(counts(&dir.join(name)), server_only_counts(), "{extra:?}");
+}
+
+#[test]
+fn send_actions_as_client_runs_the_recorded_goal_on_a_live_server_with_a_new_goal_id() {
+    let test = "send_actions_as_client_runs_the_recorded_goal_on_a_live_server_with_a_new_goal_id";
+    let Some(py) = available(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (bag, recorded) = record_goal(&py, tmp.path());
+    // The requests the server received (default), then those the client sent.
+    play_as_client_on_dds(&py, tmp.path(), &bag, &recorded, "watch1", &[]);
+    let client = ["--service-requests-source", "client_introspection"];
+    play_as_client_on_dds(&py, tmp.path(), &bag, &recorded, "watch2", &client);
 }
 
 /// Which topics `rbag play --ros2 <bag> ARGS` advertises, as a recorder of everything sees them.
@@ -323,6 +358,13 @@ fn send_actions_as_client_over_zenoh_runs_the_goal_on_an_rmw_zenoh_server() {
         &["--connect", &e, "--domain", &d, "--goals", "1", "--cancels", "1", "--linger", "0", "--timeout", "120"],
     );
     srv.expect_line("READY", LONG);
+    // A recorder of the action's topics, over Zenoh too.
+    let mut args = vec!["--middleware".to_string(), "zenoh".to_string(), "--all-actions".to_string()];
+    args.extend(definitions(&tmp.path().join("defs")));
+    let watch = record_zenoh(port, &domain, tmp.path(), "zwatch", &args);
+    for t in action_topics("/fibonacci") {
+        watch.wait_log(&format!("Subscribed to topic '{t}'"));
+    }
     let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
     rbag_env(&mut c, port, domain.id());
     let out = c
@@ -333,16 +375,10 @@ fn send_actions_as_client_over_zenoh_runs_the_goal_on_an_rmw_zenoh_server() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     ok_text(&out, "rbag play --ros2 --middleware zenoh --send-actions-as-client");
-    let goal = srv.expect_line("GOAL ", LONG);
-    let new_id = goal.split_whitespace().nth(1).unwrap().to_string();
-    assert_eq!(goal.split_whitespace().nth(2), Some("5"), "{goal}");
-    assert_ne!(new_id, recorded, "a fresh goal id");
-    assert!(err.contains(&format!("goal {recorded} sent as goal {new_id}")), "{err}");
-    srv.expect_line(&format!("RESULT {new_id} [0, 1, 1, 2, 3, 5]"), LONG);
-    srv.expect_line(&format!("CANCEL {new_id} 3"), LONG);
-    srv.expect_line("DONE 1", LONG);
-    assert_eq!(srv.wait_exit(LONG).and_then(|s| s.code()), Some(0), "{}", srv.output());
-    assert!(!srv.output().contains("NO_ATTACHMENT"), "{}", srv.output());
-    assert!(!err.contains("warning"), "{err}");
+    check_server_run(&mut srv, &recorded, &err);
+    // Only the server published on the action's topics.
+    std::thread::sleep(Duration::from_millis(500));
+    watch.stop();
+    assert_eq!(counts(&tmp.path().join("zwatch")), server_only_counts());
     router.kill();
 }
