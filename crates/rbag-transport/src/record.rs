@@ -643,6 +643,12 @@ impl Recorder {
             self.write_drop_report()?;
             let Some(Output::Dir(dir)) = self.file.as_mut() else { return Ok(()) };
             let Some((closed, opened)) = dir.split()? else { return Ok(()) };
+            for f in dir.take_uncompressed() {
+                self.notices.push(Notice::Warning(format!(
+                    "compression queue full (--compression-queue-size): {} stays uncompressed",
+                    f.display()
+                )));
+            }
             self.notices.push(Notice::Split { closed, opened });
         } else {
             self.close_current(true)?;

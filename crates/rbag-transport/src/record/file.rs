@@ -103,6 +103,8 @@ pub(crate) struct DirBag {
     ids: HashMap<Slot, u32>,
     first_time: Option<u64>,
     last_time: Option<u64>,
+    /// Of the writer's files left uncompressed, how many were reported.
+    uncompressed_seen: usize,
 }
 
 impl DirBag {
@@ -121,7 +123,14 @@ impl DirBag {
         options.rosbag2.max_file_duration_ns = None;
         options.rosbag2.repeat_transient_local = false;
         let writer = Rosbag2Writer::create(&path, format, &options).map_err(|e| e.in_file(&path))?;
-        Ok(DirBag { writer: Some(writer), path, ids: HashMap::new(), first_time: None, last_time: None })
+        Ok(DirBag {
+            writer: Some(writer),
+            path,
+            ids: HashMap::new(),
+            first_time: None,
+            last_time: None,
+            uncompressed_seen: 0,
+        })
     }
 
     fn register(&mut self, slot: Slot, conn: &Connection) -> Result<u32, RecordError> {
@@ -155,6 +164,15 @@ impl DirBag {
         let opened = writer.current_file_path().unwrap_or_default();
         (self.first_time, self.last_time) = (None, None);
         Ok(Some((closed, opened)))
+    }
+
+    /// Closed files the full compression queue left uncompressed since the last call.
+    pub(crate) fn take_uncompressed(&mut self) -> Vec<PathBuf> {
+        let Some(writer) = self.writer.as_ref() else { return Vec::new() };
+        let all = writer.left_uncompressed();
+        let new = all.get(self.uncompressed_seen..).unwrap_or_default().to_vec();
+        self.uncompressed_seen = all.len();
+        new
     }
 
     /// The storage file being written.
