@@ -879,15 +879,6 @@ fn control_services_drive_playback_as_ros2_service_call_does() {
     assert_eq!(got, want, "two steps and a burst of three, then the whole bag from the seek to its start:\n{log}");
 }
 
-/// RIHS01 of Lyrical's layout of `rosbag2_interfaces/srv/<name>` (rosbag2_interfaces 0.33.3),
-/// computed here from its fields.
-fn lyrical_hash(name: &str, text: &str) -> String {
-    let mut reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
-    let full = format!("rosbag2_interfaces/srv/{name}");
-    reg.add_srv(&full, text).unwrap();
-    reg.rihs01(&full).unwrap()
-}
-
 /// `play` comes during the one playback and is refused; a Lyrical client's `resume` and `stop`
 /// get return codes (its request writer names Lyrical's hash), and `stop` ends the player.
 #[test]
@@ -902,14 +893,14 @@ fn player_refuses_play_and_stops_in_the_callers_layout() {
     };
     assert_eq!(call("play", "Play", None)["success"], false);
     let code = "---\nint32 return_code\nstring error_string\n";
-    let resume = lyrical_hash(
+    let resume = common::rosbag2_srv_hash(
         "Resume",
         &format!("builtin_interfaces/Time resume_time\nint32 resume_mode\nstring tracking_topic_name\n{code}"),
     );
     assert_eq!(call("resume", "Resume", Some(&resume))["return_code"], 0);
     assert_eq!(call("is_paused", "IsPaused", None)["paused"], false);
     call("pause", "Pause", None);
-    let stop = lyrical_hash("Stop", code);
+    let stop = common::rosbag2_srv_hash("Stop", code);
     assert_eq!(call("stop", "Stop", Some(&stop))["return_code"], 0);
     let (status, log) = play.finish();
     assert_eq!(status, Some(0), "{log}");

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use rbag_testkit::ros2::{available, call_service, loopback_uri, CyclonePeer, Domain};
 
+mod common;
+
 const LONG: Duration = Duration::from_secs(20);
 
 struct Rec {
@@ -719,14 +721,6 @@ fn the_graph_shows_the_recorder_node_with_its_endpoints() {
     rec.stop();
 }
 
-/// RIHS01 of Lyrical's `rosbag2_interfaces/srv/<name>` (0.33.3), from its fields.
-fn lyrical_hash(name: &str, text: &str) -> String {
-    let mut reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
-    let full = format!("rosbag2_interfaces/srv/{name}");
-    reg.add_srv(&full, text).unwrap();
-    reg.rihs01(&full).unwrap()
-}
-
 /// Over DDS, as `ros2 service call` on rmw_cyclonedds calls them: Jazzy 0.26.10's `record`,
 /// `stop` and discovery services, and Lyrical's layouts (named by the client's type hash) of
 /// `stop`, `split_bagfile` and `record`. The node stays up between recordings.
@@ -757,9 +751,9 @@ fn recorder_stop_record_and_discovery_services_in_both_layouts() {
     rec.wait_log("The recorder waits for a record request");
     assert_eq!(count(&first, "/chatter"), 5);
     let codes = "---\nint32 return_code\nstring error_string\n";
-    let stop = lyrical_hash("Stop", codes);
+    let stop = common::rosbag2_srv_hash("Stop", codes);
     assert_eq!(code(call("stop", "Stop", "0", Some(&stop))), (1, "Recorder is already stopped.".into()));
-    let split = lyrical_hash(
+    let split = common::rosbag2_srv_hash(
         "SplitBagfile",
         &format!("builtin_interfaces/Time split_time\nint32 split_mode\nstring tracking_topic_name\n{codes}"),
     );
@@ -772,7 +766,8 @@ fn recorder_stop_record_and_discovery_services_in_both_layouts() {
         (1, "Recorder is not currently recording.".into())
     );
     // Lyrical's record, into a named directory.
-    let record_hash = lyrical_hash("Record", &format!("string uri\nbuiltin_interfaces/Time start_time\n{codes}"));
+    let record_hash =
+        common::rosbag2_srv_hash("Record", &format!("string uri\nbuiltin_interfaces/Time start_time\n{codes}"));
     let second = tmp.path().join("b");
     assert_eq!(code(call("record", "Record", second.to_str().unwrap(), Some(&record_hash))), (0, String::new()));
     rec.wait_log(&format!("Recording to '{}", second.display()));

@@ -527,12 +527,9 @@ fn cdr_string(s: &str) -> Vec<u8> {
     out
 }
 
-/// RIHS01 of Lyrical's `rosbag2_interfaces/srv/Stop` (rosbag2_interfaces 0.33.3, #2312: a
-/// return code and an error string in the response), computed here from its fields.
+/// RIHS01 of Lyrical's `rosbag2_interfaces/srv/Stop` (#2312: a return code and an error string).
 fn lyrical_stop_hash() -> String {
-    let mut reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
-    reg.add_srv("rosbag2_interfaces/srv/Stop", "---\nint32 return_code\nstring error_string\n").unwrap();
-    reg.rihs01("rosbag2_interfaces/srv/Stop").unwrap()
+    common::rosbag2_srv_hash("Stop", "---\nint32 return_code\nstring error_string\n")
 }
 
 /// A response of `int32 return_code, string error_string`.

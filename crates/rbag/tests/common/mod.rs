@@ -55,3 +55,12 @@ pub fn read_all(path: &Path) -> Vec<(String, u64, Vec<u8>)> {
         .collect();
     v
 }
+
+/// RIHS01 of `rosbag2_interfaces/srv/<name>` with the fields `text` (Lyrical's layouts,
+/// rosbag2_interfaces 0.33.3), computed here as an oracle independent of rbag-live's table.
+pub fn rosbag2_srv_hash(name: &str, text: &str) -> String {
+    let mut reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy).clone();
+    let full = format!("rosbag2_interfaces/srv/{name}");
+    reg.add_srv(&full, text).unwrap();
+    reg.rihs01(&full).unwrap()
+}
