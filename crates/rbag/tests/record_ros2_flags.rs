@@ -451,3 +451,110 @@ fn a_bad_static_topics_file_names_its_line() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("static.yaml") && err.contains("line 3"), "{err}");
 }
+
+/// The strings of a CDR message made only of strings (with its encapsulation header).
+fn cdr_strings(data: &[u8]) -> Vec<String> {
+    let (mut at, mut out) = (4, Vec::new());
+    while at + 4 <= data.len() {
+        at = 4 + (at - 4).div_ceil(4) * 4;
+        let len = u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+        out.push(String::from_utf8_lossy(&data[at + 4..at + 4 + len - 1]).into_owned());
+        at += 4 + len;
+    }
+    out
+}
+
+#[test]
+fn write_split_events_reach_a_zenoh_listener() {
+    use rbag_testkit::zenoh::{endpoint, free_port, rbag_env, spawn, zenoh_python};
+    let test = "write_split_events_reach_a_zenoh_listener";
+    let Some(py) = zenoh_python(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (port, domain) = (free_port(), Domain::new());
+    let (e, d) = (endpoint(port), domain.id().to_string());
+    let bag = tmp.path().join("zsplit");
+    let log = tmp.path().join("rbag.log");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
+    rbag_env(&mut c, port, domain.id());
+    c.args([
+        "record",
+        "--ros2",
+        "--middleware",
+        "zenoh",
+        "--disable-keyboard-controls",
+        "--topics",
+        "/blob",
+        "-b",
+        "1KiB",
+    ])
+    .arg("-o")
+    .arg(&bag)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(std::fs::File::create(&log).unwrap());
+    let rec = Rec { child: c.spawn().unwrap(), log };
+    rec.wait_log("Recording to");
+    let reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy);
+    let hash = reg.rihs01("rosbag2_interfaces/msg/WriteSplitEvent").unwrap();
+    let common = ["--connect", &e, "--domain", &d];
+    let listen = [
+        "--topic",
+        "/events/write_split",
+        "--dds-type",
+        "rosbag2_interfaces::msg::dds_::WriteSplitEvent_",
+        "--hash",
+        &hash,
+        "--count",
+        "99",
+        "--timeout",
+        "60",
+    ];
+    let events = spawn(&py, "listener", &[&common[..], &listen[..]].concat());
+    events.expect_line("READY", LONG);
+    let blob_hash = reg.rihs01("sensor_msgs/msg/CompressedImage").unwrap();
+    let talk = [
+        "--topic",
+        "/blob",
+        "--dds-type",
+        "sensor_msgs::msg::dds_::CompressedImage_",
+        "--hash",
+        &blob_hash,
+        "--kind",
+        "blob",
+        "--size",
+        "2000",
+        "--count",
+        "3",
+        "--rate",
+        "20",
+        "--wait-sub",
+        "30",
+        "--linger",
+        "0.5",
+    ];
+    let mut talker = spawn(&py, "talker", &[&common[..], &talk[..]].concat());
+    talker.expect_line("DONE", LONG);
+    talker.wait_exit(LONG);
+    rec.wait_log("Split:");
+    let log = rec.stop();
+    let files = storage_files(&bag, "mcap");
+    assert!(files.len() >= 2, "{files:?}\n{log}");
+    let start = Instant::now();
+    let got = loop {
+        let got: Vec<Vec<String>> = events
+            .lines()
+            .iter()
+            .filter_map(|l| l.strip_prefix("RECEIVED "))
+            .map(|l| cdr_strings(&rbag_testkit::ros2::from_hex(l.split_whitespace().nth(1).unwrap())))
+            .collect();
+        if got.len() >= files.len() || start.elapsed() > LONG {
+            break got;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    assert_eq!(got.len(), files.len(), "{got:?}\n{}", events.output());
+    for (i, e) in got.iter().enumerate() {
+        let opened = files.get(i + 1).map_or(String::new(), |f| f.display().to_string());
+        assert_eq!(e, &[files[i].display().to_string(), opened, "/rosbag2_recorder".to_string()], "{got:?}");
+    }
+}
