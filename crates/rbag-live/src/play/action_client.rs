@@ -823,4 +823,40 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a[6] >> 4, 4);
     }
+
+    /// An `action_msgs/srv/CancelGoal_Event` (bundled definition) of `kind` holding a request
+    /// for goal `id` with stamp (7, 9).
+    fn cancel_event(kind: u8, id: u8) -> Vec<u8> {
+        let mut e = vec![0, 1, 0, 0, kind, 0, 0, 0];
+        e.extend_from_slice(&[0; 8]); // stamp
+        e.extend_from_slice(&[5; 16]); // client_gid
+        e.extend_from_slice(&[0; 4]); // align 8
+        e.extend_from_slice(&3i64.to_le_bytes()); // sequence_number
+        e.extend_from_slice(&1u32.to_le_bytes()); // request: one
+        e.extend_from_slice(&[id; 16]);
+        e.extend_from_slice(&7i32.to_le_bytes());
+        e.extend_from_slice(&9u32.to_le_bytes());
+        e.extend_from_slice(&0u32.to_le_bytes()); // response: none
+        e
+    }
+
+    #[test]
+    fn requests_are_read_from_recorded_events_and_a_malformed_event_is_named_and_skipped() {
+        let conn = Connection {
+            id: 1,
+            topic: "/fibonacci/_action/cancel_goal/_service_event".into(),
+            message_type: "action_msgs/srv/CancelGoal_Event".into(),
+            encoding: "cdr".into(),
+            definition: String::new(),
+            definition_encoding: String::new(),
+            metadata: Default::default(),
+        };
+        let sources = super::super::spec::UserTypes::default().sources(&Default::default());
+        let mut events = ActionEvents::new(&conn, ActionService::CancelGoal, &sources, 1).unwrap();
+        assert_eq!(events.request(&cancel_event(1, 4)).unwrap(), Some(cancel_request(4)));
+        // Another kind of event (the client's REQUEST_SENT) is not replayed.
+        assert_eq!(events.request(&cancel_event(0, 4)).unwrap(), None);
+        let e = events.request(&[0, 1, 0, 0, 1]).unwrap_err();
+        assert!(e.starts_with("/fibonacci/_action/cancel_goal/_service_event message 2:"), "{e}");
+    }
 }

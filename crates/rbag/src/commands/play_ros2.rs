@@ -477,4 +477,28 @@ mod tests {
         let a = Args::parse_from(["rbag play --ros2", "b"]);
         assert_eq!((a.progress_bar_update_rate, a.progress_bar_separation_lines), (3, 2));
     }
+
+    #[test]
+    fn actions_select_their_five_topics_and_regexes_see_action_names() {
+        let fib = |t: &str| format!("/fibonacci/_action/{t}");
+        let topics = [
+            (fib("feedback"), "example_interfaces/action/Fibonacci_FeedbackMessage"),
+            (fib("status"), "action_msgs/msg/GoalStatusArray"),
+            (fib("send_goal/_service_event"), "example_interfaces/action/Fibonacci_SendGoal_Event"),
+            ("/chatter".to_string(), "std_msgs/msg/String"),
+        ];
+        let bag: Vec<(&str, &str)> = topics.iter().map(|(t, ty)| (t.as_str(), *ty)).collect();
+        let taken = |argv: &[&str]| -> Vec<&str> {
+            let a = Args::parse_from([&["rbag play --ros2", "b"], argv].concat());
+            let f = filter(&a, &bag);
+            bag.iter().map(|(t, _)| *t).filter(|t| f.accepts_topic(t)).collect()
+        };
+        let action: Vec<&str> = bag[..3].iter().map(|(t, _)| *t).collect();
+        assert_eq!(taken(&["--actions", "fibonacci"]), action);
+        assert_eq!(taken(&["--exclude-actions", "/fibonacci"]), ["/chatter"]);
+        assert_eq!(taken(&["-e", "^/fibonacci$"]), action, "the action's name, not its topics'");
+        assert_eq!(taken(&["-x", "^/fibonacci$"]), ["/chatter"]);
+        assert_eq!(taken(&["--actions", "/fibonacci", "--topics", "/chatter"]).len(), 4);
+        assert!(Args::parse_from(["rbag play --ros2", "b", "--send-actions-as-client"]).send_actions_as_client);
+    }
 }
