@@ -542,7 +542,13 @@ impl ActionEvents {
         let index = self.index;
         self.index += 1;
         let bad = |e: String| format!("{} message {index}: {e}; skipped", self.topic);
-        let Some(request) = request_of(&self.event, event, self.kind).map_err(bad)? else { return Ok(None) };
+        let Some(request) = request_of(&self.event, event, self.kind).map_err(bad)? else {
+            // An event of the chosen kind without its request: introspection recorded metadata.
+            if event.get(4) == Some(&self.kind) {
+                return Err(bad("it holds no request (service introspection recorded metadata only)".into()));
+            }
+            return Ok(None);
+        };
         let mut buf = Vec::new();
         rbag_msg::encode(&self.request, &request, Encoding::Cdr, false, &mut buf).map_err(|e| bad(e.to_string()))?;
         Ok(Some(buf))
@@ -858,5 +864,11 @@ mod tests {
         assert_eq!(events.request(&cancel_event(0, 4)).unwrap(), None);
         let e = events.request(&[0, 1, 0, 0, 1]).unwrap_err();
         assert!(e.starts_with("/fibonacci/_action/cancel_goal/_service_event message 2:"), "{e}");
+        // Metadata-only introspection: the event of the chosen kind has no request.
+        let mut metadata = cancel_event(1, 4);
+        metadata.truncate(44);
+        metadata.extend_from_slice(&[0; 8]);
+        let e = events.request(&metadata).unwrap_err();
+        assert!(e.contains("message 3") && e.contains("metadata"), "{e}");
     }
 }
