@@ -268,7 +268,11 @@ impl Recording {
                 }
                 Notice::Closed(p) => log(format!("Closing '{}'.", p.display())),
                 Notice::Split { closed, opened } => {
-                    log(format!("Split: '{}' closed, recording goes on in '{}'.", closed.display(), opened.display()));
+                    log(format!(
+                        "Split: '{}' closed; recording goes on in a new file, '{}'.",
+                        closed.display(),
+                        opened.display()
+                    ));
                     announce_split(&mut self.split_events, &n);
                 }
                 Notice::FileClosed(_) => announce_split(&mut self.split_events, &n),

@@ -257,7 +257,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     if args.snapshot_mode && args.max_cache_size == 0 && args.max_cache_duration == 0.0 {
         return Err(UsageError(
-            "--snapshot-mode keeps --max-cache-size bytes or --max-cache-duration seconds: they must not both be 0"
+            "--snapshot-mode keeps --max-cache-size bytes or --max-cache-duration seconds: one of them must not be 0"
                 .into(),
         )
         .into());
