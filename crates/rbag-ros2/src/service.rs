@@ -84,6 +84,12 @@ impl ServiceHost for crate::zenoh::ZenohServices {
     }
 }
 
+/// rmw's default QoS for services' requests and replies (`rmw_qos_profile_services_default`):
+/// reliable, volatile, keep last 10, the same as rosbag2's default profile.
+pub fn services_qos() -> rbag_storage::rosbag2::qos::QosProfile {
+    crate::qos::default_profile()
+}
+
 /// Bytes before a request's fields: encapsulation (4) and rmw_cyclonedds' header (16).
 const PREFIX: usize = 4 + 16;
 
@@ -223,7 +229,6 @@ mod server {
     use std::sync::{Arc, Weak};
     use std::time::{Duration, Instant};
 
-    use rbag_storage::rosbag2::qos::{policy, QosProfile};
 
     use super::{parse_request, reply_bytes, Fields, Handler, MAX_REQUEST_BYTES};
     use crate::dds::{DdsError, Participant, RawReader, RawWriter};
@@ -258,14 +263,7 @@ mod server {
                 DdsError::own(format!("serving {service}"), format!("type {srv_type:?} is not pkg/srv/Type"))
             })?;
             let base = base.strip_suffix('_').unwrap_or(&base);
-            // rmw's services default: reliable, volatile, keep last 10.
-            let qos = QosProfile {
-                history: policy::KEEP_LAST,
-                depth: 10,
-                reliability: policy::RELIABLE,
-                durability: policy::VOLATILE,
-                ..QosProfile::default()
-            };
+            let qos = crate::service::services_qos();
             let writer = RawWriter::new(participant, &rr, &format!("{base}_Response_"), &qos, None)?;
             let (tx, rx) = mpsc::sync_channel::<(Vec<u8>, u64)>(QUEUED_REQUESTS);
             let reader = Arc::new(RawReader::new(

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rbag_storage::rosbag2::qos::{policy, QosProfile};
 use zenoh::Wait;
 
 use super::{gid_of, Node, ZenohError, ZenohSession};
@@ -75,14 +74,7 @@ impl ZenohClient {
             })
             .wait()
             .map_err(|e| ZenohError::new(format!("subscribe to liveliness tokens {pattern}"), e))?;
-        // rmw's services default: reliable, volatile, keep last 10.
-        let qos = QosProfile {
-            history: policy::KEEP_LAST,
-            depth: 10,
-            reliability: policy::RELIABLE,
-            durability: policy::VOLATILE,
-            ..QosProfile::default()
-        };
+        let qos = crate::service::services_qos();
         let hash = servers.lock().ok().and_then(|s| s.values().next().cloned()).unwrap_or_else(|| UNKNOWN_HASH.into());
         let token = node.entity_token(
             session,

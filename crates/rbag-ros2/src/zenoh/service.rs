@@ -10,7 +10,6 @@
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use rbag_storage::rosbag2::qos::{policy, QosProfile};
 use zenoh::Wait;
 
 use super::{Node, ZenohError, ZenohSession};
@@ -65,14 +64,7 @@ impl ZenohServices {
             ZenohError::new(format!("serve {service}"), format!("type {srv_type:?} is not pkg/srv/Type"))
         })?;
         let key = data_key(self.session.domain(), service, &dds, "*");
-        // rmw's services default: reliable, volatile, keep last 10.
-        let qos = QosProfile {
-            history: policy::KEEP_LAST,
-            depth: 10,
-            reliability: policy::RELIABLE,
-            durability: policy::VOLATILE,
-            ..QosProfile::default()
-        };
+        let qos = crate::service::services_qos();
         let token = self.node.entity_token(
             &self.session,
             EntityKind::Service,
