@@ -229,7 +229,6 @@ mod server {
     use std::sync::{Arc, Weak};
     use std::time::{Duration, Instant};
 
-
     use super::{parse_request, reply_bytes, Fields, Handler, MAX_REQUEST_BYTES};
     use crate::dds::{DdsError, Participant, RawReader, RawWriter};
     use crate::names::{service_to_dds, type_to_dds};
