@@ -89,7 +89,7 @@ fn node_time(f: &Fields, invalid_mode: i32, unsupported: i32) -> Result<u64, Vec
 
 /// Serves the recorder's services under node `node` (rosbag2's `rosbag2_recorder` unless the
 /// user names another), in the layout each client's type hash names (see
-/// [`crate::interfaces`]):
+/// `rbag-live/src/interfaces.rs`):
 /// - `pause`, `resume`, `is_paused` act on the pause switch (Lyrical's `resume` at a later node
 ///   time too);
 /// - `snapshot` writes the cache in snapshot mode (and fails otherwise, as in rosbag2);

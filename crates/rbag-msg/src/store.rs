@@ -108,7 +108,7 @@ pub fn build(distro: Distro) -> Result<Registry> {
     Ok(reg)
 }
 
-/// Adds the bundled ROS 2 services ([`ROS2_SERVICES`]) and their derived types to `reg` (a
+/// Adds the bundled ROS 2 services (action_msgs' `CancelGoal`) and their derived types to `reg` (a
 /// ROS 2 registry holding `action_msgs`), leaving any it has.
 pub fn add_services(reg: &mut Registry) -> Result<()> {
     for (name, text) in ROS2_SERVICES {

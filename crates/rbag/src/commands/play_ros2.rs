@@ -32,10 +32,11 @@ use std::sync::Arc;
 /// On a terminal: space pauses and resumes, the right arrow (or `s`) publishes the next message
 /// while paused, the up/down arrows change the rate by 10%. rosbag2's player services do the
 /// same from scripts (`ros2 service call /rosbag2_player/pause rosbag2_interfaces/srv/Pause`):
-/// pause, resume, toggle_paused, is_paused, get_rate, set_rate, play_next, burst, seek.
+/// pause, resume, toggle_paused, is_paused, get_rate, set_rate, play_next, burst, seek, play,
+/// stop.
 ///
 /// On a terminal (stderr), a progress bar as rosbag2's shows the bag time reached and the
-/// player's state: [R]unning, [P]aused, [B]urst, [D]elayed, [S]topped.
+/// player's state: R running, P paused, B burst, D delayed, S stopped.
 #[derive(clap::Parser, Debug)]
 #[command(
     name = "rbag play --ros2",
@@ -104,7 +105,7 @@ pub struct Args {
     /// Publish /clock just before every message.
     #[arg(long, conflicts_with = "clock_topics")]
     pub clock_topics_all: bool,
-    /// Wait SEC seconds before playing (the progress bar shows [D]).
+    /// Wait SEC seconds before playing (the progress bar shows the state D, delayed).
     #[arg(short = 'd', long, value_name = "SEC", default_value = "0", value_parser = parse_duration)]
     pub delay: u64,
     /// Play only SEC seconds from the start offset.
