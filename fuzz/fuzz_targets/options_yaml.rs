@@ -1,6 +1,7 @@
 //! rosbag2's input- and output-options YAML (`rbag convert --input-options/--output-options`):
 //! the input as a file, through `options_yaml::read_outputs`, `read_inputs` and
-//! `is_output_options`.
+//! `is_output_options`; and the other YAML files `ros2 bag record` takes: `--storage-config-file`
+//! (SQLite3 pragmas, MCAP writer options) and `--static-topics-path`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -32,4 +33,13 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = is_output_options(&input);
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    for format in [rbag_storage::Format::Mcap, rbag_storage::Format::Sqlite3] {
+        if let Err(e) = rbag_storage::storage_config::StorageConfig::parse(text, &input, format) {
+            assert!(e.to_string().contains("options.yaml"), "an error names the file: {e}");
+        }
+    }
+    if let Ok(topics) = rbag_ros2::record::parse_static_topics(text) {
+        assert!(topics.iter().all(|(t, ty)| !t.is_empty() && !ty.is_empty()), "{topics:?}");
+    }
 });
