@@ -10,16 +10,17 @@
 //! and to acknowledge), and nothing here depends on speed.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
 
-use rbag_testkit::ros2::{available, loopback_uri, CyclonePeer, Domain};
+use rbag_testkit::ros2::{available, CyclonePeer, Domain};
 use rbag_testkit::{oracle_python, ros2_dump};
 use serde_json::Value;
 
-const LONG: Duration = Duration::from_secs(60);
-const FIB: &str = "example_interfaces/action/Fibonacci";
+#[path = "common/actions.rs"]
+mod actions;
+use actions::{definitions, ok_text, rbag, record, FIB, LONG};
 
 /// The five topics of the action `name`, with their types (Fibonacci's).
 fn action_topics(name: &str) -> Vec<(String, String)> {
@@ -35,127 +36,9 @@ fn action_topics(name: &str) -> Vec<(String, String)> {
     .collect()
 }
 
-fn rbag(domain: &Domain) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
-    c.env("ROS_DOMAIN_ID", domain.id().to_string())
-        .env("CYCLONEDDS_URI", loopback_uri())
-        .env_remove("ROS_VERSION")
-        .env_remove("ROS_LOCALHOST_ONLY")
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .env_remove("CYCLONEDDS_HOME")
-        .stdin(Stdio::null());
-    c
-}
-
 /// `rbag ARGS` on no domain (reading a bag).
 fn rbag_read(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rbag")).args(args).output().expect("rbag runs")
-}
-
-fn ok_text(out: &Output, what: &str) -> String {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{what} failed ({:?}):\n{err}", out.status);
-    assert!(!err.contains("panicked at"), "{what} panicked:\n{err}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A running `rbag record --ros2`; its stderr goes to a file. Killed on drop.
-struct Rec {
-    child: Child,
-    log: PathBuf,
-}
-
-fn record(domain: &Domain, dir: &Path, name: &str, args: &[&str]) -> Rec {
-    let log = dir.join(format!("{name}.log"));
-    let mut c = rbag(domain);
-    c.args(["record", "--ros2"])
-        .args(args)
-        .arg("-o")
-        .arg(dir.join(name))
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap());
-    Rec { child: c.spawn().expect("starting rbag record --ros2"), log }
-}
-
-impl Rec {
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn wait_log(&self, needle: &str) {
-        let start = Instant::now();
-        while !self.stderr().contains(needle) {
-            assert!(start.elapsed() < LONG, "rbag record printed no {needle:?} in {LONG:?}:\n{}", self.stderr());
-            std::thread::sleep(Duration::from_millis(25));
-        }
-    }
-
-    fn subscribed(&self) -> BTreeSet<String> {
-        self.stderr()
-            .lines()
-            .filter_map(|l| l.strip_prefix("Subscribed to topic '"))
-            .filter_map(|l| l.split('\'').next())
-            .map(str::to_string)
-            .collect()
-    }
-
-    /// SIGINT; expects exit 0; returns the log.
-    fn stop(mut self) -> String {
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(start.elapsed() < LONG, "rbag record did not stop:\n{}", self.stderr());
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let log = self.stderr();
-        assert_eq!(status.code(), Some(0), "rbag record exit status:\n{log}");
-        assert!(!log.contains("panicked at"), "rbag record panicked:\n{log}");
-        log
-    }
-}
-
-impl Drop for Rec {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// `--msg-path` directories for the action's types, as a ROS 2 install would provide them:
-/// `example_interfaces` with only its `.action` file, `action_msgs` (msg and srv) and
-/// `unique_identifier_msgs`.
-fn definitions(dir: &Path) -> Vec<String> {
-    let files = [
-        ("example_interfaces/action/Fibonacci.action", "int32 order\n---\nint32[] sequence\n---\nint32[] sequence\n"),
-        ("unique_identifier_msgs/msg/UUID.msg", "uint8[16] uuid\n"),
-        ("action_msgs/msg/GoalInfo.msg", "unique_identifier_msgs/UUID goal_id\nbuiltin_interfaces/Time stamp\n"),
-        (
-            "action_msgs/msg/GoalStatus.msg",
-            "int8 STATUS_UNKNOWN = 0\nint8 STATUS_ACCEPTED = 1\nint8 STATUS_EXECUTING = 2\nint8 STATUS_CANCELING = 3\n\
-             int8 STATUS_SUCCEEDED = 4\nint8 STATUS_CANCELED = 5\nint8 STATUS_ABORTED = 6\nGoalInfo goal_info\nint8 status\n",
-        ),
-        ("action_msgs/msg/GoalStatusArray.msg", "GoalStatus[] status_list\n"),
-        (
-            "action_msgs/srv/CancelGoal.srv",
-            "GoalInfo goal_info\n---\nint8 ERROR_NONE=0\nint8 ERROR_REJECTED=1\nint8 ERROR_UNKNOWN_GOAL_ID=2\n\
-             int8 ERROR_GOAL_TERMINATED=3\nint8 return_code\nGoalInfo[] goals_canceling\n",
-        ),
-    ];
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    ["example_interfaces", "unique_identifier_msgs", "action_msgs"]
-        .iter()
-        .flat_map(|pkg| ["--msg-path".to_string(), dir.join(pkg).display().to_string()])
-        .collect()
 }
 
 fn server(py: &Path, domain: &Domain, action: &str, goals: usize, cancels: usize) -> CyclonePeer {

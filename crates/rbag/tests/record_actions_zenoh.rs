@@ -6,84 +6,16 @@
 //! The test has its own router port, domain id and temp directory; the peers wait for a
 //! matching subscriber before each publication (`--await-readers`), so nothing depends on speed.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use rbag_testkit::ros2::Domain;
-use rbag_testkit::zenoh::{endpoint, free_port, rbag_env, spawn, zenoh_python};
+use rbag_testkit::zenoh::{endpoint, free_port, spawn, zenoh_python};
 use serde_json::Value;
 
-const LONG: Duration = Duration::from_secs(60);
-const FIB: &str = "example_interfaces/action/Fibonacci";
-
-/// A running `rbag record` with its stderr in a file; killed on drop.
-struct Rec {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Rec {
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn wait_log(&self, needle: &str) {
-        let start = Instant::now();
-        while !self.stderr().contains(needle) {
-            assert!(start.elapsed() < LONG, "rbag record printed no {needle:?} in {LONG:?}:\n{}", self.stderr());
-            std::thread::sleep(Duration::from_millis(25));
-        }
-    }
-
-    fn stop(mut self) -> String {
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(start.elapsed() < LONG, "rbag record did not stop:\n{}", self.stderr());
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let log = self.stderr();
-        assert_eq!(status.code(), Some(0), "rbag record exit status:\n{log}");
-        assert!(!log.contains("panicked at"), "rbag record panicked:\n{log}");
-        log
-    }
-}
-
-impl Drop for Rec {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// `--msg-path` directories for the action's types, as a ROS 2 install would provide them.
-fn definitions(dir: &Path) -> Vec<String> {
-    let files = [
-        ("example_interfaces/action/Fibonacci.action", "int32 order\n---\nint32[] sequence\n---\nint32[] sequence\n"),
-        ("unique_identifier_msgs/msg/UUID.msg", "uint8[16] uuid\n"),
-        ("action_msgs/msg/GoalInfo.msg", "unique_identifier_msgs/UUID goal_id\nbuiltin_interfaces/Time stamp\n"),
-        ("action_msgs/msg/GoalStatus.msg", "GoalInfo goal_info\nint8 status\n"),
-        ("action_msgs/msg/GoalStatusArray.msg", "GoalStatus[] status_list\n"),
-        ("action_msgs/srv/CancelGoal.srv", "GoalInfo goal_info\n---\nint8 return_code\nGoalInfo[] goals_canceling\n"),
-    ];
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    ["example_interfaces", "unique_identifier_msgs", "action_msgs"]
-        .iter()
-        .flat_map(|pkg| ["--msg-path".to_string(), dir.join(pkg).display().to_string()])
-        .collect()
-}
+#[path = "common/actions.rs"]
+mod actions;
+use actions::{definitions, record_zenoh, FIB, LONG};
 
 #[test]
 fn zenoh_all_actions_records_an_rmw_zenoh_action_pair() {
@@ -95,17 +27,9 @@ fn zenoh_all_actions_records_an_rmw_zenoh_action_pair() {
     let mut router = spawn(&py, "router", &["--listen", &e]);
     router.expect_line("READY", LONG);
     let bag = tmp.path().join("bag");
-    let log = tmp.path().join("record.err");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
-    rbag_env(&mut c, port, domain.id());
-    c.args(["record", "--ros2", "--middleware", "zenoh", "--all-actions"])
-        .args(definitions(&tmp.path().join("defs")))
-        .arg("-o")
-        .arg(&bag)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(File::create(&log).unwrap());
-    let rec = Rec { child: c.spawn().expect("rbag record starts"), log };
+    let mut args = vec!["--middleware".to_string(), "zenoh".into(), "--all-actions".into()];
+    args.extend(definitions(&tmp.path().join("defs")));
+    let rec = record_zenoh(port, &domain, tmp.path(), "bag", &args);
     rec.wait_log(&format!("Joined Zenoh domain {}", domain.id()));
     let peer = |role: &str, extra: &[&str]| {
         let mut args = vec!["--connect", &e, "--domain", &d, "--await-readers", "--linger", "1", "--timeout", "120"];
