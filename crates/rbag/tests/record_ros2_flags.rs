@@ -4,84 +4,23 @@
 //! `--static-topics-path`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rbag_testkit::ros2::{available, loopback_uri, CyclonePeer, Domain};
+use rbag_testkit::ros2::{available, CyclonePeer, Domain};
 
-const LONG: Duration = Duration::from_secs(20);
-
-struct Rec {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Rec {
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn wait_log(&self, needle: &str) {
-        let start = Instant::now();
-        while !self.log().contains(needle) {
-            assert!(start.elapsed() < LONG, "no {needle:?} from rbag:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([&format!("-{sig}"), &self.child.id().to_string()])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "kill -{sig}");
-    }
-
-    fn stop(mut self) -> String {
-        self.signal("INT");
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                let log = self.log();
-                assert!(status.success(), "rbag exited {status}:\n{log}");
-                assert!(!log.contains("panicked at"), "{log}");
-                return log;
-            }
-            assert!(start.elapsed() < LONG, "rbag did not stop:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Rec {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn rbag_cmd(domain: &Domain) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
-    c.env("CYCLONEDDS_URI", loopback_uri())
-        .env("ROS_DOMAIN_ID", domain.id().to_string())
-        .env_remove("ROS_LOCALHOST_ONLY");
-    c
-}
-
-fn record(domain: &Domain, dir: &Path, args: &[&str]) -> Rec {
-    let log = dir.join("rbag.log");
-    let mut c = rbag_cmd(domain);
-    c.args(["record", "--ros2", "--disable-keyboard-controls"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap());
-    Rec { child: c.spawn().unwrap(), log }
-}
+#[path = "common/recorder.rs"]
+mod recorder;
+use recorder::{rbag_cmd, record, Rec, LONG};
 
 /// `rbag record --ros2 ARGS` run to its end (a usage error, say): exit code and stderr.
 fn record_once(domain: &Domain, args: &[&str]) -> (i32, String) {
-    let out = rbag_cmd(domain).args(["record", "--ros2"]).args(args).stdin(Stdio::null()).output().unwrap();
+    let out = rbag_cmd(env!("CARGO_BIN_EXE_rbag"), domain)
+        .args(["record", "--ros2"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 

@@ -3,88 +3,17 @@
 //! publishers on loopback, each test on its own DDS domain.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rbag_testkit::ros2::{available, call_service, loopback_uri, CyclonePeer, Domain};
+use rbag_testkit::ros2::{available, call_service, CyclonePeer, Domain};
 
 mod common;
 
-const LONG: Duration = Duration::from_secs(20);
-
-struct Rec {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Rec {
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn wait_log(&self, needle: &str) {
-        let start = Instant::now();
-        while !self.log().contains(needle) {
-            assert!(start.elapsed() < LONG, "no {needle:?} from rbag:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([&format!("-{sig}"), &self.child.id().to_string()])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "kill -{sig}");
-    }
-
-    fn stop(self) -> String {
-        self.signal("INT");
-        self.stop_on_its_own()
-    }
-
-    /// Waits for rbag (or the process wrapping it) to exit by itself, successfully.
-    fn stop_on_its_own(mut self) -> String {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                let log = self.log();
-                assert!(status.success(), "rbag exited {status}:\n{log}");
-                assert!(!log.contains("panicked at"), "{log}");
-                return log;
-            }
-            assert!(start.elapsed() < LONG, "rbag did not stop:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Rec {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn rbag_cmd(program: &str, domain: &Domain) -> Command {
-    let mut c = Command::new(program);
-    c.env("CYCLONEDDS_URI", loopback_uri())
-        .env("ROS_DOMAIN_ID", domain.id().to_string())
-        .env_remove("ROS_LOCALHOST_ONLY");
-    c
-}
-
-fn record(domain: &Domain, dir: &Path, args: &[&str]) -> Rec {
-    let log = dir.join("rbag.log");
-    let mut c = rbag_cmd(env!("CARGO_BIN_EXE_rbag"), domain);
-    c.args(["record", "--ros2"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap());
-    Rec { child: c.spawn().unwrap(), log }
-}
+#[path = "common/recorder.rs"]
+mod recorder;
+use recorder::{rbag_cmd, record, Rec, LONG};
 
 fn count(bag: &Path, topic: &str) -> u64 {
     let out = Command::new(env!("CARGO_BIN_EXE_rbag")).args(["info", "--json"]).arg(bag).output().unwrap();
