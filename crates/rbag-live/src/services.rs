@@ -87,6 +87,37 @@ fn node_time(f: &Fields, invalid_mode: i32, unsupported: i32) -> Result<u64, Vec
     }
 }
 
+/// Carries out `act` for a `Resume` or `SplitBagfile` request (`srv`): now for Jazzy's layout
+/// (an empty response), at the request's node time for Lyrical's (return codes
+/// `invalid_mode`/`unsupported` for what rbag does not do).
+fn timed(srv: &str, f: &Fields, invalid_mode: i32, unsupported: i32, act: impl FnOnce() + Send + 'static) -> Vec<u8> {
+    if !is_lyrical(srv, f.type_hash()) {
+        act();
+        return reply::empty();
+    }
+    match node_time(f, invalid_mode, unsupported) {
+        Ok(at) => {
+            at_time(at, act);
+            reply::code(0, "")
+        }
+        Err(response) => response,
+    }
+}
+
+/// Pauses or resumes, saying so when that changed anything.
+fn set_paused(c: &dyn RecorderControl, paused: bool, log: &Log) {
+    if c.set_paused(paused) != paused {
+        log(if paused { "Recording paused." } else { "Recording resumed." }.into());
+    }
+}
+
+/// Splits the running recording, saying so.
+fn split(c: &dyn RecorderControl, log: &Log) {
+    if c.split() {
+        log("Splitting: the next messages go to a new file.".into());
+    }
+}
+
 /// Serves the recorder's services under node `node` (rosbag2's `rosbag2_recorder` unless the
 /// user names another), in the layout each client's type hash names (see
 /// `rbag-live/src/interfaces.rs`):
@@ -111,48 +142,18 @@ pub fn recorder(
         let (c, log) = (controls.clone(), log.clone());
         Box::new(move |fields: &Fields| f(c.as_ref(), fields, &log))
     };
-    let pause = |c: &dyn RecorderControl, paused: bool, log: &Log| {
-        if c.set_paused(paused) != paused {
-            log(if paused { "Recording paused." } else { "Recording resumed." }.into());
-        }
-    };
     let (c, l) = (controls.clone(), log.clone());
     let resume: Handler = Box::new(move |f: &Fields| {
-        if !is_lyrical("Resume", f.type_hash()) {
-            pause(c.as_ref(), false, &l);
-            return reply::empty();
-        }
-        match node_time(f, 1, 3) {
-            Ok(at) => {
-                let (c, l) = (c.clone(), l.clone());
-                at_time(at, move || pause(c.as_ref(), false, &l));
-                reply::code(0, "")
-            }
-            Err(response) => response,
-        }
+        let (c, l) = (c.clone(), l.clone());
+        timed("Resume", f, 1, 3, move || set_paused(c.as_ref(), false, &l))
     });
     let (c, l) = (controls.clone(), log.clone());
     let split: Handler = Box::new(move |f: &Fields| {
-        let split_now = |c: &dyn RecorderControl, l: &Log| {
-            if c.split() {
-                l("Splitting: the next messages go to a new file.".into());
-            }
-        };
-        if !is_lyrical("SplitBagfile", f.type_hash()) {
-            split_now(c.as_ref(), &l);
-            return reply::empty();
-        }
-        if !c.recording() {
+        if is_lyrical("SplitBagfile", f.type_hash()) && !c.recording() {
             return reply::code(1, "Recorder is not recording.");
         }
-        match node_time(f, 2, 4) {
-            Ok(at) => {
-                let (c, l) = (c.clone(), l.clone());
-                at_time(at, move || split_now(c.as_ref(), &l));
-                reply::code(0, "")
-            }
-            Err(response) => response,
-        }
+        let (c, l) = (c.clone(), l.clone());
+        timed("SplitBagfile", f, 2, 4, move || split(c.as_ref(), &l))
     });
     let (c, l) = (controls.clone(), log.clone());
     let record: Handler = Box::new(move |f: &Fields| {
@@ -178,9 +179,7 @@ pub fn recorder(
             "pause",
             "Pause",
             with(|c, _, log| {
-                if !c.set_paused(true) {
-                    log("Recording paused.".into());
-                }
+                set_paused(c, true, log);
                 reply::empty()
             }),
         ),

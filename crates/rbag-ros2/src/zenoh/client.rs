@@ -16,7 +16,7 @@ use zenoh::Wait;
 
 use super::{gid_of, Node, ZenohError, ZenohSession};
 use crate::record::now_ns;
-use crate::zenoh_wire::{data_key, Attachment, EntityKind, Token, TokenTopic, ADMIN_SPACE};
+use crate::zenoh_wire::{data_key, Attachment, EntityKind, TokenTopic};
 
 /// What an unknown type hash is written as in our own token.
 const UNKNOWN_HASH: &str = "RIHS01_0000000000000000000000000000000000000000000000000000000000000000";
@@ -47,33 +47,23 @@ impl ZenohClient {
         dds_type: &str,
     ) -> Result<ZenohClient, ZenohError> {
         let servers: Servers = Arc::default();
-        let pattern = format!("{ADMIN_SPACE}/{}/**", session.domain());
         let (known, name) = (servers.clone(), service.to_string());
-        let servers_sub = session
-            .session()
-            .liveliness()
-            .declare_subscriber(&pattern)
-            .history(true)
-            .callback(move |sample| {
-                let key = sample.key_expr().as_str().to_string();
-                let mut known = known.lock().unwrap_or_else(|p| p.into_inner());
-                match sample.kind() {
-                    zenoh::sample::SampleKind::Put => {
-                        let Some(t) = Token::parse(&key) else { return };
-                        if t.kind != EntityKind::Service {
-                            return;
-                        }
-                        if let Some(topic) = t.topic.filter(|tt| tt.name == name) {
-                            known.insert(key, topic.type_hash);
-                        }
+        let servers_sub = session.watch_tokens(move |key, token| {
+            let mut known = known.lock().unwrap_or_else(|p| p.into_inner());
+            match token {
+                Some(t) => {
+                    if t.kind != EntityKind::Service {
+                        return;
                     }
-                    zenoh::sample::SampleKind::Delete => {
-                        known.remove(&key);
+                    if let Some(topic) = t.topic.filter(|tt| tt.name == name) {
+                        known.insert(key.to_string(), topic.type_hash);
                     }
                 }
-            })
-            .wait()
-            .map_err(|e| ZenohError::new(format!("subscribe to liveliness tokens {pattern}"), e))?;
+                None => {
+                    known.remove(key);
+                }
+            }
+        })?;
         let qos = crate::service::services_qos();
         let hash = servers.lock().ok().and_then(|s| s.values().next().cloned()).unwrap_or_else(|| UNKNOWN_HASH.into());
         let token = node.entity_token(

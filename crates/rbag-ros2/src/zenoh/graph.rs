@@ -63,32 +63,23 @@ impl ZenohGraph {
     /// Follows the graph of `session`'s domain as `node` (its subscriptions are that node's).
     pub fn with_node(session: Arc<ZenohSession>, node: Node) -> Result<ZenohGraph, ZenohError> {
         let known: Arc<Mutex<Known>> = Arc::default();
-        let pattern = format!("{}/{}/**", crate::zenoh_wire::ADMIN_SPACE, session.domain());
         let (k, own) = (known.clone(), session.zid().to_string());
-        let tokens = session
-            .session()
-            .liveliness()
-            .declare_subscriber(&pattern)
-            .history(true)
-            .callback(move |sample| {
-                let key = sample.key_expr().as_str().to_string();
-                let mut known = k.lock().unwrap_or_else(|p| p.into_inner());
-                match sample.kind() {
-                    zenoh::sample::SampleKind::Put => {
-                        let Some(e) = Token::parse(&key).and_then(|t| endpoint(&t, &key, &own)) else { return };
-                        if known.endpoints.insert(key, e.clone()).is_none() {
-                            known.events.push(EndpointEvent::Appeared(e));
-                        }
-                    }
-                    zenoh::sample::SampleKind::Delete => {
-                        if let Some(e) = known.endpoints.remove(&key) {
-                            known.events.push(EndpointEvent::Gone(e));
-                        }
+        let tokens = session.watch_tokens(move |key, token| {
+            let mut known = k.lock().unwrap_or_else(|p| p.into_inner());
+            match token {
+                Some(t) => {
+                    let Some(e) = endpoint(&t, key, &own) else { return };
+                    if known.endpoints.insert(key.to_string(), e.clone()).is_none() {
+                        known.events.push(EndpointEvent::Appeared(e));
                     }
                 }
-            })
-            .wait()
-            .map_err(|e| ZenohError::new(format!("subscribe to liveliness tokens {pattern}"), e))?;
+                None => {
+                    if let Some(e) = known.endpoints.remove(key) {
+                        known.events.push(EndpointEvent::Gone(e));
+                    }
+                }
+            }
+        })?;
         Ok(ZenohGraph { session, node, known, _tokens: tokens })
     }
 

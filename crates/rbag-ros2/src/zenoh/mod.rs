@@ -203,6 +203,33 @@ impl ZenohSession {
         &self.session
     }
 
+    /// Follows every rmw_zenoh liveliness token of the domain, those declared before included:
+    /// `on` gets each token's key with `Some(token)` when it appears (and parses), `None` when
+    /// it goes. Dropping the subscriber stops it.
+    pub(crate) fn watch_tokens(
+        &self,
+        on: impl Fn(&str, Option<crate::zenoh_wire::Token>) + Send + Sync + 'static,
+    ) -> Result<zenoh::pubsub::Subscriber<()>, ZenohError> {
+        let pattern = format!("{}/{}/**", crate::zenoh_wire::ADMIN_SPACE, self.domain);
+        self.session
+            .liveliness()
+            .declare_subscriber(&pattern)
+            .history(true)
+            .callback(move |sample| {
+                let key = sample.key_expr().as_str();
+                match sample.kind() {
+                    zenoh::sample::SampleKind::Put => {
+                        if let Some(t) = crate::zenoh_wire::Token::parse(key) {
+                            on(key, Some(t));
+                        }
+                    }
+                    zenoh::sample::SampleKind::Delete => on(key, None),
+                }
+            })
+            .wait()
+            .map_err(|e| ZenohError::new(format!("subscribe to liveliness tokens {pattern}"), e))
+    }
+
     /// Declares a liveliness token.
     pub(crate) fn token(&self, key: &str) -> Result<zenoh::liveliness::LivelinessToken, ZenohError> {
         self.session

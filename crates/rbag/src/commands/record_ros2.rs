@@ -329,7 +329,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         let queue_bytes = (!args.snapshot_mode && args.max_cache_size > 0).then_some(args.max_cache_size);
         let sim_time = args.use_sim_time.then(|| std::sync::Arc::new(SimClock::default()));
         let ros2 = Ros2RecordSpec {
-            selection: if uri.is_none() { sel.clone() } else { selection(&args)? },
+            selection: sel.clone(),
             overrides: overrides.clone(),
             no_discovery: args.no_discovery,
             include_unpublished: args.include_unpublished_topics,
