@@ -98,7 +98,7 @@ pub use rbag_storage::{
     IntoBackend, OptionSpec, StorageOptions,
 };
 pub use rbag_storage::{
-    budget, Attachment, ChunkInfo, Compression, CompressionMode, Connection, Filter, Format, IndexedSizes, McapPreset,
+    budget, pool, Attachment, ChunkInfo, Compression, CompressionMode, Connection, DirectIo, Filter, Format, IndexedSizes, McapPreset,
     Message, MessageIter, MetadataRecord, OutputPolicy, ReadStats, ReindexReport, Rosbag2Options, SchemaInfo,
     SqlitePreset, StorageInfo, StorageWriter, TimeMerge, WriteOptions, UNDECLARED_TOPIC_PREFIX,
 };

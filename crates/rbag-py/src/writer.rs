@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyTuple};
 use rbag_bag::decode::Dialect;
-use rbag_bag::{Compression, OutputPolicy, WriteOptions};
+use rbag_bag::{Compression, DirectIo, OutputPolicy, WriteOptions};
 
 use crate::errors::{guard, poisoned, ClosedError, Error, OrPy};
 use crate::value::to_value;
@@ -19,6 +19,9 @@ use crate::value::to_value;
 /// ``storage`` is ``"mcap"``, ``"sqlite3"``, ``"ros1"`` or any registered storage; by default it
 /// follows the extension (``.bag``: ROS 1, ``.db3``: SQLite3, ``.mcap`` or none: MCAP).
 /// ``compression`` is ``"lz4"``, ``"zstd"`` (MCAP) or ``"bz2"``, ``"lz4"`` (ROS 1).
+/// ``direct_io`` writes ROS 1 and MCAP files with ``O_DIRECT`` so they do not fill the page
+/// cache: ``True`` falls back to buffered writing (with a warning) where the filesystem refuses
+/// it, ``"require"`` makes that an error.
 #[pyclass(module = "rbag", frozen)]
 pub struct Writer {
     inner: Mutex<Option<rbag_bag::Writer>>,
@@ -33,19 +36,35 @@ impl Writer {
     }
 }
 
+/// `direct_io=`: `None`/`False` off, `True` on with fallback, `"require"`.
+fn direct_io_mode(v: Option<&Bound<'_, PyAny>>) -> PyResult<DirectIo> {
+    let Some(v) = v.filter(|v| !v.is_none()) else { return Ok(DirectIo::Off) };
+    if let Ok(b) = v.extract::<bool>() {
+        return Ok(if b { DirectIo::On } else { DirectIo::Off });
+    }
+    match v.extract::<String>().as_deref() {
+        Ok("require") => Ok(DirectIo::Require),
+        _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "direct_io must be True, False or \"require\", not {v}"
+        ))),
+    }
+}
+
 #[pymethods]
 impl Writer {
     /// Creates the bag at ``path``; an existing file or directory there is an error unless
     /// ``overwrite``. ``msg_path`` adds directories of ``.msg`` files for ``add_connection``.
     #[new]
-    #[pyo3(signature = (path, storage = None, compression = None, *, overwrite = false, msg_path = None))]
+    #[pyo3(signature = (path, storage = None, compression = None, *, overwrite = false, msg_path = None, direct_io = None))]
     fn new(
         path: PathBuf,
         storage: Option<&str>,
         compression: Option<&str>,
         overwrite: bool,
         msg_path: Option<Vec<String>>,
+        direct_io: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let direct_io = direct_io_mode(direct_io)?;
         guard(|| {
             let backend = rbag_bag::storage_for(&path, storage).or_py()?;
             let compression = match compression {
@@ -54,7 +73,7 @@ impl Writer {
             };
             // `msg_path` first, then the bundled store (noetic, humble and later).
             let types = rbag_bag::types::sources_for(&Default::default(), &msg_path.unwrap_or_default()).or_py()?;
-            let options = WriteOptions { compression, ..WriteOptions::default() };
+            let options = WriteOptions { compression, direct_io, ..WriteOptions::default() };
             let policy = OutputPolicy { replace: overwrite, ..OutputPolicy::default() };
             let mut w = rbag_bag::Writer::create_with(&path, &backend, &options, &policy).or_py()?;
             w.set_types(types);

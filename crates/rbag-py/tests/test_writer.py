@@ -130,3 +130,31 @@ def test_a_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(rbag.DecodeError, match="no_pkg/msg/Nothing"):
         with rbag.Writer(tmp_path / "y.mcap") as w:
             w.add_connection("/x", "no_pkg/msg/Nothing")
+
+
+def fincore_bytes(path):
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out.strip())
+
+
+@pytest.mark.parametrize("name", ["out.bag", "out.mcap"])
+def test_direct_io_writer_reads_back_and_skips_the_page_cache(tmp_path, name):
+    """direct_io="require" writes with O_DIRECT: the same messages, and next to nothing of the
+    file in the page cache."""
+    ros1 = name.endswith(".bag")
+    with rbag.Writer(tmp_path / name, direct_io="require") as w:
+        c = w.add_connection("/chatter", "std_msgs/String" if ros1 else "std_msgs/msg/String")
+        for i in range(24):
+            w.write(c, 1_000_000_000 + i, {"data": f"{i}" + "x" * 200_000})
+    path = tmp_path / name
+    assert fincore_bytes(path) * 100 <= path.stat().st_size
+    with rbag.Reader(path) as bag:
+        msgs = list(bag.messages())
+        assert [m.message.data[:2] for m in msgs][:3] == ["0x", "1x", "2x"]
+        assert len(msgs) == 24
+
+
+def test_direct_io_rejects_other_values(tmp_path):
+    with pytest.raises(ValueError, match="direct_io"):
+        rbag.Writer(tmp_path / "x.mcap", direct_io="sometimes")

@@ -64,6 +64,15 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// Direct I/O was required and the output's filesystem refuses it.
+    #[error("{path}: the filesystem refuses direct I/O ({reason})")]
+    DirectIoRefused {
+        /// The file being created.
+        path: PathBuf,
+        /// What refused it.
+        reason: String,
+    },
+
     /// An output that would overwrite, contain or sit inside an input.
     #[error("{output}: refused as the output: {how} ({input})")]
     OutputIsInput {
@@ -312,6 +321,7 @@ impl Error {
             | Error::UnknownFormat { .. }
             | Error::InFile { .. }
             | Error::OutputExists { .. }
+            | Error::DirectIoRefused { .. }
             | Error::OutputIsInput { .. }
             | Error::UnsafeOutput { .. }
             | Error::UnknownStorage { .. }

@@ -26,10 +26,13 @@ mod error;
 mod filter;
 mod latched;
 pub mod mcap;
+pub mod direct;
 mod mmap;
+pub mod notice;
 mod open;
 pub mod output;
 mod periods;
+pub mod pool;
 mod reading;
 pub mod registry;
 pub mod ros1;
@@ -52,7 +55,8 @@ pub use registry::{
 };
 pub use time_merge::TimeMerge;
 pub use types::{
-    Attachment, ChunkInfo, Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, IndexedSizes,
+    Attachment, ChunkInfo, Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, DirectIo,
+    IndexedSizes,
     McapPreset, Message, MetadataRecord, ReadOptions, ReadStats, ReindexReport, Rosbag2Options, SchemaInfo,
     SqlitePreset, StorageInfo, StorageOptions, WriteOptions, UNDECLARED_TOPIC_PREFIX,
 };

@@ -52,6 +52,10 @@ pub struct ReadOptions {
     /// A remote file that can only be read by scanning it (an MCAP file without a summary) is
     /// downloaded whole, instead of refused with [`crate::Error::Remote`].
     pub allow_remote_scan: bool,
+    /// Threads that decompress chunks ahead of the one being read (0: one per core; 1: the
+    /// reading thread decompresses each chunk when it gets to it). What they hold is paid for
+    /// from [`crate::budget`].
+    pub threads: usize,
 }
 
 /// One stored message. `data` shares the buffer it was read into, so handing messages out does
@@ -233,6 +237,23 @@ pub struct WriteOptions {
     pub chunk_interval_ns: Option<u64>,
     /// Settings that only rosbag2 bags (SQLite3, MCAP) use.
     pub rosbag2: Rosbag2Options,
+    /// Chunk compression workers (0: one per core; 1: the writing thread compresses). Chunks
+    /// are written in order whatever the count, so the file is byte-identical for any value.
+    pub threads: usize,
+    /// Whether ROS 1 and MCAP files bypass the page cache (`O_DIRECT`).
+    pub direct_io: DirectIo,
+}
+
+/// Writing with `O_DIRECT`, as rosbag_direct_write does: aligned blocks, no page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DirectIo {
+    /// Through the page cache.
+    #[default]
+    Off,
+    /// `O_DIRECT` where the filesystem allows it; buffered (with a warning) where it refuses.
+    On,
+    /// `O_DIRECT` or an error.
+    Require,
 }
 
 impl Default for WriteOptions {
@@ -242,6 +263,8 @@ impl Default for WriteOptions {
             chunk_size: 768 * 1024,
             chunk_interval_ns: None,
             rosbag2: Rosbag2Options::default(),
+            threads: 0,
+            direct_io: DirectIo::Off,
         }
     }
 }

@@ -39,6 +39,10 @@ pub struct Cli {
     /// downloading it whole, instead of refusing it.
     #[arg(long, global = true)]
     allow_remote_scan: bool,
+    /// Threads that compress chunks being written and decompress chunks ahead of the one being
+    /// read (default: RBAG_THREADS, else one per core). Output is byte-identical for any count.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
     #[command(subcommand)]
     command: Command,
 }
@@ -259,6 +263,9 @@ fn main() -> ExitCode {
             let cli = Cli::parse_from(argv);
             let stats = cli.stats;
             commands::remote::allow_scan(cli.allow_remote_scan);
+            if let Some(n) = cli.threads {
+                rbag_bag::pool::set_default_threads(n as usize);
+            }
             let result = memory_budget(cli.memory_budget).and_then(|()| run(cli));
             if stats {
                 remote_stats();

@@ -373,14 +373,29 @@ fn sigint_and_sigterm_close_a_valid_bag() {
 /// of what was published, uncorrupted, losing at most the open chunk (--chunksize 1 KB).
 #[test]
 fn sigkill_loses_at_most_the_open_chunk_after_reindex() {
-    const T: &str = "sigkill_loses_at_most_the_open_chunk_after_reindex";
-    let Some(mut env) = Ros1Env::new(T) else { return };
+    sigkill_then_reindex("sigkill_loses_at_most_the_open_chunk_after_reindex", &[]);
+}
+
+/// The same with `--direct-io=require` (and bz2 chunks, compressed on workers): closed chunks
+/// are padded to whole blocks and written with O_DIRECT, so they are on disk when the recorder
+/// dies.
+#[test]
+fn sigkill_with_direct_io_loses_at_most_the_open_chunk_after_reindex() {
+    sigkill_then_reindex(
+        "sigkill_with_direct_io_loses_at_most_the_open_chunk_after_reindex",
+        &["--direct-io=require", "--bz2", "--threads", "2"],
+    );
+}
+
+fn sigkill_then_reindex(test: &str, extra: &[&str]) {
+    let Some(mut env) = Ros1Env::new(test) else { return };
     env.start_rosmaster();
     let dir = env.home.path().to_path_buf();
     let all = ["talker", "rbag"];
     const N: usize = 300;
     const PAD: usize = 100;
-    let rec = record(&env, &[&"/chatter", &"--chunksize", &"1", &"-O", &"killed"]);
+    let mut rec = record(&env, &[&"/chatter", &"--chunksize", &"1", &"-O", &"killed"]);
+    rec.args(extra);
     env.spawn("rbag", rec);
     let talker = python(&env, "record_talker.py", &[&"/chatter", &N.to_string(), &"100", &"1", &PAD.to_string()]);
     env.spawn("talker", talker);
@@ -418,9 +433,86 @@ fn sigkill_loses_at_most_the_open_chunk_after_reindex() {
     );
     let info = rbag_info(&env, &bag);
     assert!(info.contains(&format!("/chatter {} msgs", msgs.len())), "{info}");
-    if rbag_testkit::rosbag_python(T).is_some() {
+    if rbag_testkit::rosbag_python(test).is_some() {
         let v = read_with_rosbag(&env, &bag);
         assert_eq!(v["decoded"].as_u64(), Some(msgs.len() as u64), "genpy reads the repaired bag");
+    }
+}
+
+/// A small ext4 filesystem on a loop device (tmpfs handles O_DIRECT and ENOSPC differently),
+/// unmounted and removed on drop. `None` (a skip, or a failure under CI) without root or loop
+/// devices.
+struct LoopFs {
+    mount: PathBuf,
+    image: PathBuf,
+}
+
+impl LoopFs {
+    fn new(test: &str, dir: &Path, mib: u64) -> Option<LoopFs> {
+        let image = dir.join("fs.img");
+        let mount = dir.join("mnt");
+        std::fs::create_dir_all(&mount).unwrap();
+        std::fs::File::create(&image).unwrap().set_len(mib << 20).unwrap();
+        let ok = |c: &mut Command| c.output().is_ok_and(|o| o.status.success());
+        if !ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image))
+            || !ok(Command::new("mount").args(["-o", "loop"]).arg(&image).arg(&mount))
+        {
+            let why = "cannot make and loop-mount an ext4 image (needs root, mkfs.ext4 and loop devices)";
+            assert!(std::env::var("CI").is_err(), "{test}: {why}");
+            rbag_testkit::skip(test, why);
+            return None;
+        }
+        Some(LoopFs { mount, image })
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mount).output();
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
+
+/// A full filesystem during a `--direct-io` recording: the recorder stops with a clear error
+/// naming the file and the cause, and the bag it leaves reindexes into the messages of its
+/// closed chunks, intact and in order.
+#[test]
+fn a_full_filesystem_during_a_direct_io_recording_is_a_clear_error_and_the_bag_reindexes() {
+    const T: &str = "a_full_filesystem_during_a_direct_io_recording_is_a_clear_error_and_the_bag_reindexes";
+    let Some(mut env) = Ros1Env::new(T) else { return };
+    let Some(fs) = LoopFs::new(T, env.home.path(), 8) else { return };
+    env.start_rosmaster();
+    let all = ["talker", "rbag"];
+    // 400 messages of 40 KB: 16 MB, twice what the filesystem holds.
+    const N: usize = 400;
+    const PAD: usize = 40_000;
+    let out = fs.mount.join("full");
+    // -L 0: no free-space guard, so the disk really fills.
+    let mut rec = rbag(&env);
+    rec.args(["record", "--ros1", "-L", "0", "/chatter", "--direct-io=require", "--chunksize", "256", "-O"]).arg(&out);
+    env.spawn("rbag", rec);
+    let talker = python(&env, "record_talker.py", &[&"/chatter", &N.to_string(), &"200", &"1", &PAD.to_string()]);
+    env.spawn("talker", talker);
+    wait_for(&env, "talker", "DONE", &all);
+    let status = env.wait_exit("rbag", LONG);
+    let log = env.log("rbag");
+    no_panic(&log);
+    assert!(status.is_some_and(|s| s.code() == Some(1)), "the recorder fails: {status:?}\n{log}");
+    assert!(log.contains("full.bag.active") && log.contains("No space left"), "names the file and the cause: {log}");
+
+    let active = fs.mount.join("full.bag.active");
+    assert!(active.exists(), "{log}");
+    let repaired = env.home.path().join("repaired.bag");
+    let mut reindex = rbag(&env);
+    reindex.arg("reindex").arg(&active).arg("-o").arg(&repaired);
+    let o = reindex.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    no_panic(&err);
+    assert!(matches!(o.status.code(), Some(0) | Some(3)), "rbag reindex: {:?}\n{err}", o.status);
+    let msgs = strings_of(&read_all(&repaired), "/chatter");
+    assert!(msgs.len() > 50 && msgs.len() < N, "recovered {} of {N}\n{err}", msgs.len());
+    for (i, m) in msgs.iter().enumerate() {
+        assert_eq!(m, &talk("/chatter", i, PAD), "recovered message {i}: in order, intact");
     }
 }
 

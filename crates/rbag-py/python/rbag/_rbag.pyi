@@ -3,7 +3,7 @@
 import os
 from types import TracebackType
 from numpy.typing import NDArray
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union, final
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Type, Union, final
 
 __version__: str
 __all__ = [
@@ -211,6 +211,7 @@ class Writer:
         *,
         overwrite: bool = False,
         msg_path: Optional[Sequence[str]] = None,
+        direct_io: Union[bool, Literal["require"], None] = None,
     ) -> "Writer": ...
     def add_connection(
         self,

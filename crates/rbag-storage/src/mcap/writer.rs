@@ -1,26 +1,73 @@
 //! Writing MCAP the way rosbag2's MCAP plugin does: profile `ros2` (or `ros1` for ROS 1 data),
 //! one schema per type with the full definition text, channel metadata with the QoS profiles
 //! and type hash, and the bag's metadata.yaml in a `rosbag2` Metadata record.
+//!
+//! The writer closes chunks itself (by the `mcap` crate's own rule: before a message, once the
+//! open chunk holds more than the chunk size) so that with direct I/O it can pad each closed
+//! chunk to a block boundary: a private record (opcode [`PADDING_OP`]) of zeros, which readers
+//! skip, lets the chunk reach the disk whole without seeking back. Without direct I/O nothing is
+//! padded.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::BufWriter;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::reader::MCAP_TYPE_HASH_KEY;
 use crate::rosbag2::{FileWriter, TYPE_HASH_KEY};
-use crate::writeback::WritebackFile;
+use crate::direct::Sink;
 use crate::{
     Attachment, Compression, Connection, Error, McapPreset, MetadataRecord, Result, StorageWriter, WriteOptions,
 };
+
+/// The private record opcode of direct I/O's padding (MCAP reserves 0x80 and up for private
+/// records; readers skip what they do not know).
+pub const PADDING_OP: u8 = 0x80;
+/// A record's opcode and length: the smallest padding record.
+const RECORD_HEAD: u64 = 9;
+
+/// The output, counting where it is (the `mcap` writer does not say).
+struct Tracked {
+    sink: Sink,
+    pos: Arc<AtomicU64>,
+}
+
+impl Write for Tracked {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.sink.write(buf)?;
+        self.pos.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush()
+    }
+}
+
+impl Seek for Tracked {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let at = self.sink.seek(to)?;
+        self.pos.store(at, Ordering::Relaxed);
+        Ok(at)
+    }
+}
 
 /// An MCAP file being written.
 pub struct McapWriter {
     path: PathBuf,
     /// Opened at create; handed to the `mcap` writer with the first connection, which decides
     /// the profile.
-    file: Option<File>,
-    inner: Option<mcap::Writer<BufWriter<WritebackFile>>>,
+    file: Option<Sink>,
+    inner: Option<mcap::Writer<Tracked>>,
+    /// Where the output is.
+    pos: Arc<AtomicU64>,
+    /// Closed chunks are padded to end at a multiple of this (direct I/O); 1 otherwise.
+    align: u64,
+    /// Uncompressed bytes of records in the open chunk, as the `mcap` crate counts them.
+    chunk_bytes: u64,
+    /// The chunk size in force (preset and storage configuration applied); `None`: no chunks.
+    chunk_target: Option<u64>,
     options: WriteOptions,
     /// Our connection id - 1 → MCAP channel id.
     channels: Vec<u16>,
@@ -40,17 +87,18 @@ pub struct McapWriter {
 impl McapWriter {
     /// Creates `path`, which must not exist.
     pub fn create(path: &Path, options: &WriteOptions) -> Result<Self> {
-        let file = File::options().write(true).create_new(true).open(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Error::OutputExists { path: path.into() },
-            _ => Error::io(path, e),
-        })?;
         if matches!(options.compression, Compression::Bz2) {
             return Err(Error::Invalid("MCAP chunks are compressed with zstd or lz4, not bz2".into()));
         }
+        let file = Sink::create_new(path, options.direct_io)?;
         Ok(McapWriter {
             path: path.into(),
+            align: file.align(),
             file: Some(file),
             inner: None,
+            pos: Arc::new(AtomicU64::new(0)),
+            chunk_bytes: 0,
+            chunk_target: None,
             options: options.clone(),
             channels: Vec::new(),
             schemas: HashMap::new(),
@@ -71,6 +119,9 @@ impl McapWriter {
             // Chunk CRCs (checked on read) cover every message; a second pass over the whole
             // data section costs a sixth of a large write and no reader rbag knows uses it.
             .calculate_data_section_crc(false)
+            // A direct-I/O file cannot seek back to patch a chunk's header: chunks are built
+            // in memory and written whole (the bytes are the same).
+            .disable_seeking(self.align > 1)
             .chunk_size(Some(self.options.chunk_size.max(1)));
         let preset = match self.options.rosbag2.mcap_preset {
             McapPreset::Default => base.compression(match self.options.compression {
@@ -91,6 +142,47 @@ impl McapWriter {
             }
         };
         self.overlay_config(preset)
+    }
+
+    /// The chunk size the preset and the storage configuration settle on; `None` without
+    /// chunks.
+    fn chunk_target(&self) -> Option<u64> {
+        let c = &self.options.rosbag2.storage_config.mcap;
+        let preset = self.options.rosbag2.mcap_preset;
+        if c.no_chunking.unwrap_or(preset == McapPreset::Fastwrite) {
+            return None;
+        }
+        Some(match (c.chunk_size, preset) {
+            (Some(size), _) => size.max(1),
+            (None, McapPreset::ZstdSmall) => 4 << 20,
+            (None, _) => self.options.chunk_size.max(1),
+        })
+    }
+
+    /// Closes the open chunk (the `mcap` crate writes it and its message indexes) and, with
+    /// direct I/O, pads the file to a block boundary so that all of it reaches the disk.
+    fn close_chunk(&mut self) -> Result<()> {
+        self.chunk_bytes = 0;
+        let Some(w) = self.inner.as_mut() else { return Ok(()) };
+        if let Err(e) = w.flush() {
+            return Err(self.fail(e));
+        }
+        if self.align > 1 {
+            let pos = self.pos.load(Ordering::Relaxed);
+            let mut pad = (self.align - pos % self.align) % self.align;
+            if pad > 0 && pad < RECORD_HEAD {
+                pad += self.align;
+            }
+            if pad > 0 {
+                let zeros = vec![0u8; (pad - RECORD_HEAD) as usize];
+                let w = self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
+                let written = w.write_private_record(PADDING_OP, &zeros, Default::default()).and_then(|()| w.flush());
+                if let Err(e) = written {
+                    return Err(self.fail(e));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `--storage-config-file`'s McapWriterOptions keys, over the preset.
@@ -139,16 +231,17 @@ impl McapWriter {
             };
             o = o.compression_level(level.level(chosen));
         }
-        o
+        // This writer closes chunks itself.
+        o.chunk_size(None)
     }
 
-    fn writer(&mut self, profile: &str) -> Result<&mut mcap::Writer<BufWriter<WritebackFile>>> {
+    fn writer(&mut self, profile: &str) -> Result<&mut mcap::Writer<Tracked>> {
         if self.inner.is_none() {
-            let file = self.file.take().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
-            let w = self
-                .mcap_options(profile)
-                .create(BufWriter::with_capacity(1 << 20, WritebackFile::new(file)))
-                .map_err(|e| self.fail(e))?;
+            let sink = self.file.take().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
+            let options = self.mcap_options(profile);
+            // The crate's own rule, applied here (see the module doc).
+            self.chunk_target = self.chunk_target();
+            let w = options.create(Tracked { sink, pos: Arc::clone(&self.pos) }).map_err(|e| self.fail(e))?;
             self.inner = Some(w);
         }
         self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))
@@ -184,6 +277,8 @@ impl StorageWriter for McapWriter {
                 let w = self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
                 let id = w.add_schema(&conn.message_type, &conn.definition_encoding, conn.definition.as_bytes());
                 let id = id.map_err(|e| self.fail(e))?;
+                self.chunk_bytes +=
+                    23 + (conn.message_type.len() + conn.definition_encoding.len() + conn.definition.len()) as u64;
                 self.schemas.insert(key, id);
                 id
             }
@@ -196,6 +291,8 @@ impl StorageWriter for McapWriter {
         let channel =
             w.add_channel_with_id(self.channels.len() as u16 + 1, schema, &conn.topic, &conn.encoding, &metadata);
         let channel = channel.map_err(|e| self.fail(e))?;
+        let map: usize = metadata.iter().map(|(k, v)| 8 + k.len() + v.len()).sum();
+        self.chunk_bytes += 25 + (conn.topic.len() + conn.encoding.len() + map) as u64;
         self.channels.push(channel);
         Ok(self.channels.len() as u32)
     }
@@ -205,20 +302,22 @@ impl StorageWriter for McapWriter {
         let channel_id =
             *self.channels.get((conn as usize).wrapping_sub(1)).ok_or(Error::UnknownConnection { id: conn })?;
         let header = mcap::records::MessageHeader { channel_id, sequence: 0, log_time, publish_time };
+        if self.chunk_target.is_some_and(|target| self.chunk_bytes > target) {
+            self.close_chunk()?;
+        }
         let w = self.inner.as_mut().ok_or_else(|| Error::Poisoned("the file is closed".into()))?;
         if let Err(e) = w.write_to_known_channel(&header, data) {
             return Err(self.fail(e));
         }
         self.bytes += data.len() as u64 + 31;
+        self.chunk_bytes += data.len() as u64 + 31;
         // A recorder's open chunk is what a crash loses: bound it in time too, and hand the
         // closed chunk to the OS at once.
         if let Some(interval) = self.options.chunk_interval_ns {
             let start = *self.chunk_start.get_or_insert(log_time);
             if log_time.saturating_sub(start) >= interval {
                 self.chunk_start = None;
-                if let Err(e) = w.flush() {
-                    return Err(self.fail(e));
-                }
+                self.close_chunk()?;
             }
         }
         Ok(())
@@ -226,12 +325,11 @@ impl StorageWriter for McapWriter {
 
     fn checkpoint(&mut self) -> Result<()> {
         self.check()?;
-        let Some(w) = self.inner.as_mut() else { return Ok(()) };
-        self.chunk_start = None;
-        if let Err(e) = w.flush() {
-            return Err(self.fail(e));
+        if self.inner.is_none() {
+            return Ok(());
         }
-        Ok(())
+        self.chunk_start = None;
+        self.close_chunk()
     }
 
     fn add_attachment(&mut self, attachment: &Attachment) -> Result<bool> {
@@ -280,8 +378,7 @@ impl StorageWriter for McapWriter {
                 w.write_metadata(&record)?;
             }
             w.finish()?;
-            let file = w.into_inner().into_inner().map_err(|e| mcap::McapError::Io(e.into_error()))?.into_inner();
-            file.sync_all()?;
+            w.into_inner().sink.finish()?;
             Ok(())
         })();
         result.map_err(|e| self.fail(e))

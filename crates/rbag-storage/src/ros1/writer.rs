@@ -1,21 +1,31 @@
 //! Writing ROS 1 bags: chunked, indexed, append-only, with the bag header patched at close.
+//!
+//! Chunks are compressed on worker threads when more than one is asked for
+//! ([`WriteOptions::threads`]) and written in the order they were closed, so the file does not
+//! depend on the thread count. With direct I/O each closed chunk is padded to a block boundary
+//! through a `_` field in its header (rosbag_direct_write pads its last message record's header
+//! instead), so that it reaches the disk whole without seeking back.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::chunk::{self, ChunkMeta, Entry};
 use super::compression;
 use super::record::{self, op};
+use crate::direct::Sink;
+use crate::pool::{self, Ordered};
 use crate::{Compression, Connection, Error, Result, StorageWriter, WriteOptions};
+
+/// The smallest header field (`len | "_="`): padding shorter than this takes another block.
+const MIN_PAD: u64 = 6;
 
 /// Writes a ROS 1 bag v2.0 to any seekable sink. Offsets are 64-bit throughout.
 ///
 /// A chunk is flushed when its uncompressed data reaches `chunk_size`, or when the log times
 /// it holds would span more than `chunk_interval_ns`. After the first I/O error every call
 /// fails ("poisoned"); [`Ros1Writer::finish`] must be called to write the index.
-pub struct Ros1Writer<W: Write + Seek = BufWriter<File>> {
+pub struct Ros1Writer<W: Write + Seek = Sink> {
     out: W,
     name: PathBuf,
     pos: u64,
@@ -28,6 +38,19 @@ pub struct Ros1Writer<W: Write + Seek = BufWriter<File>> {
     chunk_end: u64,
     chunks: Vec<ChunkMeta>,
     finished: bool,
+    /// Compression workers, when chunks are compressed and more than one thread is asked for.
+    pool: Option<Ordered<Result<Packed>>>,
+    /// Closed chunks are padded to end at a multiple of this (direct I/O); 1 otherwise.
+    align: u64,
+    /// Ends the file once the header is patched (direct I/O writes its last block and trims).
+    closer: Option<fn(&mut W) -> std::io::Result<()>>,
+}
+
+/// A chunk compressed on a worker, waiting for its turn to be written.
+struct Packed {
+    size: u64,
+    packed: Vec<u8>,
+    entries: Vec<Entry>,
 }
 
 struct Conn {
@@ -37,10 +60,15 @@ struct Conn {
 }
 
 impl Ros1Writer {
-    /// Creates (or truncates) `path` and writes the bag header.
+    /// Creates `path`, which must not exist, and writes the bag header; with direct I/O as
+    /// `options.direct_io` asks.
     pub fn create(path: &Path, options: WriteOptions) -> Result<Self> {
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        Ros1Writer::new(BufWriter::with_capacity(1 << 20, file), path, options)
+        let sink = Sink::create_new(path, options.direct_io)?;
+        let align = sink.align();
+        let mut w = Ros1Writer::new(sink, path, options)?;
+        w.align = align;
+        w.closer = Some(Sink::close);
+        Ok(w)
     }
 }
 
@@ -50,6 +78,12 @@ impl<W: Write + Seek> Ros1Writer<W> {
         if options.compression == Compression::Zstd {
             return Err(Error::Invalid("ROS 1 bags have no zstd chunk compression (use lz4 or bz2)".into()));
         }
+        let threads = pool::resolve(options.threads);
+        let pool = match options.compression {
+            Compression::None => None,
+            _ if threads < 2 => None,
+            _ => Some(Ordered::new("rbag-ros1-compress", threads, 2 * threads).map_err(|e| Error::io(name, e))?),
+        };
         let mut w = Ros1Writer {
             out,
             name: name.into(),
@@ -63,6 +97,9 @@ impl<W: Write + Seek> Ros1Writer<W> {
             chunk_end: 0,
             chunks: Vec::new(),
             finished: false,
+            pool,
+            align: 1,
+            closer: None,
         };
         let mut head = record::MAGIC.to_vec();
         head.extend_from_slice(&bag_header(0, 0, 0));
@@ -136,22 +173,80 @@ impl<W: Write + Seek> Ros1Writer<W> {
         Ok(())
     }
 
-    /// Compresses and writes the open chunk and its index records.
+    /// Compresses and writes the open chunk and its index records; with workers, hands it to
+    /// them and writes whichever earlier chunks are done.
     fn flush_chunk(&mut self) -> Result<()> {
         if self.entries.is_empty() && self.chunk.is_empty() {
             return Ok(());
         }
-        let data = std::mem::take(&mut self.chunk);
-        let packed = compression::compress(self.options.compression, &data)?;
-        let entries = std::mem::take(&mut self.entries);
-        let result = self
-            .write_chunk(self.options.compression, data.len() as u64, &packed, &entries)
-            .and_then(|()| self.flush_out());
-        self.chunk = data;
-        self.chunk.clear();
+        self.check()?;
         self.chunk_start = u64::MAX;
         self.chunk_end = 0;
+        let compression = self.options.compression;
+        let entries = std::mem::take(&mut self.entries);
+        if self.pool.is_some() {
+            let data = std::mem::take(&mut self.chunk);
+            while self.pool.as_ref().is_some_and(|p| !p.has_room()) {
+                self.write_packed(true)?;
+            }
+            let job = move || {
+                let packed = compression::compress(compression, &data)?.into_owned();
+                Ok(Packed { size: data.len() as u64, packed, entries })
+            };
+            if let Some(pool) = self.pool.as_mut() {
+                if pool.submit(job).is_err() {
+                    return Err(self.poison(std::io::Error::other("the compression workers stopped")));
+                }
+            }
+            while self.write_packed(false)? {}
+            return Ok(());
+        }
+        let data = std::mem::take(&mut self.chunk);
+        let packed = compression::compress(compression, &data)?;
+        let result =
+            self.write_chunk(compression, data.len() as u64, &packed, &entries).and_then(|()| self.flush_out());
+        drop(packed);
+        self.chunk = data;
+        self.chunk.clear();
         result
+    }
+
+    /// Writes the oldest chunk the workers compressed: waiting for it when `wait`, else only if
+    /// it is done. Returns whether one was written.
+    fn write_packed(&mut self, wait: bool) -> Result<bool> {
+        let Some(pool) = self.pool.as_mut() else { return Ok(false) };
+        let done = if wait {
+            match pool.in_flight() {
+                0 => None,
+                _ => Some(pool.next()),
+            }
+        } else {
+            pool.try_next()
+        };
+        match done {
+            None => Ok(false),
+            Some(None) => Err(self.poison(std::io::Error::other("a compression worker failed"))),
+            Some(Some(Err(e))) => {
+                self.poisoned = Some(format!("{}: {e}", self.name.display()));
+                Err(e)
+            }
+            Some(Some(Ok(p))) => {
+                self.write_chunk(self.options.compression, p.size, &p.packed, &p.entries)?;
+                self.flush_out()?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Writes every chunk the workers hold, in order.
+    fn drain(&mut self) -> Result<()> {
+        while self.write_packed(true)? {}
+        Ok(())
+    }
+
+    fn poison(&mut self, e: std::io::Error) -> Error {
+        self.poisoned = Some(format!("{}: {e}", self.name.display()));
+        Error::io(&self.name, e)
     }
 
     /// Hands buffered bytes to the OS: a closed chunk must survive the process being killed
@@ -179,20 +274,31 @@ impl<W: Write + Seek> Ros1Writer<W> {
             Error::Invalid(format!("compressed chunk of {} bytes is over the 4 GiB format limit", packed.len()))
         })?;
         let pos = self.pos;
+        let mut index = Vec::new();
+        let counts = chunk::write_index_data(&mut index, entries)?;
         // The chunk header record with empty data, then its real data length: the data itself
         // is written straight from `packed`, without copying it into the header buffer.
+        let fields: [(&str, &[u8]); 3] =
+            [("op", &[op::CHUNK]), ("compression", compression.name().as_bytes()), ("size", &size32.to_le_bytes())];
         let mut head = Vec::with_capacity(64);
-        record::write_record(
-            &mut head,
-            &[("op", &[op::CHUNK]), ("compression", compression.name().as_bytes()), ("size", &size32.to_le_bytes())],
-            &[],
-        );
+        record::write_record(&mut head, &fields, &[]);
+        if self.align > 1 {
+            let end = pos + head.len() as u64 + packed.len() as u64 + index.len() as u64;
+            let mut pad = (self.align - end % self.align) % self.align;
+            if pad > 0 && pad < MIN_PAD {
+                pad += self.align;
+            }
+            if pad > 0 {
+                let spaces = vec![b' '; (pad - MIN_PAD) as usize];
+                let [a, b, c] = fields;
+                head.clear();
+                record::write_record(&mut head, &[a, b, c, ("_", &spaces)], &[]);
+            }
+        }
         head.truncate(head.len() - 4);
         head.extend_from_slice(&packed_len.to_le_bytes());
         self.emit(&head)?;
         self.emit(packed)?;
-        let mut index = Vec::new();
-        let counts = chunk::write_index_data(&mut index, entries)?;
         self.emit(&index)?;
         let start = entries.iter().map(|e| e.time).min().unwrap_or(0);
         let end = entries.iter().map(|e| e.time).max().unwrap_or(0);
@@ -213,6 +319,7 @@ impl<W: Write + Seek> Ros1Writer<W> {
             return Ok(());
         }
         self.flush_chunk()?;
+        self.drain()?;
         let index_pos = self.pos;
         let mut index = Vec::new();
         for c in self.conns.values() {
@@ -227,7 +334,11 @@ impl<W: Write + Seek> Ros1Writer<W> {
             self.out.seek(SeekFrom::Start(record::MAGIC.len() as u64))?;
             self.out.write_all(&header)?;
             self.out.seek(SeekFrom::Start(self.pos))?;
-            self.out.flush()
+            self.out.flush()?;
+            match self.closer {
+                Some(close) => close(&mut self.out),
+                None => Ok(()),
+            }
         })();
         if let Err(e) = patch {
             self.poisoned = Some(format!("{}: {e}", self.name.display()));
@@ -285,6 +396,11 @@ impl<W: Write + Seek + Send> StorageWriter for Ros1Writer<W> {
         self.write_message(conn, log_time, data)
     }
 
+    fn checkpoint(&mut self) -> Result<()> {
+        self.flush_chunk()?;
+        self.drain()
+    }
+
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.close()
     }
@@ -295,6 +411,7 @@ impl<W: Write + Seek> Drop for Ros1Writer<W> {
         // Best effort: leave complete chunks on disk so `reindex` can recover them.
         if !self.finished && self.poisoned.is_none() {
             let _ = self.flush_chunk();
+            let _ = self.drain();
             let _ = self.out.flush();
         }
     }

@@ -98,6 +98,8 @@ pub struct OutputArgs {
     /// Also flush a chunk once its messages span this many seconds.
     #[arg(long, value_name = "SECONDS")]
     chunk_interval: Option<f64>,
+    #[command(flatten)]
+    direct_io: super::direct_io::DirectIoArgs,
     /// Keep only these topics.
     #[arg(long, num_args = 1.., value_name = "TOPIC")]
     topics: Vec<String>,
@@ -234,6 +236,8 @@ impl OutputArgs {
                 chunk_size: self.chunk_size.max(1),
                 chunk_interval_ns: self.chunk_interval.map(|s| (s * 1e9) as u64),
                 rosbag2,
+                direct_io: self.direct_io.mode(),
+                ..WriteOptions::default()
             },
             ..self.common(inputs)?
         };

@@ -6,6 +6,7 @@ pub mod completions;
 pub mod compress;
 pub mod convert;
 pub mod doctor;
+pub mod direct_io;
 pub mod du;
 pub mod echo;
 pub mod export;

@@ -91,6 +91,8 @@ pub struct Args {
     /// Chunk size (plain number: KB).
     #[arg(long, value_name = "SIZE", default_value = "768", value_parser = size_kb)]
     pub chunksize: u64,
+    #[command(flatten)]
+    pub direct_io: super::direct_io::DirectIoArgs,
     /// Record at most NUM messages per topic, then stop when every topic has them.
     #[arg(short = 'l', long, value_name = "NUM")]
     pub limit: Option<u64>,
@@ -220,7 +222,12 @@ fn output_options(args: &Args) -> Result<RecordOptions> {
     Ok(RecordOptions {
         output,
         format,
-        write: WriteOptions { compression, chunk_size: args.chunksize, ..WriteOptions::default() },
+        write: WriteOptions {
+            compression,
+            chunk_size: args.chunksize,
+            direct_io: args.direct_io.mode(),
+            ..WriteOptions::default()
+        },
         split: (split && bounded).then_some(bounds),
         stop_at: (!split && bounded).then_some(bounds),
         max_splits: args.max_splits,

@@ -129,6 +129,8 @@ pub struct Args {
     pub max_cache_duration: f64,
     #[command(flatten)]
     pub rosbag2: Rosbag2Args,
+    #[command(flatten)]
+    pub direct_io: super::direct_io::DirectIoArgs,
     /// rosbag2 compression format (zstd is the only one).
     #[arg(long, value_name = "zstd")]
     pub compression_format: Option<String>,
@@ -317,7 +319,11 @@ pub fn run(args: Args) -> Result<Outcome> {
             drop_report: false,
             min_space: 0,
             overwrite: args.force && uri.is_none(),
-            write: WriteOptions { rosbag2: rosbag2.clone(), ..WriteOptions::default() },
+            write: WriteOptions {
+                rosbag2: rosbag2.clone(),
+                direct_io: args.direct_io.mode(),
+                ..WriteOptions::default()
+            },
             ..RecordOptions::default()
         };
         // In snapshot mode the cache is the ring; the queue in front of it only smooths bursts.
