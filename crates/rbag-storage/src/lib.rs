@@ -33,6 +33,7 @@ mod open;
 pub mod output;
 mod periods;
 pub mod pool;
+mod readahead;
 mod reading;
 pub mod registry;
 pub mod ros1;

@@ -42,7 +42,18 @@ impl Source {
         Ok(Data::Streamed(Stream::new(self.compression, self.compressed.clone(), self.lenient, self.offset)?))
     }
 
+    /// The chunk's records decompressed into a buffer `reservation` pays for, and checked
+    /// against its CRC: what [`Source::data`] holds, for a read-ahead thread (which must give
+    /// the same records, or the same error, as the reading thread).
+    pub fn decompress(&self, reservation: budget::Reservation) -> Result<Bytes> {
+        self.held_bytes(Some(reservation))
+    }
+
     fn held(&self, reservation: Option<budget::Reservation>) -> Result<Data> {
+        self.held_bytes(reservation).map(Data::Held)
+    }
+
+    fn held_bytes(&self, reservation: Option<budget::Reservation>) -> Result<Bytes> {
         let data = match reservation {
             None => {
                 let len = self.compressed.len() as u64;
@@ -69,7 +80,7 @@ impl Source {
                 });
             }
         }
-        Ok(Data::Held(data))
+        Ok(data)
     }
 }
 

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
@@ -21,6 +21,7 @@ use super::chunks;
 use super::parse;
 use super::records::{self, op, Raw, Walk, MAGIC};
 use crate::mmap::{self, Mapped};
+use crate::readahead::{self, Ahead, Pending, ReadAhead};
 use crate::ros1::record::Limits;
 use crate::rosbag2::TYPE_HASH_KEY;
 use crate::source::{self, Backing, RangeSource, Regions};
@@ -68,6 +69,9 @@ pub struct McapReader {
     chunks_read: AtomicU64,
     chunks_decompressed: AtomicU64,
     bytes_read: AtomicU64,
+    /// Compressed chunks decompressed ahead of the read on worker threads
+    /// ([`ReadOptions::threads`]); within the memory budget.
+    ahead: Mutex<ReadAhead>,
 }
 
 /// A run of records that holds messages: a Chunk record, or (in files written without chunks)
@@ -232,6 +236,7 @@ impl McapReader {
             chunks_read: AtomicU64::new(0),
             chunks_decompressed: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
+            ahead: Mutex::new(ReadAhead::new(crate::pool::resolve(options.threads))),
         }
     }
 
@@ -677,12 +682,60 @@ impl McapReader {
         self.backing.around(meta.region(), false)
     }
 
-    /// Asks a remote file for the regions of chunks `next` (in reading order) ahead of their
-    /// reading.
-    fn read_ahead(&self, next: impl Iterator<Item = usize>) {
-        if let Backing::Remote(r) = &self.backing {
-            r.ahead(next.map(|j| self.chunks[j].region()));
+    /// Prepares chunk `current` (being opened) and the chunks `next` (in reading order) ahead
+    /// of their reading: a local file with threads decompresses them on worker threads (see
+    /// `crate::readahead`); a remote file is asked for the regions of `next`.
+    fn read_ahead(&self, current: usize, mut next: impl Iterator<Item = usize>) {
+        match &self.backing {
+            Backing::Remote(r) => r.ahead(next.map(|j| self.chunks[j].region())),
+            Backing::Local(_) => {
+                let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+                if ahead.enabled() {
+                    ahead.plan(Some(current), &mut next, &mut |j| self.ahead_job(j));
+                }
+            }
         }
+    }
+
+    /// The decompression of chunk `i` on a read-ahead thread: what [`McapReader::chunk_data`]
+    /// holds, paid for before it is queued. Chunks too large to hold, and anything that does
+    /// not check out, are left to the reading thread.
+    fn ahead_job(&self, i: usize) -> Ahead {
+        let meta = &self.chunks[i];
+        if meta.loose || meta.uncompressed > eager_max() {
+            return Ahead::Skip;
+        }
+        let Ok(source) = self.source(i) else { return Ahead::Skip };
+        if source.compression == Compression::None || source.size > eager_max() {
+            return Ahead::Skip;
+        }
+        let Some(paid) = readahead::reserve(source.size) else { return Ahead::Stop };
+        Ahead::Job(Pending {
+            offset: source.offset,
+            what: "MCAP chunk",
+            bytes: source.size,
+            job: Box::new(move || source.decompress(paid)),
+        })
+    }
+
+    /// Chunk `i`'s records of `size` bytes if the read-ahead decompressed them, as the reading
+    /// thread would have: held only where it would hold them itself (`hold`, and room in the
+    /// budget without the read-ahead's share), else dropped and read as without threads.
+    fn ahead_take(&self, i: usize, hold: bool, size: u64) -> Option<Result<Bytes>> {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        if !ahead.enabled() {
+            return None;
+        }
+        let others = ahead.held_bytes();
+        let done = ahead.take(i)?;
+        let without = crate::budget::used().saturating_sub(others);
+        (hold && without.saturating_add(size) <= crate::budget::limit()).then_some(done)
+    }
+
+    /// Gives the read-ahead's buffers back to the budget (the reading thread comes first);
+    /// whether anything was given back.
+    fn clear_ahead(&self) -> bool {
+        self.ahead.lock().unwrap_or_else(|e| e.into_inner()).clear()
     }
 
     /// Chunk `i`'s records, held whole when `hold` and the memory budget has room, else
@@ -692,6 +745,12 @@ impl McapReader {
         let source = self.source(i)?;
         if source.compression != Compression::None {
             self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
+            if let Some(done) = self.ahead_take(i, hold, source.size) {
+                return Ok(chunks::Data::Held(done?));
+            }
+            if hold && source.size > crate::budget::limit().saturating_sub(crate::budget::used()) {
+                self.clear_ahead();
+            }
         }
         source.data(hold)
     }
@@ -969,7 +1028,7 @@ struct Merge<'a> {
 impl Merge<'_> {
     fn load_next(&mut self) -> Result<()> {
         let Some(i) = self.pending.pop_front() else { return Ok(()) };
-        self.reader.read_ahead(self.pending.iter().copied());
+        self.reader.read_ahead(i, self.pending.iter().copied());
         let (wanted, filter, reader) = (&self.wanted, &self.filter, self.reader);
         let (entries, data) =
             self.reader.entries(i, &|ch, t| filter.accepts_time(t) && reader.selects(wanted, filter, ch))?;
@@ -1000,12 +1059,15 @@ impl Merge<'_> {
     }
 
     /// Entry `e` of chunk `chunk` as a message, reading the chunk first if need be; a budget
-    /// shortfall gives the other chunks' held records back and tries once more.
+    /// shortfall gives the other chunks' held records (and the read-ahead's) back and tries
+    /// once more.
     fn message(&mut self, chunk: usize, e: Entry) -> Result<Message> {
         let mut retried = false;
         loop {
             match self.try_message(chunk, e) {
-                Err(Error::OverBudget { .. }) if !retried && self.give_back(chunk) => retried = true,
+                Err(Error::OverBudget { .. }) if !retried && (self.give_back(chunk) | self.reader.clear_ahead()) => {
+                    retried = true
+                }
                 other => return other,
             }
         }

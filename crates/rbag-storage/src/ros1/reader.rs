@@ -16,6 +16,7 @@ use super::merge::Merge;
 use super::record::{self, op, Limits, Records};
 use super::scan;
 use crate::mmap::{self, Mapped};
+use crate::readahead::{self, Ahead, Pending, ReadAhead};
 use crate::source::RangeSource;
 use crate::{
     Compression, Connection, ConnectionStats, Error, Filter, Message, MessageIter, Place, ReadOptions, ReadStats,
@@ -53,6 +54,9 @@ pub struct Ros1Reader {
     summary: std::sync::OnceLock<StorageInfo>,
     /// Where the header puts the index and the file's length, for a bag cut short.
     cut_short: Option<(u64, u64)>,
+    /// Compressed chunks decompressed ahead of the read on worker threads
+    /// ([`ReadOptions::threads`]); within the memory budget.
+    ahead: Mutex<ReadAhead>,
 }
 
 /// Bytes read at a chunk's start for its header (it is longer only with unusual fields).
@@ -188,6 +192,7 @@ impl Ros1Reader {
             regions: Mutex::new(if head.is_empty() { Vec::new() } else { vec![(0, head)] }),
             summary: std::sync::OnceLock::new(),
             cut_short: None,
+            ahead: Mutex::new(ReadAhead::new(crate::pool::resolve(options.threads))),
         };
         let header = reader.read_bag_header()?;
         if header.index_pos == 0 {
@@ -280,10 +285,19 @@ impl Ros1Reader {
         })
     }
 
-    /// For a remote bag: starts fetching, in the background, the regions (chunk and index
-    /// data) that reading chunks `next` (in reading order) will need.
-    pub(super) fn read_ahead(&self, next: impl Iterator<Item = usize>) {
-        let Io::Remote(source) = &self.io else { return };
+    /// Prepares the chunks `next` (in reading order) ahead of their reading: for a local bag
+    /// with threads, their decompression on worker threads (see `crate::readahead`); for a
+    /// remote bag, fetching their regions (chunk and index data) in the background.
+    pub(super) fn read_ahead(&self, mut next: impl Iterator<Item = usize>) {
+        let source = match &self.io {
+            Io::File(_) => {
+                let Some(map) = &self.map else { return };
+                let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+                ahead.plan(None, &mut next, &mut |i| self.ahead_job(map, i));
+                return;
+            }
+            Io::Remote(source) => source,
+        };
         let ranges: Vec<std::ops::Range<u64>> = next
             .filter(|&i| self.chunks[i].located.is_none())
             .take(crate::source::READ_AHEAD)
@@ -295,6 +309,66 @@ impl Ros1Reader {
             .filter(|r| self.fetched(r.start, r.end - r.start).is_none())
             .collect();
         source.prefetch(&ranges);
+    }
+
+    /// The decompression of chunk `i` on a read-ahead thread: the same as [`Ros1Reader::chunk_data`]
+    /// does on the reading thread, over a slice of the map, paid for before it is queued.
+    /// Anything that does not check out is left to the reading thread, which reports it.
+    fn ahead_job(&self, map: &Mapped, i: usize) -> Ahead {
+        let meta = &self.chunks[i];
+        let (compression, data_offset, data_len, size, salvaged) = match &meta.located {
+            Some(loc) => (loc.compression, loc.data_offset, loc.data_len, loc.size, loc.salvaged),
+            None => match self.mapped_chunk_header(map, i) {
+                Ok(h) if h.data_offset + h.data_len <= self.region_end(i) => {
+                    (h.compression, h.data_offset, h.data_len, h.size, false)
+                }
+                _ => return Ahead::Skip,
+            },
+        };
+        let end = data_offset.saturating_add(data_len);
+        if compression == Compression::None || end > self.file_len || end > map.len() as u64 {
+            return Ahead::Skip;
+        }
+        let Some(paid) = readahead::reserve(size) else { return Ahead::Stop };
+        let raw = map.slice(data_offset as usize..end as usize);
+        let pos = meta.pos;
+        Ahead::Job(Pending {
+            offset: pos,
+            what: "chunk",
+            bytes: size,
+            job: Box::new(move || compression::decompress(compression, &raw, size, pos, paid, salvaged)),
+        })
+    }
+
+    /// Chunk `i`'s header read from the map, without counting it as read (a read-ahead looks).
+    fn mapped_chunk_header(&self, map: &Mapped, i: usize) -> Result<ChunkHeader> {
+        let pos = self.chunks[i].pos;
+        let end = self.region_end(i).min(map.len() as u64);
+        let head = map.slice(pos.min(end) as usize..end as usize);
+        let hl = record::read_u32(&head, pos, "chunk header length")?;
+        record::check_header_len(hl, pos, &self.limits)?;
+        self.chunk_header(&head[..(hl as usize + 8).min(head.len())], pos)
+    }
+
+    /// Chunk `i`'s records of `size` bytes if the read-ahead decompressed them, as the reading
+    /// thread would have: held only where it would hold them itself (`hold`, and room in the
+    /// budget without the read-ahead's share), else dropped and read as without threads.
+    fn ahead_take(&self, i: usize, hold: bool, size: u64) -> Option<Result<Bytes>> {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        if !ahead.enabled() {
+            return None;
+        }
+        let others = ahead.held_bytes();
+        let done = ahead.take(i)?;
+        let without = crate::budget::used().saturating_sub(others);
+        (hold && without.saturating_add(size) <= crate::budget::limit()).then_some(done)
+    }
+
+    /// Gives the read-ahead's buffers back to the budget when `size` more bytes would not fit:
+    /// the reading thread comes first. Whether anything was given back.
+    fn make_room(&self, size: u64) -> bool {
+        let free = crate::budget::limit().saturating_sub(crate::budget::used());
+        size > free && self.ahead.lock().unwrap_or_else(|e| e.into_inner()).clear()
     }
 
     /// For a remote bag: fetches chunk `i` and the index data after it in one request, so that
@@ -569,6 +643,12 @@ impl Ros1Reader {
             return Ok(ChunkData::Held(raw));
         }
         self.chunks_decompressed.fetch_add(1, Ordering::Relaxed);
+        if let Some(done) = self.ahead_take(i, hold, size) {
+            return Ok(ChunkData::Held(done?));
+        }
+        if hold {
+            self.make_room(size);
+        }
         if let Some(reservation) = hold.then(|| crate::budget::try_reserve(size)).flatten() {
             return Ok(ChunkData::Held(compression::decompress(
                 compression,
@@ -583,10 +663,17 @@ impl Ros1Reader {
     }
 
     /// The message of entry `e` of the chunk at `chunk_pos`, from its data.
+    /// A streamed message that does not fit the budget gives the read-ahead's buffers back and
+    /// is read once more (a streamed read starts at the message's offset).
     pub(super) fn message_of(&self, data: &mut ChunkData, e: Entry, chunk_pos: u64) -> Result<Message> {
         match data {
             ChunkData::Held(bytes) => self.message(bytes, e, chunk_pos),
-            ChunkData::Streamed(stream) => self.streamed_message(stream, e, chunk_pos),
+            ChunkData::Streamed(stream) => match self.streamed_message(stream, e, chunk_pos) {
+                Err(Error::OverBudget { .. }) if self.ahead.lock().unwrap_or_else(|e| e.into_inner()).clear() => {
+                    self.streamed_message(stream, e, chunk_pos)
+                }
+                other => other,
+            },
         }
     }
 
