@@ -3,6 +3,7 @@
 
 mod amend;
 mod chunks;
+mod encode;
 pub(crate) mod parse;
 pub(crate) mod reader;
 pub(crate) mod records;
