@@ -90,7 +90,7 @@ if [[ " $PARTS " == *" convert "* ]]; then
             for t in 1 2; do
                 out=$TMP/out-$t-$2.$1
                 rm -f "$out"; sync
-                secs "$RBAG" --threads "$t" convert "$TMP/camera.bag" "$out" --compression "$2" --encoding ros1 >>"$S/conv.$2.$1.$t"
+                secs "$RBAG" --threads "$t" convert "$TMP/camera.bag" -o "$out" --compression "$2" --encoding ros1 >>"$S/conv.$2.$1.$t"
             done
             cmp -s "$TMP/out-1-$2.$1" "$TMP/out-2-$2.$1" || die "--threads 1 and 2 wrote different $2 $1 files"
             rm -f "$TMP/out-1-$2.$1" "$TMP/out-2-$2.$1"
