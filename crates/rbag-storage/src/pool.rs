@@ -20,16 +20,18 @@ pub fn set_default_threads(n: usize) {
     SET.store(n, Ordering::Relaxed);
 }
 
-/// The default thread count: [`set_default_threads`], else `RBAG_THREADS`, else one per core.
-pub fn default_threads() -> usize {
+/// The thread count a program or the environment asked for: [`set_default_threads`], else
+/// `RBAG_THREADS`; `None` when neither did.
+pub fn configured_threads() -> Option<usize> {
     match SET.load(Ordering::Relaxed) {
-        0 => std::env::var(ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        n => n,
+        0 => std::env::var(ENV).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0),
+        n => Some(n),
     }
+}
+
+/// The default thread count: [`configured_threads`], else one per core.
+pub fn default_threads() -> usize {
+    configured_threads().unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// `n`, or the default when `n` is 0.

@@ -40,9 +40,11 @@ pub struct Cli {
     #[arg(long, global = true)]
     allow_remote_scan: bool,
     /// Threads that compress chunks being written and decompress chunks ahead of the one being
-    /// read (default: RBAG_THREADS, else one per core). Output is byte-identical for any count.
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    threads: Option<u16>,
+    /// read (default: RBAG_THREADS, else one per core); output is byte-identical for any count.
+    /// For `catalog`: bags read at once (default 8).
+    #[arg(long, global = true, value_name = "N",
+          value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
+    threads: Option<usize>,
     #[command(subcommand)]
     command: Command,
 }
@@ -264,7 +266,7 @@ fn main() -> ExitCode {
             let stats = cli.stats;
             commands::remote::allow_scan(cli.allow_remote_scan);
             if let Some(n) = cli.threads {
-                rbag_bag::pool::set_default_threads(n as usize);
+                rbag_bag::pool::set_default_threads(n);
             }
             let result = memory_budget(cli.memory_budget).and_then(|()| run(cli));
             if stats {

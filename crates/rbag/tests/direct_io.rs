@@ -120,7 +120,10 @@ fn output_is_byte_identical_for_any_thread_count() {
             let files: Vec<Vec<u8>> = ["1", "2"]
                 .iter()
                 .map(|threads| {
-                    let out = dir.path().join(format!("t{threads}-{direct}-{compression}.{ext}"));
+                    // Same file name: an MCAP file's rosbag2 metadata names its own file.
+                    let sub = dir.path().join(format!("t{threads}-{direct}-{compression}"));
+                    std::fs::create_dir_all(&sub).unwrap();
+                    let out = sub.join(format!("out.{ext}"));
                     let mut extra = vec!["--threads", threads];
                     if direct {
                         extra.push("--direct-io");

@@ -45,9 +45,6 @@ pub struct Args {
     /// Replace an existing OUT that is not a catalog of this version (an older rbag catalog).
     #[arg(long)]
     force: bool,
-    /// Bags read at once (reading summaries waits on disks and networks, not cores).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_THREADS, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
-    threads: usize,
 }
 
 /// The kind of file OUT must be, for the refusal to replace anything else.
@@ -68,7 +65,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     let to_read = catalog::to_read(&found, previous.as_deref()).len();
     let bar = progress_bar(to_read as u64);
     let options = Options {
-        threads: args.threads,
+        // `--threads` (global): bags read at once; reading summaries waits on disks and
+        // networks, not cores, so the default is not the core count.
+        threads: rbag_bag::pool::configured_threads().unwrap_or(DEFAULT_THREADS),
         open: rbag_bag::OpenOptions { allow_remote_scan: super::remote::scan_allowed(), ..Default::default() },
     };
     let (rows, report) = catalog::update(&args.inputs, found, previous, &options, &|_: &Found| bar.inc(1));
