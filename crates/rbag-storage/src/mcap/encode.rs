@@ -2,8 +2,8 @@
 //! record is an opcode, a `u64` body length and the body. Strings are a `u32` byte length and
 //! UTF-8; maps and arrays a `u32` byte length and their entries.
 //!
-//! Every function appends one whole record to a buffer, except [`message_head`] and
-//! [`chunk_head`], whose record ends with bytes the caller writes itself (a message's payload,
+//! Every function appends one whole record to a buffer, except `message_head` and
+//! `chunk_head`, whose record ends with bytes the caller writes itself (a message's payload,
 //! a chunk's records), so that large payloads are never copied into a header buffer.
 
 use std::collections::BTreeMap;
@@ -113,7 +113,7 @@ pub fn channel(
     });
 }
 
-/// A Message record's first [`MESSAGE_HEAD`] bytes; its `data_len` bytes of payload follow.
+/// A Message record's first `MESSAGE_HEAD` bytes; its `data_len` bytes of payload follow.
 pub fn message_head(
     channel_id: u16,
     sequence: u32,

@@ -11,7 +11,7 @@
 //! Chunks are compressed on worker threads when more than one is asked for
 //! ([`WriteOptions::threads`]) and written in the order they were closed, so the file does not
 //! depend on the thread count. With direct I/O each chunk (with its message indexes) is padded
-//! to a block boundary by a private record (opcode [`PADDING_OP`]) of zeros, which readers
+//! to a block boundary by a private record (opcode 0x80, `PADDING_OP`) of zeros, which readers
 //! skip, so that it reaches the disk whole without seeking back. Without direct I/O nothing is
 //! padded.
 
