@@ -59,7 +59,11 @@ impl Bag {
         let path = path.as_ref();
         let reader = rbag_storage::open_with(
             path,
-            &ReadOptions { lenient: options.lenient, allow_remote_scan: options.allow_remote_scan, ..ReadOptions::default() },
+            &ReadOptions {
+                lenient: options.lenient,
+                allow_remote_scan: options.allow_remote_scan,
+                ..ReadOptions::default()
+            },
         )?;
         let stand_ins = if options.lenient {
             reader.info()?.undeclared.keys().copied().filter(|&id| reader.connection(id).is_some()).collect()

@@ -98,9 +98,10 @@ pub use rbag_storage::{
     IntoBackend, OptionSpec, StorageOptions,
 };
 pub use rbag_storage::{
-    budget, pool, Attachment, ChunkInfo, Compression, CompressionMode, Connection, DirectIo, Filter, Format, IndexedSizes, McapPreset,
-    Message, MessageIter, MetadataRecord, OutputPolicy, ReadStats, ReindexReport, Rosbag2Options, SchemaInfo,
-    SqlitePreset, StorageInfo, StorageWriter, TimeMerge, WriteOptions, UNDECLARED_TOPIC_PREFIX,
+    budget, pool, Attachment, ChunkInfo, Compression, CompressionMode, Connection, DirectIo, Filter, Format,
+    IndexedSizes, McapPreset, Message, MessageIter, MetadataRecord, OutputPolicy, ReadStats, ReindexReport,
+    Rosbag2Options, SchemaInfo, SqlitePreset, StorageInfo, StorageWriter, TimeMerge, WriteOptions,
+    UNDECLARED_TOPIC_PREFIX,
 };
 
 /// Repairs a bag whose index was never written (a recorder that was killed), or rebuilds a

@@ -50,7 +50,10 @@ impl Sink {
             }
         }
         let file = create_new_file(path, 0)?;
-        Ok(Sink(Inner::Buffered(std::io::BufWriter::with_capacity(1 << 20, crate::writeback::WritebackFile::new(file)))))
+        Ok(Sink(Inner::Buffered(std::io::BufWriter::with_capacity(
+            1 << 20,
+            crate::writeback::WritebackFile::new(file),
+        ))))
     }
 
     /// The write alignment writers pad closed chunks to: 1 when writing through the cache.
@@ -112,11 +115,9 @@ impl Seek for Sink {
 }
 
 fn create_new_file(path: &Path, flags: i32) -> Result<File> {
-    File::options().write(true).read(true).create_new(true).custom_flags(flags).open(path).map_err(|e| {
-        match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Error::OutputExists { path: path.into() },
-            _ => Error::io(path, e),
-        }
+    File::options().write(true).read(true).create_new(true).custom_flags(flags).open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => Error::OutputExists { path: path.into() },
+        _ => Error::io(path, e),
     })
 }
 
@@ -199,7 +200,15 @@ impl DirectFile {
             return Err(refused(format!("unusable direct I/O alignment of {align} bytes")));
         }
         let align = align as usize;
-        Ok(DirectFile { file, path: path.into(), align, buf: Aligned::new(BUFFER, align), len: 0, flushed: 0, cursor: 0 })
+        Ok(DirectFile {
+            file,
+            path: path.into(),
+            align,
+            buf: Aligned::new(BUFFER, align),
+            len: 0,
+            flushed: 0,
+            cursor: 0,
+        })
     }
 
     /// The write unit in bytes.
@@ -338,9 +347,8 @@ fn dio_alignment(file: &File) -> Option<u32> {
     let empty = c"";
     // SAFETY: `st` outlives the call and `empty` is a valid C string; AT_EMPTY_PATH makes the
     // call look at `file`'s descriptor only.
-    let rc = unsafe {
-        libc::statx(file.as_raw_fd(), empty.as_ptr(), libc::AT_EMPTY_PATH, libc::STATX_DIOALIGN, &mut st)
-    };
+    let rc =
+        unsafe { libc::statx(file.as_raw_fd(), empty.as_ptr(), libc::AT_EMPTY_PATH, libc::STATX_DIOALIGN, &mut st) };
     if rc != 0 || st.stx_mask & libc::STATX_DIOALIGN == 0 {
         return None;
     }
@@ -383,7 +391,7 @@ mod tests {
         f.write_all(b"0123456789abc").unwrap();
         want.truncate(tail as usize);
         want.extend_from_slice(b"0123456789abc");
-        assert_eq!(f.seek(SeekFrom::Current(0)).unwrap(), want.len() as u64);
+        assert_eq!(f.stream_position().unwrap(), want.len() as u64);
         f.close().unwrap();
         assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), want);
     }

@@ -22,11 +22,11 @@ pub mod budget;
 mod builtin;
 pub mod doctor;
 pub use builtin::with_storage_options;
+pub mod direct;
 mod error;
 mod filter;
 mod latched;
 pub mod mcap;
-pub mod direct;
 mod mmap;
 pub mod notice;
 mod open;
@@ -57,9 +57,8 @@ pub use registry::{
 pub use time_merge::TimeMerge;
 pub use types::{
     Attachment, ChunkInfo, Compression, CompressionMode, CompressionStats, Connection, ConnectionStats, DirectIo,
-    IndexedSizes,
-    McapPreset, Message, MetadataRecord, ReadOptions, ReadStats, ReindexReport, Rosbag2Options, SchemaInfo,
-    SqlitePreset, StorageInfo, StorageOptions, WriteOptions, UNDECLARED_TOPIC_PREFIX,
+    IndexedSizes, McapPreset, Message, MetadataRecord, ReadOptions, ReadStats, ReindexReport, Rosbag2Options,
+    SchemaInfo, SqlitePreset, StorageInfo, StorageOptions, WriteOptions, UNDECLARED_TOPIC_PREFIX,
 };
 
 /// A bag opened for reading. Every backend implements it, so the layers above never know

@@ -125,7 +125,8 @@ impl<R: Send + 'static> Ordered<R> {
     }
 
     /// The oldest job's result, waiting for it; `None` when nothing is pending, or when that
-    /// job panicked.
+    /// job panicked. (Not an iterator: it blocks, and `None` does not always mean the end.)
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<R> {
         self.pending.pop_front()?.recv().ok()
     }

@@ -79,7 +79,8 @@ fn direct_io_files_read_like_buffered_ones_in_rosbag_and_the_mcap_library() {
     let input = input_bag(dir.path(), 8);
     let rosbag = rbag_testkit::rosbag_python(T);
     let oracle = rbag_testkit::oracle_python(T);
-    for (ext, compression) in [("bag", "none"), ("bag", "lz4"), ("bag", "bz2"), ("mcap", "none"), ("mcap", "zstd"), ("mcap", "lz4")]
+    for (ext, compression) in
+        [("bag", "none"), ("bag", "lz4"), ("bag", "bz2"), ("mcap", "none"), ("mcap", "zstd"), ("mcap", "lz4")]
     {
         let buffered = dir.path().join(format!("buffered-{compression}.{ext}"));
         let direct = dir.path().join(format!("direct-{compression}.{ext}"));
@@ -102,9 +103,14 @@ fn direct_io_files_read_like_buffered_ones_in_rosbag_and_the_mcap_library() {
                 assert!(dj["messages"].as_array().is_some_and(|m| !m.is_empty()));
             }
         } else if let Some(py) = &rosbag {
-            let (dj, bj) = (rbag_testkit::ros1_dump(py, "rosbag", &direct), rbag_testkit::ros1_dump(py, "rosbag", &buffered));
+            let (dj, bj) =
+                (rbag_testkit::ros1_dump(py, "rosbag", &direct), rbag_testkit::ros1_dump(py, "rosbag", &buffered));
             assert_eq!(dj, bj, "Debian's rosbag: {compression}");
-            assert_eq!(dj["decoded"].as_u64(), dj["messages"].as_array().map(|m| m.len() as u64), "genpy decodes them all");
+            assert_eq!(
+                dj["decoded"].as_u64(),
+                dj["messages"].as_array().map(|m| m.len() as u64),
+                "genpy decodes them all"
+            );
         }
     }
 }
@@ -190,7 +196,12 @@ fn a_filesystem_refusing_direct_io_falls_back_or_fails_clearly() {
 
         let out = dir.path().join(format!("required.{ext}"));
         let mut c = common::rbag();
-        c.env("RBAG_TEST_DIRECT_IO_EINVAL", "1").arg("convert").arg(&input).arg("-o").arg(&out).arg("--direct-io=require");
+        c.env("RBAG_TEST_DIRECT_IO_EINVAL", "1")
+            .arg("convert")
+            .arg(&input)
+            .arg("-o")
+            .arg(&out)
+            .arg("--direct-io=require");
         let o = c.output().unwrap();
         assert_clear_error(&o, &["refuses direct I/O", &format!(".{ext}")]);
         assert!(!out.exists());
