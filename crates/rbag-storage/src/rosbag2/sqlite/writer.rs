@@ -25,7 +25,7 @@ const MAX_PAYLOAD: usize = 1_000_000_000 - 64;
 ///
 /// Messages are gathered in memory and inserted in one transaction per 10 000 messages or
 /// 16 MiB, as rosbag2 writes its message cache: commits are what cost time. The batch goes
-/// through one prepared multi-row statement ([`RawInsert`]) that binds the payloads where they
+/// through one prepared multi-row statement (`RawInsert`) that binds the payloads where they
 /// lie, without a statement-cache lookup or a copy per message. [`StorageWriter::finish`]
 /// must be called; dropping the writer commits what it holds but stores no bag metadata.
 /// After the first SQLite error (a full disk, say) every call fails with [`Error::Poisoned`];
