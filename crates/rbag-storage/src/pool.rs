@@ -124,6 +124,16 @@ impl<R: Send + 'static> Ordered<R> {
         }
     }
 
+    /// The oldest result: waiting for it when `wait`, else only if it is done. `None`: nothing
+    /// to take (none pending, or still running without `wait`); `Some(None)`: that job panicked.
+    pub fn take(&mut self, wait: bool) -> Option<Option<R>> {
+        match wait {
+            true if self.pending.is_empty() => None,
+            true => Some(self.next()),
+            false => self.try_next(),
+        }
+    }
+
     /// The oldest job's result, waiting for it; `None` when nothing is pending, or when that
     /// job panicked. (Not an iterator: it blocks, and `None` does not always mean the end.)
     #[allow(clippy::should_implement_trait)]

@@ -245,6 +245,19 @@ impl ReadAhead {
 
     /// Chunk `key`'s records (or its decompression error) if the read-ahead holds them, waiting
     /// for its job if need be; `None` when the chunk was never given to it (or given up on).
+    /// Chunk `key`'s records of `size` bytes if they were decompressed ahead, as the reading
+    /// thread would have them: kept only where it would hold them itself (`hold`, and room in
+    /// the budget without the read-ahead's share), else dropped and read as without threads.
+    pub(crate) fn take_as_reader(&mut self, key: usize, hold: bool, size: u64) -> Option<Result<Bytes>> {
+        if !self.enabled() {
+            return None;
+        }
+        let others = self.held_bytes();
+        let done = self.take(key)?;
+        let without = crate::budget::used().saturating_sub(others);
+        (hold && without.saturating_add(size) <= crate::budget::limit()).then_some(done)
+    }
+
     pub(crate) fn take(&mut self, key: usize) -> Option<Result<Bytes>> {
         if self.off {
             return None;

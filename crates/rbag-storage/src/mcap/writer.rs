@@ -461,14 +461,7 @@ impl McapWriter {
     /// it is done. Returns whether one was written.
     fn write_next(&mut self, wait: bool) -> Result<bool> {
         let Some(pool) = self.pool.as_mut() else { return Ok(false) };
-        let done = if wait {
-            match pool.in_flight() {
-                0 => None,
-                _ => Some(pool.next()),
-            }
-        } else {
-            pool.try_next()
-        };
+        let done = pool.take(wait);
         match done {
             None => Ok(false),
             Some(None) => Err(self.io_fail(std::io::Error::other("a compression worker failed"))),

@@ -350,18 +350,9 @@ impl Ros1Reader {
         self.chunk_header(&head[..(hl as usize + 8).min(head.len())], pos)
     }
 
-    /// Chunk `i`'s records of `size` bytes if the read-ahead decompressed them, as the reading
-    /// thread would have: held only where it would hold them itself (`hold`, and room in the
-    /// budget without the read-ahead's share), else dropped and read as without threads.
+    /// Chunk `i` from the read-ahead, where it holds it (see `ReadAhead::take_as_reader`).
     fn ahead_take(&self, i: usize, hold: bool, size: u64) -> Option<Result<Bytes>> {
-        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
-        if !ahead.enabled() {
-            return None;
-        }
-        let others = ahead.held_bytes();
-        let done = ahead.take(i)?;
-        let without = crate::budget::used().saturating_sub(others);
-        (hold && without.saturating_add(size) <= crate::budget::limit()).then_some(done)
+        self.ahead.lock().unwrap_or_else(|e| e.into_inner()).take_as_reader(i, hold, size)
     }
 
     /// Gives the read-ahead's buffers back to the budget when `size` more bytes would not fit:
