@@ -44,6 +44,8 @@ pub struct Ros1Writer<W: Write + Seek = Sink> {
     align: u64,
     /// Ends the file once the header is patched (direct I/O writes its last block and trims).
     closer: Option<fn(&mut W) -> std::io::Result<()>>,
+    /// Chunk buffers back from the workers, for reuse.
+    spare: Vec<Vec<u8>>,
 }
 
 /// A chunk compressed on a worker, waiting for its turn to be written.
@@ -51,6 +53,9 @@ struct Packed {
     size: u64,
     packed: Vec<u8>,
     entries: Vec<Entry>,
+    /// The uncompressed buffer, handed back for the next chunks: a fresh one per chunk costs a
+    /// page fault per 4 KiB.
+    data: Vec<u8>,
 }
 
 struct Conn {
@@ -100,6 +105,7 @@ impl<W: Write + Seek> Ros1Writer<W> {
             pool,
             align: 1,
             closer: None,
+            spare: Vec::new(),
         };
         let mut head = record::MAGIC.to_vec();
         head.extend_from_slice(&bag_header(0, 0, 0));
@@ -185,13 +191,13 @@ impl<W: Write + Seek> Ros1Writer<W> {
         let compression = self.options.compression;
         let entries = std::mem::take(&mut self.entries);
         if self.pool.is_some() {
-            let data = std::mem::take(&mut self.chunk);
             while self.pool.as_ref().is_some_and(|p| !p.has_room()) {
                 self.write_packed(true)?;
             }
+            let data = std::mem::replace(&mut self.chunk, self.spare.pop().unwrap_or_default());
             let job = move || {
                 let packed = compression::compress(compression, &data)?.into_owned();
-                Ok(Packed { size: data.len() as u64, packed, entries })
+                Ok(Packed { size: data.len() as u64, packed, entries, data })
             };
             if let Some(pool) = self.pool.as_mut() {
                 if pool.submit(job).is_err() {
@@ -226,6 +232,9 @@ impl<W: Write + Seek> Ros1Writer<W> {
             Some(Some(Ok(p))) => {
                 self.write_chunk(self.options.compression, p.size, &p.packed, &p.entries)?;
                 self.flush_out()?;
+                let mut data = p.data;
+                data.clear();
+                self.spare.push(data);
                 Ok(true)
             }
         }
