@@ -187,18 +187,24 @@ impl DirectFile {
             }
             other => other?,
         };
-        let align = match dio_alignment(&file) {
-            Some(0) => {
+        let unusable = match dio_alignment(&file) {
+            Some(0) => Err("statx reports no direct I/O support".to_string()),
+            Some(a) => Ok((a as u64).max(MIN_ALIGN)),
+            None => Ok(MIN_ALIGN),
+        }
+        .and_then(|a| match a.is_power_of_two() && a <= BUFFER as u64 {
+            true => Ok(a),
+            false => Err(format!("unusable direct I/O alignment of {a} bytes")),
+        });
+        let align = match unusable {
+            Ok(a) => a,
+            Err(reason) => {
+                // The file is ours (created just now, exclusively): the fallback creates it anew.
                 drop(file);
                 let _ = std::fs::remove_file(path);
-                return Err(refused("statx reports no direct I/O support".into()));
+                return Err(refused(reason));
             }
-            Some(a) => (a as u64).max(MIN_ALIGN),
-            None => MIN_ALIGN,
         };
-        if !align.is_power_of_two() || align > BUFFER as u64 {
-            return Err(refused(format!("unusable direct I/O alignment of {align} bytes")));
-        }
         let align = align as usize;
         Ok(DirectFile {
             file,
@@ -353,6 +359,17 @@ fn dio_alignment(file: &File) -> Option<u32> {
         return None;
     }
     Some(st.stx_dio_offset_align.max(st.stx_dio_mem_align))
+}
+
+/// Bytes of padding that end a file at `pos` on a multiple of `align`, taking one more block
+/// where the gap is shorter than `min` (the smallest padding the format can express).
+pub(crate) fn padding(pos: u64, align: u64, min: u64) -> u64 {
+    let pad = (align - pos % align) % align;
+    if pad > 0 && pad < min {
+        pad + align
+    } else {
+        pad
+    }
 }
 
 /// Test seam: debug builds pretend the filesystem refuses `O_DIRECT` when

@@ -409,10 +409,7 @@ impl McapWriter {
         if self.align <= 1 {
             return Ok(());
         }
-        let mut pad = (self.align - self.pos % self.align) % self.align;
-        if pad > 0 && pad < RECORD_HEAD {
-            pad += self.align;
-        }
+        let pad = crate::direct::padding(self.pos, self.align, RECORD_HEAD);
         if pad == 0 {
             return Ok(());
         }

@@ -286,10 +286,7 @@ impl<W: Write + Seek> Ros1Writer<W> {
         record::write_record(&mut head, &fields, &[]);
         if self.align > 1 {
             let end = pos + head.len() as u64 + packed.len() as u64 + index.len() as u64;
-            let mut pad = (self.align - end % self.align) % self.align;
-            if pad > 0 && pad < MIN_PAD {
-                pad += self.align;
-            }
+            let pad = crate::direct::padding(end, self.align, MIN_PAD);
             if pad > 0 {
                 let spaces = vec![b' '; (pad - MIN_PAD) as usize];
                 let [a, b, c] = fields;
