@@ -26,6 +26,7 @@ pub mod record;
 pub mod record_ros2;
 pub mod reindex;
 pub mod rosbag2_args;
+pub mod serve;
 pub mod signals;
 
 use std::path::Path;
