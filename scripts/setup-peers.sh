@@ -91,4 +91,26 @@ if [ ! -x .peers/mcap/bin/mcap ] && [ -d ../shared/peers/mcap-rust/cli ]; then
   echo "setup-peers: building the mcap CLI into .peers/mcap" >&2
   cargo install -q --locked --path ../shared/peers/mcap-rust/cli --root .peers/mcap --target-dir .peers/mcap-target
 fi
+# Seeing the data (issue 21): Debian's chromium (headless, for the plot HTML and rbag serve's
+# page), ffmpeg (export-images --video), Foxglove's npm WebSocket client with `ws`, and
+# playwright-core (drives Debian's chromium over the DevTools protocol; it never downloads a
+# browser), and the pip foxglove-sdk (the server bench/serve.sh compares against).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v ffmpeg >/dev/null 2>&1; then
+  echo "setup-peers: installing chromium and ffmpeg (apt)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends chromium ffmpeg fonts-dejavu-core >/dev/null
+fi
+if [ ! -d .peers/web/node_modules/@foxglove/ws-protocol ] || [ ! -d .peers/web/node_modules/playwright-core ]; then
+  echo "setup-peers: installing @foxglove/ws-protocol, ws and playwright-core (npm) into .peers/web" >&2
+  mkdir -p .peers/web
+  [ -f .peers/web/package.json ] || (cd .peers/web && npm init -y >/dev/null)
+  (cd .peers/web && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --no-audit --no-fund \
+    @foxglove/ws-protocol@0.8.0 ws@8.23.0 playwright-core@1.65.1 >/dev/null)
+fi
+# Pillow decodes the PNGs of `rbag export-images` in its tests.
+if ! "$VENV/bin/python" -c 'import foxglove, PIL' 2>/dev/null; then
+  echo "setup-peers: installing foxglove-sdk and Pillow into $VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check foxglove-sdk==0.30.3 pillow==12.0.0
+fi
 echo "setup-peers: ok (rosbag $(dpkg-query -W -f='${Version}' python3-rosbag 2>/dev/null || echo '?'), rosbags $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("rosbags"))'))" >&2

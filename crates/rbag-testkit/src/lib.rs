@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod browser;
 pub mod decoded;
 pub mod objects;
 pub mod ros1;
