@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod du;
 pub mod echo;
 pub mod export;
+pub mod export_images;
 pub mod filter;
 pub mod info;
 pub mod keyboard;
@@ -19,6 +20,7 @@ pub mod master;
 pub mod metadata;
 pub mod middleware;
 pub mod play;
+pub mod plot;
 #[cfg(feature = "ros2")]
 pub mod play_ros2;
 pub mod record;
