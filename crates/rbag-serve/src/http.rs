@@ -1,6 +1,7 @@
 //! The HTTP side of the port: the request head is peeked (not consumed) to tell a WebSocket
 //! upgrade from a plain request; plain requests are answered by [`crate::page::respond`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -120,13 +121,17 @@ fn parse(head: &[u8]) -> Result<Head, HeadError> {
     Ok(Head { method: method.into(), path: path.into(), len: head.len(), websocket })
 }
 
-/// Answers a plain request with [`crate::page::respond`] and closes the connection.
-pub(crate) async fn answer(mut stream: TcpStream, head: Head, shared: &Shared) {
+/// Answers a plain request with [`crate::page::respond`] and closes the connection. The page
+/// may read the bags, so it runs on a blocking thread, away from the sockets.
+pub(crate) async fn answer(mut stream: TcpStream, head: Head, shared: Arc<Shared>) {
     let mut consumed = vec![0u8; head.len];
     if stream.read_exact(&mut consumed).await.is_err() {
         return;
     }
-    let response = crate::page::respond(&head.method, &head.path, shared);
+    let (method, path) = (head.method.clone(), head.path.clone());
+    let response = tokio::task::spawn_blocking(move || crate::page::respond(&method, &path, &shared))
+        .await
+        .unwrap_or_else(|_| HttpResponse::text(500, "the page failed on this request\n"));
     write(&mut stream, &response, head.method != "HEAD").await;
 }
 

@@ -124,7 +124,7 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>) {
         Err(e) => return http::refuse(stream, &e).await,
     };
     if !head.websocket {
-        return http::answer(stream, head, &shared).await;
+        return http::answer(stream, head, shared).await;
     }
     let mut chosen = Subprotocol::V1;
     // The callback's type is tungstenite's; its error is an HTTP response, large by nature.
