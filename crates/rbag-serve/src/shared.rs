@@ -29,6 +29,8 @@ pub struct Shared {
     clients: RwLock<Vec<Arc<Client>>>,
     commands: Mutex<Sender<Command>>,
     next_client: AtomicU64,
+    /// What the quick-look page computed once (density, rates).
+    pub(crate) page: crate::page::PageCache,
 }
 
 impl Shared {
@@ -55,6 +57,7 @@ impl Shared {
             clients: RwLock::default(),
             commands: Mutex::new(commands),
             next_client: AtomicU64::new(1),
+            page: Default::default(),
         }
     }
 

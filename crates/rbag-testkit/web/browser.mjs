@@ -40,7 +40,7 @@ try {
     if (step.sleep) await page.waitForTimeout(step.sleep);
   }
   if (spec.evaluate) report.result = await page.evaluate(spec.evaluate);
-  if (spec.screenshot) await page.screenshot({ path: spec.screenshot });
+  if (spec.screenshot) await page.screenshot({ path: spec.screenshot, fullPage: !!spec.fullPage });
 } catch (e) {
   report.errors.push("driver: " + (e && e.message ? e.message : String(e)));
 } finally {

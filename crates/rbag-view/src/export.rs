@@ -9,9 +9,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
-use rbag_bag::decode::TypeSources;
+use rbag_bag::decode::{Decoders, TypeSources};
 use rbag_bag::read::{resolve_topic, DecodedReader, ReadSpec, Resolved};
-use rbag_bag::Bag;
+use rbag_bag::{Bag, Filter};
 
 use crate::image::{extension, is_image_type, picture, Picture};
 use crate::{Error, Result};
@@ -90,6 +90,41 @@ impl<'b> Frames<'b> {
         }
         Ok(None)
     }
+}
+
+/// Look-back windows tried by [`frame_at`], in seconds: near first, then the whole bag.
+const LOOK_BACK: [u64; 4] = [1, 10, 100, 1000];
+
+/// The latest image of `topic` logged at or before `t` (ns), or `None` when there is none.
+/// Only that message is decoded: the windows before `t` are read without decoding, nearest
+/// first.
+pub fn frame_at(bag: &Bag, topic: &str, t: u64, types: &TypeSources) -> Result<Option<Frame>> {
+    let Some(c) = bag.connections().iter().find(|c| c.topic == topic) else {
+        return Err(Error::Path { field: topic.into(), reason: "no such topic in the bag".into() });
+    };
+    if !is_image_type(&c.message_type) {
+        return Err(Error::NotImage { topic: topic.into(), type_name: c.message_type.clone() });
+    }
+    let windows = LOOK_BACK.iter().map(|s| Some(t.saturating_sub(s * 1_000_000_000))).chain([None]);
+    for start in windows {
+        let filter = Filter { topics: vec![topic.into()], start, end: Some(t.saturating_add(1)), ..Default::default() };
+        let mut last = None;
+        for m in bag.messages(&filter)? {
+            last = Some(m.map_err(rbag_bag::Error::from)?);
+        }
+        let Some(m) = last else { continue };
+        let Some(c) = bag.connection(m.connection) else { continue };
+        let mut decoders = Decoders::new(types.clone());
+        let message = decoders.view(c, m.log_time, &m.data).map_err(|e| Error::Image {
+            topic: topic.into(),
+            log_time: m.log_time,
+            reason: e.to_string(),
+        })?;
+        let picture =
+            picture(message).map_err(|reason| Error::Image { topic: topic.into(), log_time: m.log_time, reason })?;
+        return Ok(Some(Frame { index: 0, log_time: m.log_time, picture }));
+    }
+    Ok(None)
 }
 
 /// The file name of a frame: its place, then its log time as seconds.nanoseconds, so names

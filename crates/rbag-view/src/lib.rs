@@ -6,11 +6,15 @@
 //!   page with an interactive chart; long series are reduced per pixel column keeping each
 //!   column's first, last, smallest and largest point, so spikes stay visible.
 //! - [`image`] turns `sensor_msgs/Image` messages into PNG files and hands `CompressedImage`
-//!   data back as it was recorded.
+//!   data back as it was recorded; [`export`] writes them as files or a video.
+//! - [`density`] and [`fields`] answer a quick-look page: messages per topic over time, and
+//!   the numeric fields a topic offers.
 
+pub mod density;
 pub mod downsample;
 mod error;
 pub mod export;
+pub mod fields;
 pub mod image;
 pub mod plot;
 pub mod series;
