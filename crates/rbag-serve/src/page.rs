@@ -62,7 +62,7 @@ pub fn respond(method: &str, path: &str, shared: &Shared) -> HttpResponse {
             density_json(shared, bins).map(json_response)
         }
         "/api/fields" => required(&q, "topic").and_then(|t| fields(shared, t)).map(json_response),
-        "/api/series" => required(&q, "field").and_then(|f| series_json(shared, f)).map(json_response),
+        "/api/series" => required(&q, "field").and_then(|f| series_json(shared, f)).map(HttpResponse::json),
         "/api/image" => image(shared, &q),
         _ => return HttpResponse::not_found(route),
     };
@@ -166,7 +166,7 @@ fn fields(shared: &Shared, topic: &str) -> ApiResult<Value> {
     Ok(json!({ "topic": topic, "fields": fields }))
 }
 
-fn series_json(shared: &Shared, field: &str) -> ApiResult<Value> {
+fn series_json(shared: &Shared, field: &str) -> ApiResult<String> {
     let (topic, _) = rbag_bag::read::split_topic(field);
     let known: Vec<&str> =
         shared.bags().iter().flat_map(|b| b.connections().iter().map(|c| c.topic.as_str())).collect();

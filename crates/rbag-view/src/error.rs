@@ -6,7 +6,7 @@ pub enum Error {
     #[error(transparent)]
     Bag(#[from] rbag_bag::Error),
     /// A field path that selects something other than numbers.
-    #[error("{field}: not a number but {found} (plot numeric fields, or elements of numeric arrays)")]
+    #[error("{field}: not a number but {found}")]
     NotNumeric { field: String, found: String },
     /// A field path that does not fit the topic's type.
     #[error("{field}: {reason}")]

@@ -175,8 +175,9 @@ fn number(field: &str, v: &ValueRef) -> Result<f64> {
     let found = match v {
         ValueRef::String(_) => "a string".to_string(),
         ValueRef::Message(m) => {
-            let names: Vec<&str> = m.fields().map(|(n, _)| n).collect();
-            format!("a {} message (fields: {})", m.type_name(), names.join(", "))
+            let names: Vec<String> = m.fields().take(6).map(|(n, _)| format!("{field}.{n}")).collect();
+            let more = if m.len() > 6 { ", ..." } else { "" };
+            format!("a {} message; plot its fields: {}{more}", m.type_name(), names.join(", "))
         }
         ValueRef::Array(_) => "an array of messages or strings".to_string(),
         _ => "not a number".to_string(),

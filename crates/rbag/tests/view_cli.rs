@@ -184,7 +184,10 @@ fn plot_errors_are_clear() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.png");
     let o = run(&[&"plot", &bag, &"/imu.linear_acceleration", &"-o", &out]);
-    assert_clear_error(&o, &["/imu.linear_acceleration", "Vector3", "x, y, z"]);
+    assert_clear_error(
+        &o,
+        &["/imu.linear_acceleration", "Vector3", "/imu.linear_acceleration.x, /imu.linear_acceleration.y"],
+    );
     let o = run(&[&"plot", &bag, &"/imu.header.frame_id", &"-o", &out]);
     assert_clear_error(&o, &["/imu.header.frame_id", "string"]);
     let o = run(&[&"plot", &bag, &"/nope.x", &"-o", &out]);
@@ -493,4 +496,38 @@ fn export_images_every_window_video_and_errors() {
         .unwrap();
     assert_clear_error(&o, &["ffmpeg", "not found"]);
     assert!(!video3.exists());
+}
+
+#[test]
+fn plots_and_images_from_an_s3_url_match_the_local_bag() {
+    use rbag_testkit::objects::{Kind, ObjectServer};
+    let test = "plots_and_images_from_an_s3_url_match_the_local_bag";
+    let Some(bag) = corpus_bag(test) else { return };
+    let Some(server) = ObjectServer::start(test, Kind::S3) else { return };
+    server.create_bucket("view");
+    server.put("view", "multi_lz4.bag", &bag);
+    let url = server.url("view", "multi_lz4.bag");
+    let env = server.env();
+    let dir = tempfile::tempdir().unwrap();
+    let (local, remote) = (dir.path().join("local.svg"), dir.path().join("remote.svg"));
+    assert!(run(&[&"plot", &bag, &"/imu.angular_velocity.z", &"-o", &local, &"--title", &"t"]).status.success());
+    let o = common::rbag()
+        .args(["plot", &url, "/imu.angular_velocity.z", "--title", "t", "-o"])
+        .arg(&remote)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env_remove("AWS_PROFILE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&local).unwrap(), std::fs::read(&remote).unwrap(), "the same chart");
+    let frames = dir.path().join("frames");
+    let o = common::rbag()
+        .args(["export-images", &url, "/camera/image_raw", "--every", "10", "-o"])
+        .arg(&frames)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env_remove("AWS_PROFILE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&frames).unwrap().count(), 3);
 }
