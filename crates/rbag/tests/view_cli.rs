@@ -531,3 +531,42 @@ fn plots_and_images_from_an_s3_url_match_the_local_bag() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read_dir(&frames).unwrap().count(), 3);
 }
+
+#[test]
+fn a_long_series_is_reduced_per_pixel_column_and_keeps_its_spike() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.bag");
+    let mut w = rbag_storage::create(&path, rbag_storage::Format::Ros1, &Default::default()).unwrap();
+    let mut c = Connection {
+        topic: "/level".into(),
+        message_type: "std_msgs/Float64".into(),
+        encoding: "ros1".into(),
+        definition: "float64 data\n".into(),
+        definition_encoding: "ros1msg".into(),
+        ..Connection::default()
+    };
+    c.metadata.insert("md5sum".into(), "fdb28210bfa9d7c91146260178d9a584".into());
+    c.metadata.insert("callerid".into(), "/gen".into());
+    let id = w.add_connection(&c).unwrap();
+    let n = 200_000u64;
+    for i in 0..n {
+        let v = if i == 123_457 { 50.0 } else { (i as f64 / 1000.0).sin() };
+        let t = common::START + i * 1_000_000;
+        w.write(id, t, t, &v.to_le_bytes()).unwrap();
+    }
+    w.finish().unwrap();
+    let out = dir.path().join("long.svg");
+    let o = run(&[&"plot", &path, &"/level.data", &"-o", &out, &"--size", &"800x400"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    let line = &polylines(&svg, "#1F77B4")[0];
+    assert!(line.len() <= 4 * 800, "{} points drawn for 800 columns", line.len());
+    assert!(line.len() > 500, "{}", line.len());
+    // The spike is the top of the y range: the highest point drawn is at the plot's top margin,
+    // far above every other point.
+    let mut ys: Vec<f64> = line.iter().map(|p| p.1).collect();
+    ys.sort_by(f64::total_cmp);
+    assert!(ys[1] - ys[0] > 100.0, "the spike stands out: {} vs {}", ys[0], ys[1]);
+    // The points stay in time order.
+    assert!(line.windows(2).all(|w| w[0].0 <= w[1].0));
+}
