@@ -27,6 +27,9 @@ const CONTROL_RESERVE_BYTES: usize = 1 << 20;
 /// The shortest interval between two "messages dropped" warnings to one client.
 const DROP_WARNING_INTERVAL: Duration = Duration::from_secs(2);
 
+/// Bytes of queued messages the writer hands to the socket in one flush.
+const WRITE_BATCH_BYTES: usize = 256 << 10;
+
 /// Which subprotocol the client chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Subprotocol {
@@ -270,8 +273,18 @@ pub(crate) async fn serve(ws: WebSocketStream<TcpStream>, client: Arc<Client>, s
         loop {
             match client.next() {
                 Some(out) => {
-                    let len = out.len();
-                    let sent = sink.send(out.into_message()).await;
+                    // What is queued goes out in one flush (one write to the socket), not one
+                    // write per message: small messages cost a syscall each otherwise.
+                    let mut len = out.len();
+                    let mut sent = sink.feed(out.into_message()).await;
+                    while sent.is_ok() && len < WRITE_BATCH_BYTES {
+                        let Some(more) = client.next() else { break };
+                        len += more.len();
+                        sent = sink.feed(more.into_message()).await;
+                    }
+                    if sent.is_ok() {
+                        sent = sink.flush().await;
+                    }
                     client.written(len);
                     if sent.is_err() {
                         client.close();

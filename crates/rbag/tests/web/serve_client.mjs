@@ -13,6 +13,7 @@
 //   --seek-delay-ms N  send it N ms after subscribing (default 0)
 //   --stall-ms N    stop reading the socket for N ms after subscribing (a slow client)
 //   --exit-after K  drop the connection after K messages (a client leaving mid-stream)
+//   --expect N      (bench) stop after N messages; the rate is N over first to last message
 //   --timeout S     give up after S seconds (default 60)
 // Output: one JSON object on stdout. Message times are strings (u64 ns).
 
@@ -84,6 +85,7 @@ function finish(code = 0) {
 }
 setTimeout(() => {
   out.timedOut = true;
+  out.count = count;
   finish(0);
 }, Number(opt.timeout) * 1000);
 
@@ -130,7 +132,7 @@ client.on("serverInfo", (info) => {
 client.on("status", (s) => {
   s.afterMessages = out.messages.length + count;
   out.statuses.push(s);
-  if (s.level === 0 && s.message.startsWith("playback ended")) {
+  if (s.level === 0 && s.message.startsWith("playback ended") && !(mode === "bench" && opt.expect)) {
     if (mode === "bench") {
       const secs = (Date.now() - firstAt) / 1000;
       out.rate = count / secs;
@@ -148,6 +150,11 @@ client.on("message", ({ subscriptionId, timestamp, data }) => {
   if (firstAt === null) firstAt = Date.now();
   if (mode === "bench" || mode === "malformed") {
     count++;
+    if (mode === "bench" && opt.expect && count >= Number(opt.expect)) {
+      out.rate = count / ((Date.now() - firstAt) / 1000);
+      out.count = count;
+      finish(0);
+    }
     return;
   }
   out.messages.push([topics.get(subscriptionId) ?? `?${subscriptionId}`, timestamp.toString(), digest(data)]);
