@@ -48,8 +48,13 @@ struct Serve {
 
 impl Serve {
     fn start(bags: &[&Path], flags: &[&str]) -> Serve {
+        Serve::start_with(bags, flags, &[])
+    }
+
+    fn start_with(bags: &[&Path], flags: &[&str], env: &[(String, String)]) -> Serve {
         let mut cmd = common::rbag();
         cmd.arg("serve").args(bags).args(["--port", "0"]).args(flags);
+        cmd.envs(env.iter().map(|(k, v)| (k, v))).env_remove("AWS_PROFILE");
         let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("rbag serve starts");
         let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped")).lines();
         let stderr = Arc::new(Mutex::new(String::new()));
@@ -479,4 +484,24 @@ fn plain_http_gets_the_page_and_other_subprotocols_are_refused() {
     let Some(modules) = node(test) else { return };
     let out = client(&modules, "dump", &server.url(), &["--proto", "some.other.protocol", "--timeout", "10"]);
     assert_eq!(out["httpStatus"], 400, "{out}");
+}
+
+#[test]
+fn a_bag_in_s3_is_served_like_a_local_one() {
+    let test = "a_bag_in_s3_is_served_like_a_local_one";
+    let Some(modules) = node(test) else { return };
+    let Some(dir) = corpus(test, "ros1") else { return };
+    let bag = dir.join("multi_lz4.bag");
+    let Some(want) = oracle(test, "ros1", &bag) else { return };
+    let Some(objects) = rbag_testkit::objects::ObjectServer::start(test, rbag_testkit::objects::Kind::S3) else {
+        return;
+    };
+    objects.create_bucket("serve");
+    objects.put("serve", "multi_lz4.bag", &bag);
+    let url = objects.url("serve", "multi_lz4.bag");
+    let server = Serve::start_with(&[Path::new(&url)], &["--rate", "100"], &objects.env());
+    let out = client(&modules, "dump", &server.url(), &[]);
+    assert!(out["timedOut"].is_null(), "{out}");
+    assert_eq!(out["serverInfo"]["metadata"]["bags"], url.as_str());
+    assert_same(&messages(&out), &want, "multi_lz4.bag from S3");
 }
