@@ -100,6 +100,8 @@ struct Player<'a> {
     queued: u64,
     dropped: u64,
     last_seek: Option<Duration>,
+    /// Reading failed since the last seek: the end is not looped over (it would fail again).
+    failed: bool,
 }
 
 /// Runs playback until [`Command::Stop`] or until every sender is gone.
@@ -123,6 +125,7 @@ pub(crate) fn run(shared: &Shared, commands: Receiver<Command>) {
         queued: 0,
         dropped: 0,
         last_seek: None,
+        failed: false,
     };
     p.run(commands);
 }
@@ -253,9 +256,11 @@ impl<'a> Player<'a> {
         let began = Instant::now();
         let filter = Filter { start: Some(t), ..Filter::default() };
         self.pending = None;
+        self.failed = false;
         self.merge = match rbag_bag::merged(self.shared.bags(), &filter) {
             Ok(m) => Some(m),
             Err(e) => {
+                self.failed = true;
                 self.shared.broadcast_status(Level::Error, &format!("cannot read the bags from {t} ns: {e}"));
                 None
             }
@@ -273,6 +278,7 @@ impl<'a> Player<'a> {
             Ok(m) => Some(m),
             Err(e) => {
                 self.merge = None;
+                self.failed = true;
                 self.shared.broadcast_status(Level::Error, &format!("reading the bags failed: {e}"));
                 None
             }
@@ -314,7 +320,7 @@ impl<'a> Player<'a> {
     }
 
     fn end(&mut self) {
-        if self.shared.options().loop_playback && self.shared.time_range().is_some() {
+        if self.shared.options().loop_playback && self.shared.time_range().is_some() && !self.failed {
             self.loops += 1;
             self.seek_to(self.start_time);
             self.publish_snapshot();
