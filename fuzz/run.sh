@@ -6,7 +6,7 @@
 # SANITIZER=none (default: address, through RUSTC_BOOTSTRAP=1 on a stable toolchain).
 set -euo pipefail
 cd "$(dirname "$0")"
-target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode, ros1_decode, xmlrpc_parse, tcpros_header, ros2_names_qos, filter_expr, options_yaml or doctor_file}
+target=${1:?target: ros1_record, ros1_bag, mcap_file, rosbag2_metadata, msg_definition, cdr_decode, ros1_decode, xmlrpc_parse, tcpros_header, ros2_names_qos, filter_expr, options_yaml, doctor_file, image_decode or foxglove_client}
 secs=${2:-600}
 shift 2 || true
 bags=${RBAG_BAGS:-$(pwd)/../../shared/corpus/ros1}
@@ -94,6 +94,26 @@ elif [ "$target" = doctor_file ]; then
 elif [ "$target" = tcpros_header ]; then
     # Connection headers and first frames: the bags' connection records hold the same fields.
     maxlen=16384
+elif [ "$target" = image_decode ]; then
+    # A 2x2 image of each encoding: sizes, step, encoding byte, endianness, then samples.
+    for e in 0 1 2 3 4 5 9 10; do
+        { printf '\002\000\000\000\002\000\000\000\020\000\000\000'; printf "\\$(printf '%03o' "$e")"; printf '\000'
+          head -c 32 /dev/urandom; } > corpus/image_decode/enc"$e"
+    done
+    maxlen=65536
+    dict=image.dict
+elif [ "$target" = foxglove_client ]; then
+    # One request of each kind the protocol has (first byte: 0 text, 1 binary, 2 HTTP head,
+    # 3 query), as the npm client and Foxglove send them.
+    printf '\000{"op":"subscribe","subscriptions":[{"id":1,"channelId":3}]}' > corpus/foxglove_client/subscribe
+    printf '\000{"op":"unsubscribe","subscriptionIds":[1]}' > corpus/foxglove_client/unsubscribe
+    printf '\000{"op":"getParameters","parameterNames":[],"id":"x"}' > corpus/foxglove_client/params
+    printf '\001\003\000\000\000\000\000\200\077\001\000\000\000\000\000\000\000\002\000\000\000ab' > corpus/foxglove_client/playback
+    printf '\001\001\001\000\000\000\005\000\000\000hello' > corpus/foxglove_client/publish
+    printf '\002GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: foxglove.sdk.v1\r\n\r\n' > corpus/foxglove_client/head
+    printf '\003topic=%%2Fcamera%%2Fimage_raw&t=1795300125212825824&x=a+b' > corpus/foxglove_client/query
+    maxlen=16384
+    dict=foxglove.dict
 elif [ "$target" = ros1_bag ]; then
     for b in "$bags"/*.bag "$bags"/*.bag.active; do
         [ -f "$b" ] && cp -f "$b" corpus/ros1_bag/real-"$(basename "$b")"

@@ -104,6 +104,11 @@ pub(crate) async fn peek_head(stream: &TcpStream) -> Result<Head, HeadError> {
     }
 }
 
+/// [`parse`] for the fuzzer: whether the head asks for a WebSocket, or why it is refused.
+pub(crate) fn parse_head(head: &[u8]) -> Result<bool, String> {
+    parse(head).map(|h| h.websocket).map_err(|e| e.to_string())
+}
+
 fn parse(head: &[u8]) -> Result<Head, HeadError> {
     let text = String::from_utf8_lossy(head);
     let mut lines = text.split("\r\n");

@@ -42,6 +42,37 @@ pub use protocol::ControlRequest;
 pub use server::Server;
 pub use shared::Shared;
 
+/// The parsers of untrusted input, for `fuzz/fuzz_targets/foxglove_client.rs`: client text and
+/// binary messages, HTTP request heads, and the page's query strings. Not a stable API.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Parses a client text message; the result's debug form, or the error's message.
+    pub fn client_text(text: &str) -> String {
+        match crate::protocol::parse_text(text) {
+            Ok(m) => format!("{m:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Parses a client binary message; the result's debug form, or the error's message.
+    pub fn client_binary(data: &[u8]) -> String {
+        match crate::protocol::parse_binary(data) {
+            Ok(m) => format!("{m:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Parses an HTTP request head: whether it asks for a WebSocket, or why it is refused.
+    pub fn request_head(head: &[u8]) -> Result<bool, String> {
+        crate::http::parse_head(head)
+    }
+
+    /// Parses a page query string into its pairs.
+    pub fn page_query(query: &str) -> Vec<(String, String)> {
+        crate::page::parse_query(query).into_iter().collect()
+    }
+}
+
 /// The WebSocket subprotocol of the original Foxglove WebSocket protocol (Lichtblick,
 /// PlotJuggler, npm `@foxglove/ws-protocol`).
 pub const SUBPROTOCOL_V1: &str = "foxglove.websocket.v1";

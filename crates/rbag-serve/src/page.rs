@@ -234,7 +234,7 @@ fn image(shared: &Shared, q: &BTreeMap<String, String>) -> ApiResult<HttpRespons
 }
 
 /// `a=1&b=%2Fimu` as a map, percent-decoded (`+` is a space).
-fn parse_query(query: &str) -> BTreeMap<String, String> {
+pub(crate) fn parse_query(query: &str) -> BTreeMap<String, String> {
     query
         .split('&')
         .filter(|p| !p.is_empty())

@@ -117,6 +117,9 @@ pub fn decode(
             ))
         }
     };
+    if width == 0 || height == 0 {
+        return Err(format!("an empty image ({width}x{height})"));
+    }
     if width.saturating_mul(height) > MAX_PIXELS {
         return Err(format!("{width}x{height} is more than {MAX_PIXELS} pixels"));
     }
@@ -124,8 +127,8 @@ pub fn decode(
     if step < row as u64 {
         return Err(format!("step {step} is less than width {width} x {} bytes", layout.bytes_per_pixel()));
     }
-    let need = step.saturating_mul(height.saturating_sub(1)).saturating_add(row as u64);
-    if height > 0 && (data.len() as u64) < need {
+    let need = step.saturating_mul(height - 1).saturating_add(row as u64);
+    if (data.len() as u64) < need {
         return Err(format!("data has {} bytes, {width}x{height} with step {step} needs {need}", data.len()));
     }
     let mut out = Vec::with_capacity(row * height as usize);
@@ -235,6 +238,9 @@ mod tests {
         assert!(decode(4, 4, 3, "mono8", false, &[0; 16]).unwrap_err().contains("step"));
         assert!(decode(1 << 20, 1 << 20, 1 << 20, "mono8", false, &[]).unwrap_err().contains("pixels"));
         assert!(decode(1, 1, 4, "32FC1", false, &[0; 4]).unwrap_err().contains("32FC1"));
+        // Found by fuzz/image_decode: a 0x0 image decoded, then could not be written as PNG.
+        assert!(decode(0, 0, 0, "rgba8", false, &[]).unwrap_err().contains("empty image"));
+        assert!(decode(0, 3, 0, "mono8", false, &[0; 9]).unwrap_err().contains("empty image"));
     }
 
     #[test]
