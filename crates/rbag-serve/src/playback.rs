@@ -193,6 +193,13 @@ impl<'a> Player<'a> {
         match command {
             Command::Stop => return false,
             Command::Subscribed { client } => {
+                if self.status == PlaybackStatus::Ended && !self.failed {
+                    // A viewer opened after the end gets the bags from the start, as the first
+                    // did (clients without playback control could not ask for it). Clients
+                    // still connected see the replay too.
+                    self.started = false;
+                    self.subscribers.clear();
+                }
                 if !self.started {
                     self.subscribers.insert(client);
                     if self.subscribers.len() >= self.shared.options().start_after_clients.max(1) {

@@ -304,6 +304,21 @@ fn two_clients_at_once_both_get_everything() {
     }
 }
 
+#[test]
+fn a_client_opened_after_the_end_gets_the_bag_from_the_start() {
+    let test = "a_client_opened_after_the_end_gets_the_bag_from_the_start";
+    let Some(modules) = node(test) else { return };
+    let Some(dir) = corpus(test, "ros1") else { return };
+    let bag = dir.join("multi_lz4.bag");
+    let Some(want) = oracle(test, "ros1", &bag) else { return };
+    let server = Serve::start(&[&bag], &["--rate", "50"]);
+    for name in ["first client", "client after the end"] {
+        let out = client(&modules, "dump", &server.url(), &["--proto", rbag_serve_protocol::V1]);
+        assert!(out["timedOut"].is_null(), "{name}: {out}");
+        assert_same(&messages(&out), &want, name);
+    }
+}
+
 /// A bag of `count` messages of `size` bytes on one topic, 10 ms apart (ROS 1, rbag's writer).
 fn big_bag(dir: &Path, count: u64, size: usize) -> PathBuf {
     let path = dir.join("big.bag");

@@ -20,9 +20,9 @@ pub mod master;
 pub mod metadata;
 pub mod middleware;
 pub mod play;
-pub mod plot;
 #[cfg(feature = "ros2")]
 pub mod play_ros2;
+pub mod plot;
 pub mod record;
 #[cfg(feature = "ros2")]
 pub mod record_ros2;
