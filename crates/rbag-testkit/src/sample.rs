@@ -143,3 +143,18 @@ pub fn string_connection(format: rbag_storage::Format, topic: &str) -> Connectio
     }
     c
 }
+
+/// A ROS 1 `std_msgs/Float64` connection on `topic` (a message is the value's 8 LE bytes).
+pub fn float64_connection(topic: &str) -> Connection {
+    let mut c = Connection {
+        topic: topic.into(),
+        message_type: "std_msgs/Float64".into(),
+        encoding: "ros1".into(),
+        definition: "float64 data\n".into(),
+        definition_encoding: "ros1msg".into(),
+        ..Connection::default()
+    };
+    c.metadata.insert("md5sum".into(), "fdb28210bfa9d7c91146260178d9a584".into());
+    c.metadata.insert("callerid".into(), "/sample".into());
+    c
+}

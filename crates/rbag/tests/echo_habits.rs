@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use common::{run, sample_bag, stderr, START};
-use rbag_storage::{Connection, Format};
+use rbag_storage::Format;
 use rbag_testkit::corpus;
 
 fn stdout(o: &Output) -> String {
@@ -36,17 +36,7 @@ fn bag(path: &Path, values: &[f64], strings: &[&str]) -> PathBuf {
 /// [`bag`], its first message at `start`.
 fn bag_at(path: &Path, start: u64, values: &[f64], strings: &[&str]) -> PathBuf {
     let mut w = rbag_storage::create(path, Format::Ros1, &Default::default()).unwrap();
-    let mut c = Connection {
-        topic: "/value".into(),
-        message_type: "std_msgs/Float64".into(),
-        encoding: "ros1".into(),
-        definition: "float64 data\n".into(),
-        definition_encoding: "ros1msg".into(),
-        ..Connection::default()
-    };
-    c.metadata.insert("md5sum".into(), "fdb28210bfa9d7c91146260178d9a584".into());
-    c.metadata.insert("callerid".into(), "/test".into());
-    let id = w.add_connection(&c).unwrap();
+    let id = w.add_connection(&rbag_testkit::sample::float64_connection("/value")).unwrap();
     let mut time = start;
     for v in values {
         w.write(id, time, time, &v.to_le_bytes()).unwrap();

@@ -537,17 +537,7 @@ fn a_long_series_is_reduced_per_pixel_column_and_keeps_its_spike() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("long.bag");
     let mut w = rbag_storage::create(&path, rbag_storage::Format::Ros1, &Default::default()).unwrap();
-    let mut c = Connection {
-        topic: "/level".into(),
-        message_type: "std_msgs/Float64".into(),
-        encoding: "ros1".into(),
-        definition: "float64 data\n".into(),
-        definition_encoding: "ros1msg".into(),
-        ..Connection::default()
-    };
-    c.metadata.insert("md5sum".into(), "fdb28210bfa9d7c91146260178d9a584".into());
-    c.metadata.insert("callerid".into(), "/gen".into());
-    let id = w.add_connection(&c).unwrap();
+    let id = w.add_connection(&rbag_testkit::sample::float64_connection("/level")).unwrap();
     let n = 200_000u64;
     for i in 0..n {
         let v = if i == 123_457 { 50.0 } else { (i as f64 / 1000.0).sin() };

@@ -20,7 +20,7 @@ use crate::{Outcome, UsageError};
 /// be installed; the frame rate is the topic's median rate unless `--fps` is given.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  rbag export-images run.bag /camera/image_raw -o frames/\n  rbag export-images run.mcap /camera/image_raw/compressed -o frames/ --every 10\n  rbag export-images run.bag /camera/image_raw --video camera.mp4 --start +30 --duration 60"
+    after_help = "Examples:\n  rbag export-images run.bag /camera/image_raw -o frames/\n  rbag export-images run.mcap /camera/image_raw/compressed -o frames/ --every 10\n  rbag export-images run.bag /camera/image_raw --video camera.mp4 --start +30"
 )]
 pub struct Args {
     /// The bag (a path or a URL: s3://, http(s)://, gs://, az://).

@@ -23,7 +23,7 @@ use crate::{Outcome, UsageError};
 /// last, smallest and largest point, so spikes stay visible.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  rbag plot run.bag /imu.linear_acceleration.z -o accel.png\n  rbag plot run.bag /imu.angular_velocity.x /imu.angular_velocity.y -o gyro.svg --start +5 --duration 10\n  rbag plot run.bag /odom.twist.twist.linear.x,/odom.twist.twist.angular.z /battery.voltage --subplot -o drive.html\n  rbag plot run.bag /odom.pose.pose.position.y --x /odom.pose.pose.position.x -o path.png\n  rbag plot s3://logs/run.mcap /imu.linear_acceleration.z --time-format iso -o accel.html"
+    after_help = "Examples:\n  rbag plot run.bag /imu.linear_acceleration.z -o accel.png\n  rbag plot run.bag /imu.angular_velocity.x /imu.angular_velocity.y -o gyro.svg\n  rbag plot run.bag /odom.twist.twist.linear.x --start +5 --duration 10 -o v.png\n  rbag plot run.bag /cmd.linear.x,/cmd.angular.z /battery.voltage --subplot -o a.html\n  rbag plot run.bag /odom.pose.pose.position.y --x /odom.pose.pose.position.x -o p.png\n  rbag plot s3://logs/run.mcap /imu.linear_acceleration.z -o accel.html"
 )]
 pub struct Args {
     /// The bag (a path or a URL: s3://, http(s)://, gs://, az://).
