@@ -24,7 +24,8 @@ use crate::{Outcome, UsageError};
 ///
 /// The protocol has no authentication or encryption: anyone who can reach the port can read
 /// the bags. rbag listens on loopback unless --bind says otherwise. Plain HTTP on the same port
-/// (`http://HOST:PORT/`) shows a page about the server.
+/// (`http://HOST:PORT/`) is a quick-look page: topics and rates, a timeline of message density,
+/// a plot of any numeric field, the image at the cursor, and a link that opens Foxglove.
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  rbag serve run.bag                      (then open ws://127.0.0.1:8765 in Foxglove)\n  rbag serve a.bag b.mcap --loop -r 2\n  rbag serve s3://bucket/run.mcap --port 0\n  rbag serve run.bag --bind 0.0.0.0         (a trusted network only: no authentication)"
