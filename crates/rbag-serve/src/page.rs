@@ -16,7 +16,7 @@
 //! API requests read bags: the HTTP side calls this on a blocking thread.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rbag_bag::decode::TypeSources;
 use rbag_bag::Bag;
@@ -36,11 +36,12 @@ const STYLE_CSS: &str = include_str!("page/style.css");
 /// The most density bins a client may ask for.
 pub const MAX_BINS: usize = 4000;
 
-/// What the page computes once and keeps: the density of the default bin count, and rates.
+/// What the page computes once and keeps: densities per bin count, rates, and each bag's types.
 #[derive(Default)]
 pub(crate) struct PageCache {
     density: Mutex<BTreeMap<usize, Arc<Density>>>,
     rates: Mutex<Option<Arc<BTreeMap<String, f64>>>>,
+    types: OnceLock<Vec<TypeSources>>,
 }
 
 /// Answers one plain HTTP request. `method` is as sent (`GET`, `HEAD`, ...); `path` starts
@@ -87,9 +88,15 @@ fn internal(e: impl std::fmt::Display) -> (u16, String) {
     (500, e.to_string())
 }
 
-/// Types to decode a bag with: its own definitions, then the bundled store for its distro.
-fn types(bag: &Bag) -> TypeSources {
-    bag.storage_info().ok().and_then(|i| rbag_bag::types::sources_for(&i.properties, &[]).ok()).unwrap_or_default()
+/// Types to decode a bag with: its own definitions, then the bundled store for its distro
+/// (built once per bag, not per request).
+fn types(shared: &Shared, bag: &Bag) -> TypeSources {
+    let all = shared.page.types.get_or_init(|| {
+        let of = |b: &Bag| b.storage_info().ok().and_then(|i| rbag_bag::types::sources_for(&i.properties, &[]).ok());
+        shared.bags().iter().map(|b| of(b).unwrap_or_default()).collect()
+    });
+    let index = shared.bags().iter().position(|b| std::ptr::eq(b, bag));
+    index.and_then(|i| all.get(i)).cloned().unwrap_or_default()
 }
 
 fn bags_with<'s>(shared: &'s Shared, topic: &'s str) -> impl Iterator<Item = &'s Bag> + 's {
@@ -162,7 +169,7 @@ fn density_json(shared: &Shared, bins: usize) -> ApiResult<Value> {
 
 fn fields(shared: &Shared, topic: &str) -> ApiResult<Value> {
     let bag = bags_with(shared, topic).next().ok_or_else(|| (404, format!("no topic {topic}")))?;
-    let fields = rbag_view::fields::numeric_fields(bag, topic, &types(bag)).map_err(internal)?;
+    let fields = rbag_view::fields::numeric_fields(bag, topic, &types(shared, bag)).map_err(internal)?;
     Ok(json!({ "topic": topic, "fields": fields }))
 }
 
@@ -176,7 +183,7 @@ fn series_json(shared: &Shared, field: &str) -> ApiResult<String> {
     };
     let mut all: Vec<series::Series> = Vec::new();
     for bag in bags_with(shared, &topic) {
-        let spec = SeriesSpec { fields: vec![field.into()], types: types(bag), ..Default::default() };
+        let spec = SeriesSpec { fields: vec![field.into()], types: types(shared, bag), ..Default::default() };
         let read = series::read(bag, &spec).map_err(|e| (400, e.to_string()))?;
         for s in read.series {
             match all.iter_mut().find(|a| a.label == s.label) {
@@ -206,7 +213,7 @@ fn image(shared: &Shared, q: &BTreeMap<String, String>) -> ApiResult<HttpRespons
     let t: u64 = required(q, "t")?.parse().map_err(|_| (400, "t: not an integer of ns".to_string()))?;
     let mut best = None;
     for bag in bags_with(shared, topic) {
-        if let Some(f) = frame_at(bag, topic, t, &types(bag)).map_err(|e| (400, e.to_string()))? {
+        if let Some(f) = frame_at(bag, topic, t, &types(shared, bag)).map_err(|e| (400, e.to_string()))? {
             if best.as_ref().is_none_or(|b: &rbag_view::export::Frame| f.log_time > b.log_time) {
                 best = Some(f);
             }

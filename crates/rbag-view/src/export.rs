@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
 use rbag_bag::decode::{Decoders, TypeSources};
+use rbag_bag::output::Staged;
 use rbag_bag::read::{resolve_topic, DecodedReader, ReadSpec, Resolved};
 use rbag_bag::{Bag, Filter};
 
@@ -159,12 +160,22 @@ impl ImageDir {
             Picture::Compressed { data, .. } => (std::borrow::Cow::Borrowed(data.as_slice()), extension(data)),
         };
         let path = self.dir.join(file_name(frame, ext));
-        if !self.overwrite && path.exists() {
-            return Err(Error::Io {
-                path,
-                source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, "exists; not replaced"),
-            });
+        // Only a frame rbag could have written is replaced (with `overwrite`): a file of this
+        // name holding something else is kept.
+        if let Ok(meta) = fs::symlink_metadata(&path) {
+            let ours = meta.is_file() && head(&path).is_some_and(|h| extension(&h) == ext);
+            let refusal = match (self.overwrite, ours) {
+                (false, _) => Some("exists; not replaced"),
+                (true, false) => Some("exists and is not an image file of this kind; not replaced"),
+                (true, true) => None,
+            };
+            if let Some(why) = refusal {
+                return Err(Error::Io { path, source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, why) });
+            }
         }
+        // Frames are not fsynced one by one as the safe-output path does for a single output:
+        // thousands of syncs would bound an export by the disk's flush rate. Each is still
+        // complete under its name (temporary name, then rename).
         let tmp = self.dir.join(format!(".{}.partial", file_name(frame, ext)));
         let io = |source| Error::Io { path: tmp.clone(), source };
         fs::write(&tmp, &bytes).map_err(io)?;
@@ -173,12 +184,31 @@ impl ImageDir {
     }
 }
 
-/// A video written by `ffmpeg`, fed frames on its standard input.
+/// The first bytes of a file, enough to tell its kind.
+fn head(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut h = Vec::new();
+    fs::File::open(path).and_then(|f| f.take(16).read_to_end(&mut h)).ok()?;
+    Some(h)
+}
+
+/// Whether a file is a video of a container [`Video`] writes (MP4/MOV, Matroska/WebM, AVI), by
+/// its magic: what an output check may replace.
+pub fn is_video(path: &Path) -> bool {
+    head(path).is_some_and(|h| {
+        h.get(4..8) == Some(b"ftyp")
+            || h.starts_with(&[0x1A, 0x45, 0xDF, 0xA3])
+            || (h.starts_with(b"RIFF") && h.get(8..11) == Some(b"AVI"))
+    })
+}
+
+/// A video written by `ffmpeg`, fed frames on its standard input, into a staged output that
+/// is renamed into place only when `ffmpeg` succeeds.
 pub struct Video {
     child: Child,
     stdin: Option<ChildStdin>,
-    tmp: PathBuf,
-    out: PathBuf,
+    /// Taken by [`Video::finish`]; dropping it unfinished removes the temporary.
+    staged: Option<Staged>,
     size: Option<(u32, u32)>,
     raw: bool,
 }
@@ -217,12 +247,12 @@ pub fn frame_rate(times: &[u64]) -> f64 {
 }
 
 impl Video {
-    /// Starts `ffmpeg` writing `out` at `fps` frames per second. `first` says what the frames
-    /// are: raw pixels are sent as RGB, compressed images as they are.
-    pub fn start(out: &Path, fps: f64, first: &Picture) -> Result<Self> {
-        let format = container(out)?;
-        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = out.with_file_name(format!(".{name}.partial"));
+    /// Starts `ffmpeg` writing the `staged` output (checked by the caller against the inputs,
+    /// see `rbag_bag::output`) at `fps` frames per second; the container comes from the output's
+    /// name. `first` says what the frames are: raw pixels are sent as RGB, compressed images as
+    /// they are.
+    pub fn start(staged: Staged, fps: f64, first: &Picture) -> Result<Self> {
+        let format = container(staged.target())?;
         let mut cmd = Command::new("ffmpeg");
         cmd.args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"]);
         let (raw, size) = match first {
@@ -238,7 +268,7 @@ impl Video {
         cmd.args(["-framerate", &fps.to_string(), "-i", "pipe:0"]);
         // Even sizes for yuv420p, which every player takes.
         cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p", "-f", format]);
-        cmd.arg(&tmp).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
+        cmd.arg(staged.temp()).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|source| Error::Tool {
             tool: "ffmpeg",
             reason: if source.kind() == std::io::ErrorKind::NotFound {
@@ -248,7 +278,7 @@ impl Video {
             },
         })?;
         let stdin = child.stdin.take();
-        Ok(Video { child, stdin, tmp, out: out.into(), size, raw })
+        Ok(Video { child, stdin, staged: Some(staged), size, raw })
     }
 
     /// Sends one frame. Raw frames must all have the first frame's size.
@@ -297,27 +327,27 @@ impl Video {
         if status.success() {
             Ok(())
         } else {
-            let _ = fs::remove_file(&self.tmp);
             Err(Error::Tool { tool: "ffmpeg", reason: format!("{status}: {}", err.trim()) })
         }
     }
 
-    /// Closes the input, waits for `ffmpeg`, and renames the video into place.
+    /// Closes the input, waits for `ffmpeg`, and commits the video into place.
     pub fn finish(mut self) -> Result<PathBuf> {
         self.stdin = None;
         self.wait_output()?;
-        fs::rename(&self.tmp, &self.out).map_err(|source| Error::Io { path: self.out.clone(), source })?;
-        Ok(self.out.clone())
+        let staged = self.staged.take().ok_or(Error::Tool { tool: "ffmpeg", reason: "already finished".into() })?;
+        let out = staged.target().to_path_buf();
+        staged.commit().map_err(rbag_bag::Error::from)?;
+        Ok(out)
     }
 }
 
 impl Drop for Video {
     fn drop(&mut self) {
-        // An unfinished video: stop ffmpeg and leave nothing half-written behind.
+        // An unfinished video: stop ffmpeg; the staged output then removes its temporary.
         if self.stdin.take().is_some() {
             let _ = self.child.kill();
             let _ = self.child.wait();
-            let _ = fs::remove_file(&self.tmp);
         }
     }
 }

@@ -58,8 +58,8 @@ struct Field {
     arg: String,
     topic: String,
     path: Option<String>,
-    /// Series indices this field feeds, one per selected value (grown on first message).
-    slots: Vec<usize>,
+    /// One series per selected value (more are added when a message selects more).
+    series: Vec<Series>,
     missing: u64,
 }
 
@@ -80,7 +80,7 @@ pub fn read(bag: &Bag, spec: &SeriesSpec) -> Result<Read> {
         let Resolved::Topic(topic, path) = resolve_topic(arg, &known) else {
             return Err(Error::Path { field: arg.clone(), reason: "names no single topic of the bag".into() });
         };
-        fields.push(Field { arg: arg.clone(), topic, path, slots: Vec::new(), missing: 0 });
+        fields.push(Field { arg: arg.clone(), topic, path, series: Vec::new(), missing: 0 });
     }
     let mut by_topic: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, f) in fields.iter().enumerate() {
@@ -94,10 +94,6 @@ pub fn read(bag: &Bag, spec: &SeriesSpec) -> Result<Read> {
         settle: false,
     };
     let mut reader = DecodedReader::new(bag, read_spec)?;
-    let mut series: Vec<Series> = Vec::new();
-    let mut origin: Vec<usize> = Vec::new();
-    // Slots are handed out in the order fields are first seen; reorder to the asked order at
-    // the end.
     let mut values: Vec<f64> = Vec::new();
     while let Some(m) = reader.next_message()? {
         let Some(indices) = by_topic.get(&m.connection.topic) else { continue };
@@ -123,31 +119,26 @@ pub fn read(bag: &Bag, spec: &SeriesSpec) -> Result<Read> {
                     }
                 }
             }
-            while f.slots.len() < values.len() {
-                f.slots.push(series.len());
-                origin.push(fi);
-                series.push(Series { topic: f.topic.clone(), ..Default::default() });
+            while f.series.len() < values.len() {
+                f.series.push(Series { topic: f.topic.clone(), ..Default::default() });
             }
-            for (k, &v) in values.iter().enumerate() {
-                let s = &mut series[f.slots[k]];
+            for (s, &v) in f.series.iter_mut().zip(&values) {
                 s.times.push(m.log_time);
                 s.values.push(v);
             }
         }
     }
+    let missing = fields.iter().filter(|f| f.missing > 0).map(|f| (f.arg.clone(), f.missing)).collect();
     // Labels, and the asked order: field by field, elements in index order.
-    let mut order: Vec<usize> = Vec::with_capacity(series.len());
-    for f in &fields {
-        let several = f.slots.len() > 1 || f.path.as_deref().is_some_and(|p| p.contains(['*', ':']));
-        for (k, &slot) in f.slots.iter().enumerate() {
-            series[slot].label = if several { format!("{}[{k}]", f.arg) } else { f.arg.clone() };
-            order.push(slot);
+    let (mut series, mut origin) = (Vec::new(), Vec::new());
+    for (fi, f) in fields.into_iter().enumerate() {
+        let several = f.series.len() > 1 || f.path.as_deref().is_some_and(|p| p.contains(['*', ':']));
+        for (k, mut s) in f.series.into_iter().enumerate() {
+            s.label = if several { format!("{}[{k}]", f.arg) } else { f.arg.clone() };
+            series.push(s);
+            origin.push(fi);
         }
     }
-    let mut taken: Vec<Option<Series>> = series.into_iter().map(Some).collect();
-    let series: Vec<Series> = order.iter().map(|&i| taken[i].take().expect("each slot once")).collect();
-    let origin: Vec<usize> = order.iter().map(|&i| origin[i]).collect();
-    let missing = fields.iter().filter(|f| f.missing > 0).map(|f| (f.arg.clone(), f.missing)).collect();
     Ok(Read { series, missing, origin })
 }
 

@@ -445,6 +445,24 @@ fn export_images_every_window_video_and_errors() {
     // Existing frames are not replaced without --force.
     let o = run(&[&"export-images", &bag, &"/cam3/image_raw", &"-o", &out, &"--start", &"+0.05", &"--end", &"+0.15"]);
     assert_clear_error(&o, &["000000_", "exists"]);
+    // With --force a frame is replaced only by a frame: a file of its name holding something
+    // else is kept.
+    let frame = std::fs::read_dir(&out).unwrap().next().unwrap().unwrap().path();
+    std::fs::write(&frame, b"notes").unwrap();
+    let o = run(&[
+        &"export-images",
+        &bag,
+        &"/cam3/image_raw",
+        &"-o",
+        &out,
+        &"--start",
+        &"+0.05",
+        &"--end",
+        &"+0.15",
+        &"--force",
+    ]);
+    assert_clear_error(&o, &["000000_", "not an image"]);
+    assert_eq!(std::fs::read(&frame).unwrap(), b"notes");
     // Not an image topic; no such topic.
     let corpus_bag = common::sample_bag(dir.path(), "sample.bag", 1);
     let topic = rbag_storage::open(&corpus_bag).unwrap().connections().first().unwrap().topic.clone();
@@ -479,6 +497,15 @@ fn export_images_every_window_video_and_errors() {
     assert_eq!(p["streams"][0]["nb_read_frames"], "3", "{p}");
     // Odd sizes are padded to even for yuv420p.
     assert_eq!((p["streams"][0]["width"].as_u64(), p["streams"][0]["height"].as_u64()), (Some(6), Some(4)));
+    // An existing video is kept without --force; a file that is not a video is kept even with it.
+    let o = run(&[&"export-images", &bag, &"/cam4/image_raw", &"--video", &video]);
+    assert_clear_error(&o, &["cam.mp4", "--force"]);
+    let notes = dir.path().join("notes.mp4");
+    std::fs::write(&notes, b"notes").unwrap();
+    let o = run(&[&"export-images", &bag, &"/cam4/image_raw", &"--video", &notes, &"--force"]);
+    assert_clear_error(&o, &["notes.mp4"]);
+    assert_eq!(std::fs::read(&notes).unwrap(), b"notes");
+    assert!(run(&[&"export-images", &bag, &"/cam4/image_raw", &"--video", &video, &"--force"]).status.success());
     // A compressed topic makes a video too.
     let video2 = dir.path().join("compressed.mkv");
     let o = run(&[&"export-images", &bag, &"/cam/compressed", &"--video", &video2, &"--fps", &"5"]);

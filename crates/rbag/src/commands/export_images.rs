@@ -1,10 +1,8 @@
 //! `rbag export-images`: an image topic as files, and optionally a video.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use rbag_view::export::{frame_rate, Frame, FrameSpec, Frames, ImageDir, Video};
 
 use crate::{Outcome, UsageError};
@@ -61,17 +59,12 @@ pub fn run(args: Args) -> Result<Outcome> {
             return Err(UsageError(format!("--fps {fps}: give a rate above 0 and at most 1000")).into());
         }
     }
-    if let Some(v) = &args.video {
-        if v.exists() && !args.force {
-            bail!("{} exists; use --force to replace it", v.display());
-        }
-        if std::fs::symlink_metadata(v).is_ok_and(|m| !m.is_file()) {
-            bail!("{}: not a plain file; rbag writes a video only to a plain file", v.display());
-        }
-        if v.canonicalize().ok().is_some_and(|v| args.bag.canonicalize().is_ok_and(|b| b == v)) {
-            bail!("{} is the input bag", v.display());
-        }
-    }
+    // The video's output is checked before anything is read, as every writing verb's is.
+    let mut staged_video = args
+        .video
+        .as_deref()
+        .map(|v| super::stage_output(v, args.force, &args.bag, "a video", &rbag_view::export::is_video))
+        .transpose()?;
     let bag = super::open_with(&args.bag, &args.read)?;
     let (start, end) = args.window.resolve(std::slice::from_ref(&bag))?;
     let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
@@ -82,9 +75,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let total =
         bag.info().map_or(0, |i| i.topics.iter().filter(|t| t.name == topic).map(|t| t.message_count).sum::<u64>())
             / args.every;
-    let bar = progress(total);
+    let bar = crate::output::progress_bar(total, "frames");
     let mut video: Option<Video> = None;
-    // The first frames wait here until the rate is known (only with --video and no --fps).
     let mut waiting: Vec<Frame> = Vec::new();
     let mut written = 0u64;
     loop {
@@ -92,23 +84,23 @@ pub fn run(args: Args) -> Result<Outcome> {
         if let (Some(d), Some(f)) = (&dir, &frame) {
             d.write(&topic, f)?;
         }
-        if let Some(out) = &args.video {
-            if video.is_none() {
-                if let Some(f) = frame.clone() {
-                    waiting.push(f);
-                }
-                let ready = args.fps.is_some() || waiting.len() >= RATE_SAMPLE || frame.is_none();
-                if ready && !waiting.is_empty() {
-                    let times: Vec<u64> = waiting.iter().map(|f| f.log_time).collect();
-                    let fps = args.fps.unwrap_or_else(|| frame_rate(&times));
-                    let mut v = Video::start(out, fps, &waiting[0].picture)?;
-                    for f in waiting.drain(..) {
-                        v.push(&topic, &f)?;
-                    }
-                    video = Some(v);
-                }
-            } else if let (Some(v), Some(f)) = (video.as_mut(), &frame) {
+        if let Some(v) = video.as_mut() {
+            if let Some(f) = &frame {
                 v.push(&topic, f)?;
+            }
+        } else if staged_video.is_some() {
+            // The first frames wait until the rate is known (unless --fps gives it).
+            waiting.extend(frame.clone());
+            let ready = args.fps.is_some() || waiting.len() >= RATE_SAMPLE || frame.is_none();
+            if let (true, Some(first)) = (ready, waiting.first()) {
+                let times: Vec<u64> = waiting.iter().map(|f| f.log_time).collect();
+                let fps = args.fps.unwrap_or_else(|| frame_rate(&times));
+                let staged = staged_video.take().context("the video starts once")?;
+                let mut v = Video::start(staged, fps, &first.picture)?;
+                for f in waiting.drain(..) {
+                    v.push(&topic, &f)?;
+                }
+                video = Some(v);
             }
         }
         let Some(_) = frame else { break };
@@ -137,17 +129,4 @@ fn view_error(e: rbag_view::Error) -> anyhow::Error {
         rbag_view::Error::Bag(e) => super::with_hint(e),
         e => anyhow::Error::new(e),
     }
-}
-
-/// A bar of frames written, on stderr when it is a terminal.
-fn progress(total: u64) -> ProgressBar {
-    if total < 2 || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} frames ({per_sec}, {eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
 }

@@ -154,6 +154,29 @@ pub mod undeclared {
     }
 }
 
+/// An output file that is not a bag, checked and staged by the one safe-output path: never the
+/// input `bag`, replaced only with `force` and only when `ours` says rbag could have written
+/// it, written under a temporary name that [`Staged::commit`](rbag_bag::output::Staged::commit)
+/// renames into place. `kind` names what it should be (`"a chart"`).
+pub fn stage_output(
+    out: &Path,
+    force: bool,
+    bag: &Path,
+    kind: &str,
+    ours: &dyn Fn(&Path) -> bool,
+) -> Result<rbag_bag::output::Staged> {
+    use rbag_bag::output::{check_with, OutputPolicy, Staged};
+    let inputs = if bag.exists() { vec![bag.to_path_buf()] } else { Vec::new() };
+    let policy = OutputPolicy { inputs, replace: force };
+    let checked = check_with(out, &policy, kind, ours).map_err(|e| match e {
+        rbag_bag::StorageError::OutputExists { .. } if !force => {
+            anyhow::Error::new(e).context("use --force to replace it")
+        }
+        e => anyhow::Error::new(e),
+    })?;
+    Ok(Staged::new(checked)?)
+}
+
 /// A window of log time, for verbs that read messages.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
 pub struct WindowArgs {

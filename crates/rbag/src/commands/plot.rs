@@ -3,9 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use rbag_bag::output::{check_with, OutputPolicy, Staged};
 use rbag_bag::text::TimeFormat;
-use rbag_bag::StorageError;
 use rbag_view::plot::{Chart, Size, XAxis};
 use rbag_view::series::{self, SeriesSpec};
 
@@ -69,13 +67,7 @@ pub struct Args {
 /// only with `force`, and only when it is a chart (PNG, SVG, or a page `rbag plot` wrote); the
 /// bag is never a possible output.
 fn write_chart(out: &Path, bytes: &[u8], force: bool, bag: &Path) -> Result<()> {
-    let inputs = if bag.exists() { vec![bag.to_path_buf()] } else { Vec::new() };
-    let policy = OutputPolicy { inputs, replace: force };
-    let checked = check_with(out, &policy, "a chart", &is_chart).map_err(|e| match e {
-        StorageError::OutputExists { .. } if !force => anyhow::Error::new(e).context("use --force to replace it"),
-        e => anyhow::Error::new(e),
-    })?;
-    let staged = Staged::new(checked)?;
+    let staged = super::stage_output(out, force, bag, "a chart", &is_chart)?;
     std::fs::write(staged.temp(), bytes).with_context(|| format!("cannot write {}", staged.temp().display()))?;
     staged.commit()?;
     Ok(())
@@ -123,13 +115,15 @@ pub fn run(args: Args) -> Result<Outcome> {
     let bag = super::open_with(&args.bag, &args.read)?;
     let (start, end) = args.window.resolve(std::slice::from_ref(&bag))?;
     let types = args.types.sources(&bag.storage_info().map_err(super::with_hint)?.properties)?;
-    // Each argument may hold several fields joined by commas: one subplot's worth.
-    let groups: Vec<Vec<String>> = args
-        .fields
-        .iter()
-        .map(|a| a.split(',').map(str::trim).filter(|f| !f.is_empty()).map(String::from).collect())
-        .collect();
-    let mut fields: Vec<String> = groups.iter().flatten().cloned().collect();
+    // Each argument may hold several fields joined by commas: one subplot's worth (with
+    // --subplot; else every field is in the one panel).
+    let (mut fields, mut panel_of) = (Vec::new(), Vec::new());
+    for (g, arg) in args.fields.iter().enumerate() {
+        for f in arg.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+            fields.push(f.to_string());
+            panel_of.push(if args.subplot { g } else { 0 });
+        }
+    }
     if let Some(x) = &args.x {
         fields.push(x.clone());
     }
@@ -148,7 +142,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let x_index = args.x.as_ref().map(|_| fields.len() - 1);
     let mut x_series = None;
     let mut series = Vec::new();
-    let mut field_group: Vec<usize> = Vec::new();
+    let mut layout: Vec<Vec<usize>> = vec![Vec::new(); args.fields.len()];
     for (k, s) in read.series.into_iter().enumerate() {
         let field = read.origin[k];
         if Some(field) == x_index {
@@ -157,20 +151,9 @@ pub fn run(args: Args) -> Result<Outcome> {
             }
             x_series = Some(s);
         } else {
-            // The group of the argument this field came from.
-            let mut seen = 0;
-            let g = groups.iter().position(|g| {
-                seen += g.len();
-                field < seen
-            });
-            field_group.push(g.unwrap_or(0));
+            layout[panel_of[field]].push(series.len());
             series.push(s);
         }
-    }
-    let panels = if args.subplot { groups.len() } else { 1 };
-    let mut layout: Vec<Vec<usize>> = vec![Vec::new(); panels];
-    for (i, &g) in field_group.iter().enumerate() {
-        layout[if args.subplot { g } else { 0 }].push(i);
     }
     layout.retain(|p| !p.is_empty());
     let points: usize = series.iter().map(|s| s.values.len()).sum();
