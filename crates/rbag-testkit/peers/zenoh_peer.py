@@ -67,6 +67,27 @@ CANCEL <uuid hex> <return code>, DONE <n>; ACCEPTED <uuid hex>, FEEDBACK, RESULT
 <json>, CANCELED <code>, DONE). --await-readers: wait (up to 10 s) for a matching subscriber
 before each publication, so that a recorder that subscribed misses nothing.
 
+Services (example_interfaces/srv/AddTwoInts, as rmw_zenoh + rclcpp run it; with --introspection,
+service introspection configured to CONTENTS, the way rosbag2 records services):
+
+    zenoh_peer.py service-server --connect E --domain D [--service /add_two_ints] [--count N]
+                         [--introspection] [--timeout S] [--await-readers] [--linger S]
+    zenoh_peer.py service-client --connect E --domain D [--service /add_two_ints] [--count N]
+                         [--first I] [--introspection] [--timeout S] [--await-readers] [--linger S]
+
+The server is a queryable on `<domain>/<service>/example_interfaces::srv::dds_::AddTwoInts_/<hash>`
+with an `SS` token (rmw_service_data.cpp L129-176 in 0.2.10), the client a querier with an `SC`
+token naming the server's hash (rmw_client_data.cpp L132-149, L383-397); the request's payload is
+CDR `int64 a, int64 b` with the encapsulation header, the attachment the client's (sequence number
+from 1, GID), echoed in the reply (rmw_service_data.cpp L438-454) whose payload is `int64 sum`.
+With --introspection each side publishes `<service>/_service_event`
+(`example_interfaces::srv::dds_::AddTwoInts_Event_`, laid out as the action services' events
+above): the server REQUEST_RECEIVED (1) and RESPONSE_SENT (2), the client REQUEST_SENT (0) and
+RESPONSE_RECEIVED (3). Call i (from --first, default 0) asks a = i + 1, b = 100 * (i + 1) - 7.
+The server prints REQUEST <i> <payload hex> <a> <b> <sequence number> <client GID hex> per request
+and DONE <n>, exit 0 once --count requests came (else 2); the client prints CLIENT <GID hex>,
+CALL <i> <a> <b> <payload hex>, SUM <i> <sum>, DONE (NO_SERVER exit 3, NO_RESPONSE exit 4).
+
 Output, one line each, flushed: READY <zid>; TOKEN <key expression> for each token it declares
 (talker, listener) or sees (tokens); talker: PUBLISHED <i> <payload hex> <attachment hex> (or
 `-` for the payload with --size over 4096), DONE; listener: RECEIVED <i> <payload hex or
@@ -436,8 +457,8 @@ def event_payload(name, kind, gid, seq, request=None, response=None):
 class ZPub:
     """A publisher as rmw_zenoh declares one: token, data key, attachment with sequence numbers."""
 
-    def __init__(self, s, zid, args, node, topic, dds_type, eid, transient_local=False):
-        self.hash = fake_hash(dds_type)
+    def __init__(self, s, zid, args, node, topic, dds_type, eid, transient_local=False, type_hash=None):
+        self.hash = type_hash or fake_hash(dds_type)
         dur = "1" if transient_local else ""
         qos = f":{dur}:,1:,:,:,," if transient_local else EVENT_QOS
         self.token = (f"@ros2_lv/{args.domain}/{zid}/0/{eid}/MP/%/%/{node}/{mangle(topic)}/{mangle(dds_type)}/"
@@ -675,9 +696,143 @@ def run_action_client(args):
     s.close()
 
 
+# --- Services: example_interfaces/srv/AddTwoInts (see the module docstring). ---
+
+ADD = "example_interfaces::srv::dds_::AddTwoInts_"
+# The RIHS01 hashes of example_interfaces/srv/AddTwoInts and its event (rbag-msg's interface
+# tests compute the same).
+ADD_HASH = "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a"
+ADD_EVENT_HASH = "RIHS01_32c1d140259c71e5c355115942bcb31df98b4330e4d906b1b75ccb1c9b3ce6c8"
+
+
+def add_request(a, b):
+    return struct.pack("<qq", a, b)
+
+
+def add_event(kind, gid, seq, request=None, response=None):
+    """An AddTwoInts_Event: ServiceEventInfo, then request and response as sequences of <= 1."""
+    b = Body()
+    b.u8(kind)
+    b.time(time.time_ns())
+    b.raw(gid)
+    b.i64(seq)
+    b.u32(1 if request is not None else 0)
+    if request is not None:
+        b.i64(request[0])
+        b.i64(request[1])
+    b.u32(1 if response is not None else 0)
+    if response is not None:
+        b.i64(response)
+    return b.bytes()
+
+
+def service_event_pub(s, zid, args, node):
+    if not args.introspection:
+        return None
+    return ZPub(s, zid, args, node, f"{args.service}/_service_event", f"{ADD}Event_", 20, type_hash=ADD_EVENT_HASH)
+
+
+def run_service_server(args):
+    import queue
+
+    node = "add_two_ints_server"
+    s, zid, held = action_node(args, node)
+    events = service_event_pub(s, zid, args, node)
+    held.append(s.liveliness().declare_token(
+        f"@ros2_lv/{args.domain}/{zid}/0/10/SS/%/%/{node}/{mangle(args.service)}/{mangle(ADD)}/{ADD_HASH}/{SERVICE_QOS}"))
+    inbox = queue.Queue()
+    key = f"{args.domain}/{args.service.strip('/')}/{ADD}/{ADD_HASH}"
+    queryable = s.declare_queryable(key, inbox.put, complete=True)
+    got, end = 0, time.monotonic() + args.timeout
+    while got < args.count and time.monotonic() < end:
+        try:
+            q = inbox.get(timeout=0.05)
+        except queue.Empty:
+            continue
+        raw_att = q.attachment.to_bytes() if q.attachment is not None else b""
+        if len(raw_att) != 33:
+            say("NO_ATTACHMENT")  # rmw_service_data.cpp drops such a request
+            continue
+        seq, gid = struct.unpack("<q", raw_att[:8])[0], raw_att[17:]
+        data = q.payload.to_bytes() if q.payload is not None else b""
+        body = body_of(data)
+        if len(body) < 16:
+            say("BAD_REQUEST", data.hex())
+            continue
+        a, b = struct.unpack("<qq", body[:16])
+        say("REQUEST", got, data.hex(), a, b, seq, gid.hex())
+        got += 1
+        if events is not None:
+            events.put(add_event(REQUEST_RECEIVED, gid, seq, request=(a, b)))
+        q.reply(q.key_expr, b"\x00\x01\x00\x00" + struct.pack("<q", a + b),
+                attachment=attachment(seq, time.time_ns(), gid))
+        # Dropping the query sends the final reply, which ends the client's get.
+        del q
+        if events is not None:
+            events.put(add_event(RESPONSE_SENT, gid, seq, response=a + b))
+    say("DONE", got)
+    time.sleep(args.linger)
+    del queryable, held
+    s.close()
+    sys.exit(0 if got >= args.count else 2)
+
+
+def run_service_client(args):
+    node = "add_two_ints_client"
+    s, zid, held = action_node(args, node)
+    events = service_event_pub(s, zid, args, node)
+    name = mangle(args.service)
+    server, end = None, time.monotonic() + args.timeout
+    while server is None and time.monotonic() < end:
+        for reply in s.liveliness().get(f"@ros2_lv/{args.domain}/**", timeout=2.0):
+            key = str(reply.ok.key_expr) if reply.ok else ""
+            if "/SS/" in key and f"/{name}/" in key:
+                server = key
+        if server is None:
+            time.sleep(0.1)
+    if server is None:
+        say("NO_SERVER")
+        sys.exit(3)
+    hash_ = server.split("/")[-2]
+    token = f"@ros2_lv/{args.domain}/{zid}/0/10/SC/%/%/{node}/{name}/{mangle(ADD)}/{hash_}/{SERVICE_QOS}"
+    held.append(s.liveliness().declare_token(token))
+    gid = gid_of(token)
+    say("CLIENT", gid.hex())
+    time.sleep(0.3)
+    key = f"{args.domain}/{args.service.strip('/')}/{ADD}/{hash_}"
+    for i in range(args.first, args.first + args.count):
+        a, b, seq = i + 1, 100 * (i + 1) - 7, i - args.first + 1
+        data = b"\x00\x01\x00\x00" + add_request(a, b)
+        say("CALL", i, a, b, data.hex())
+        if events is not None:
+            events.put(add_event(REQUEST_SENT, gid, seq, request=(a, b)))
+        replies = s.get(key, payload=data, attachment=attachment(seq, time.time_ns(), gid),
+                        target=zenoh.QueryTarget.ALL_COMPLETE, consolidation=zenoh.ConsolidationMode.NONE,
+                        timeout=args.timeout)
+        total = None
+        for reply in replies:
+            if reply.ok is None:
+                continue
+            att = reply.ok.attachment.to_bytes() if reply.ok.attachment is not None else b""
+            if len(att) != 33 or struct.unpack("<q", att[:8])[0] != seq:
+                continue
+            total = struct.unpack("<q", body_of(reply.ok.payload.to_bytes())[:8])[0]
+        if total is None:
+            say("NO_RESPONSE")
+            sys.exit(4)
+        if events is not None:
+            events.put(add_event(RESPONSE_RECEIVED, gid, seq, response=total))
+        say("SUM", i, total)
+    say("DONE")
+    time.sleep(args.linger)
+    del held
+    s.close()
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("role", choices=["router", "talker", "listener", "tokens", "call", "action-server", "action-client"])
+    p.add_argument("role", choices=["router", "talker", "listener", "tokens", "call", "action-server", "action-client",
+                                    "service-server", "service-client"])
     p.add_argument("--listen", default="tcp/127.0.0.1:7447")
     p.add_argument("--connect", default="tcp/127.0.0.1:7447")
     p.add_argument("--domain", type=int, default=0)
@@ -702,9 +857,14 @@ def main():
     p.add_argument("--order", type=int, default=5)
     p.add_argument("--cancel", action="store_true", help="action-client: cancel each goal once it ended")
     p.add_argument("--await-readers", action="store_true")
+    p.add_argument("--service", default="/add_two_ints", help="service-server/-client: the service's name")
+    p.add_argument("--first", type=int, default=0, help="service-client: the number of the first call")
+    p.add_argument("--introspection", action="store_true",
+                   help="service-server/-client: publish <service>/_service_event with the contents")
     args = p.parse_args()
     {"router": run_router, "talker": run_talker, "listener": run_listener, "tokens": run_tokens, "call": run_call,
-     "action-server": run_action_server, "action-client": run_action_client}[args.role](args)
+     "action-server": run_action_server, "action-client": run_action_client,
+     "service-server": run_service_server, "service-client": run_service_client}[args.role](args)
 
 
 if __name__ == "__main__":

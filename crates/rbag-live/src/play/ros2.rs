@@ -264,14 +264,18 @@ fn wait_for_action_servers(actions: &Actions, stop: &PlayHandle, events: &Events
     }
 }
 
-/// Takes the service-event connections out of `planned` and makes each a request sender of
-/// events of `kind`.
+/// Makes a service-event connection's request sender (`None` for other connections), from its
+/// bag's type sources.
+type MakeSender<'a> =
+    dyn FnMut(&Connection, &rbag_bag::decode::TypeSources) -> Result<Option<RequestSender>, Error> + 'a;
+
+/// Takes the service-event connections out of `planned` and makes each, through `make`, a
+/// request sender (DDS or Zenoh).
 fn split_service_requests(
-    kind: u8,
     types: &UserTypes,
     source: &BagSource,
-    participant: &Participant,
     planned: Vec<Planned>,
+    make: &mut MakeSender<'_>,
 ) -> Result<(Vec<Planned>, BTreeMap<u32, RequestSender>), Error> {
     let mut requests = BTreeMap::new();
     let mut keep = Vec::new();
@@ -292,7 +296,7 @@ fn split_service_requests(
                 e.insert(types.sources(&source.readers()[bag].info()?.properties))
             }
         };
-        match RequestSender::new(participant, &p.conn, bag_sources, kind)? {
+        match make(&p.conn, bag_sources)? {
             Some(sender) => {
                 requests.insert(p.id, sender);
             }
@@ -526,6 +530,12 @@ fn run<W: TopicWriter>(
     for (_, w) in writers.values() {
         let _ = w.wait_for_acks(Duration::from_secs(2));
     }
+    // Requests still on their way when the process exits would be lost.
+    for r in sink.requests.values() {
+        if let Some(warning) = r.flush(Duration::from_secs(2)) {
+            prepared.events.emit(PlayEvent::Warning(warning));
+        }
+    }
     let report = report?;
     let started_wall_ns = wall0 + report.anchored_at.unwrap_or(0);
     Ok(LiveReport { play: Some(report), started_wall_ns, dropped: None })
@@ -554,7 +564,11 @@ pub fn play(
         None => (planned, Actions::default()),
     };
     let (planned, requests) = match ros2.service_requests {
-        Some(kind) => split_service_requests(kind, &prepared.types, &prepared.source, participant, planned)?,
+        Some(kind) => {
+            let mut make: Box<MakeSender<'_>> =
+                Box::new(|conn, sources| RequestSender::new(participant, conn, sources, kind));
+            split_service_requests(&prepared.types, &prepared.source, planned, &mut make)?
+        }
         None => (planned, BTreeMap::new()),
     };
     prepared.planned = planned;
@@ -571,8 +585,11 @@ pub fn play(
     } else {
         None
     };
-    let all: Vec<&RawWriter> =
-        writers.values().map(|(_, w)| w.as_ref()).chain(sink.requests.values().map(RequestSender::writer)).collect();
+    let all: Vec<&RawWriter> = writers
+        .values()
+        .map(|(_, w)| w.as_ref())
+        .chain(sink.requests.values().filter_map(RequestSender::writer))
+        .collect();
     wait_for_matches(participant, &all, &handle, &prepared.events)?;
     sink.clock = clock.map(|c| Box::new(c) as Box<dyn TopicWriter>);
     if let Some(n) = ros2.burst {
@@ -589,8 +606,8 @@ pub fn play(
 
 /// Plays `spec` into a Zenoh graph, as rmw_zenoh publishers would: each topic with its
 /// recorded type, hash and QoS, a `/clock` publisher with `--clock`, and rosbag2's player
-/// services as queryables; `--send-actions-as-client` through rmw_zenoh-style queriers.
-/// `--publish-service-requests` is DDS-only for now (docs/ros2-live.md).
+/// services as queryables; `--send-actions-as-client` and `--publish-service-requests` through
+/// rmw_zenoh-style clients (queries).
 #[cfg(feature = "zenoh")]
 pub fn play_zenoh(
     session: &Arc<rbag_ros2::zenoh::ZenohSession>,
@@ -599,12 +616,6 @@ pub fn play_zenoh(
     controls: PlayControls,
 ) -> Result<LiveReport, Error> {
     use rbag_ros2::zenoh::{ZenohPublisher, ZenohServices};
-    if ros2.service_requests.is_some() {
-        return Err(Error::Plan {
-            topic: "(service events)".into(),
-            reason: "replaying service requests is not supported over Zenoh yet".into(),
-        });
-    }
     let mut prepared = prepare(spec, ros2)?;
     let services_node = ZenohServices::new(session.clone(), "rosbag2_player")?;
     let node = services_node.node();
@@ -620,6 +631,14 @@ pub fn play_zenoh(
         }
         None => (planned, Actions::default()),
     };
+    let (planned, requests) = match ros2.service_requests {
+        Some(kind) => {
+            let mut make: Box<MakeSender<'_>> =
+                Box::new(|conn, sources| RequestSender::zenoh(session, node, conn, sources, kind));
+            split_service_requests(&prepared.types, &prepared.source, planned, &mut make)?
+        }
+        None => (planned, BTreeMap::new()),
+    };
     prepared.planned = planned;
     let unknown_hash = "RIHS01_0000000000000000000000000000000000000000000000000000000000000000";
     let writers = writers(&prepared.planned, &prepared.remaps, &ros2.qos_overrides, &prepared.events, |t| {
@@ -627,7 +646,7 @@ pub fn play_zenoh(
         Ok(ZenohPublisher::new(session, node, t.topic, &t.dds_type, hash, &t.qos)?)
     })?;
     let handle = controls.handle.clone();
-    let mut sink = sink(&mut prepared, &writers, ros2, &handle, BTreeMap::new());
+    let mut sink = sink(&mut prepared, &writers, ros2, &handle, requests);
     wait_for_action_servers(&actions, &handle, &prepared.events);
     sink.actions = actions;
     if prepared.options.clock_hz.is_some() || ros2.clock_before_messages() {
@@ -636,14 +655,23 @@ pub fn play_zenoh(
             ZenohPublisher::new(session, node, "/clock", "rosgraph_msgs::msg::dds_::Clock_", hash, &clock_qos())?;
         sink.clock = Some(Box::new(clock));
     }
-    // Subscribers already in the graph are matched before the first message, as over DDS.
+    // Subscribers already in the graph are matched before the first message, and the services
+    // requests go to are found by their tokens, as over DDS.
     let start = Instant::now();
-    while start.elapsed() < FIRST_ROUND || (start.elapsed() < MATCH_WAIT && !writers.values().all(|(_, w)| w.matched()))
-    {
+    let ready =
+        || writers.values().all(|(_, w)| w.matched()) && sink.requests.values().all(RequestSender::server_ready);
+    while start.elapsed() < FIRST_ROUND || (start.elapsed() < MATCH_WAIT && !ready()) {
         if handle.stopped() {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+    for r in sink.requests.values().filter(|r| !r.server_ready()) {
+        prepared.events.emit(PlayEvent::Warning(format!(
+            "service {}: no server found within {} s; its requests are sent anyway",
+            r.service(),
+            MATCH_WAIT.as_secs()
+        )));
     }
     if let Some(n) = ros2.burst {
         if n == 0 {

@@ -1,8 +1,11 @@
 //! `ros2 bag play --publish-service-requests`: recorded service events (`<svc>/_service_event`,
 //! `pkg/srv/S_Event`) are replayed as requests to the live service, the way a client on
-//! rmw_cyclonedds sends them, instead of being published as events. Which events count as
-//! requests is `--service-requests-source`: those the service received (its introspection) or
-//! those clients sent. Responses are not awaited, as in rosbag2.
+//! rmw_cyclonedds or rmw_zenoh sends them, instead of being published as events. Which events
+//! count as requests is `--service-requests-source`: those the service received (its
+//! introspection) or those clients sent. Responses are not awaited, as in rosbag2. Taking the
+//! request out of an event ([`request_of`]) is the same for both middlewares.
+
+use std::time::Duration;
 
 use rbag_bag::decode::{compile, TypeSources};
 use rbag_msg::{Encoding, Schema, Value};
@@ -19,64 +22,122 @@ pub const REQUEST_SENT: u8 = 0;
 /// `service_msgs/msg/ServiceEventInfo`'s event type of a request a service received.
 pub const REQUEST_RECEIVED: u8 = 1;
 
+/// What carries one service's requests.
+enum Calls {
+    /// As rmw_cyclonedds: a request writer, the 16-byte request header before the fields.
+    Dds {
+        writer: RawWriter,
+        /// A reader on the reply topic, so that the service finds a reply reader and the
+        /// client looks like one to `ros2 service list` (the replies themselves are ignored).
+        _replies: RawReader,
+        client_id: [u8; 8],
+        seq: i64,
+    },
+    /// As rmw_zenoh: a client (`SC` token) whose queries carry the request and its attachment.
+    #[cfg(feature = "zenoh")]
+    Zenoh(rbag_ros2::zenoh::ZenohClient),
+}
+
 /// Sends the requests of one service-event connection.
 pub(crate) struct RequestSender {
     service: String,
-    writer: RawWriter,
-    /// A reader on the reply topic, so that the service finds a reply reader and the client
-    /// looks like one to `ros2 service list` (the replies themselves are ignored).
-    _replies: RawReader,
+    calls: Calls,
     event: Schema,
     request: Schema,
     kind: u8,
-    client_id: [u8; 8],
-    seq: i64,
     buf: Vec<u8>,
 }
 
+/// What a service-event connection replays: its service, its service type less `_Event`
+/// (`pkg/srv/S`), and the event and request schemas. `None` for any other connection.
+type Parts = (String, String, Schema, Schema);
+
+fn parts(conn: &Connection, sources: &TypeSources) -> Result<Option<Parts>, Error> {
+    let (Some(service), Some(base)) =
+        (conn.topic.strip_suffix("/_service_event"), conn.message_type.strip_suffix("_Event"))
+    else {
+        return Ok(None);
+    };
+    if conn.encoding != "cdr" || !base.contains("/srv/") {
+        return Ok(None);
+    }
+    let failed = |reason: String| Error::ServiceRequests { topic: conn.topic.clone(), reason };
+    let (registry, event) = compile(conn, sources).map_err(|e| failed(e.to_string()))?;
+    let request = Schema::compile(&registry, &format!("{base}_Request")).map_err(|e| failed(e.to_string()))?;
+    Ok(Some((service.to_string(), base.to_string(), event, request)))
+}
+
+/// The DDS name of `base`'s `suffix` type (`pkg::srv::dds_::S_Request_`).
+fn dds_type(conn: &Connection, base: &str, suffix: &str) -> Result<String, Error> {
+    type_to_dds(&format!("{base}_{suffix}")).ok_or_else(|| Error::ServiceRequests {
+        topic: conn.topic.clone(),
+        reason: format!("type {base} has no DDS name"),
+    })
+}
+
 impl RequestSender {
-    /// For a CDR connection of type `pkg/srv/S_Event` on `<service>/_service_event`; `None` for
-    /// any other connection.
+    /// For a CDR connection of type `pkg/srv/S_Event` on `<service>/_service_event`, sending
+    /// as an rmw_cyclonedds client in `participant`'s domain; `None` for any other connection.
     pub fn new(
         participant: &Participant,
         conn: &Connection,
         sources: &TypeSources,
         kind: u8,
     ) -> Result<Option<RequestSender>, Error> {
-        let (Some(service), Some(base)) =
-            (conn.topic.strip_suffix("/_service_event"), conn.message_type.strip_suffix("_Event"))
-        else {
-            return Ok(None);
-        };
-        if conn.encoding != "cdr" || !base.contains("/srv/") {
-            return Ok(None);
-        }
-        let failed = |reason: String| Error::ServiceRequests { topic: conn.topic.clone(), reason };
-        let (registry, event) = compile(conn, sources).map_err(|e| failed(e.to_string()))?;
-        let request = Schema::compile(&registry, &format!("{base}_Request")).map_err(|e| failed(e.to_string()))?;
-        let dds = |suffix: &str| {
-            type_to_dds(&format!("{base}_{suffix}")).ok_or_else(|| failed(format!("type {base} has no DDS name")))
-        };
-        let (rq, rr) = service_to_dds(service);
-        let writer = RawWriter::new(participant, &rq, &dds("Request")?, &default_profile(), None)?;
-        let replies = RawReader::new(participant, &rr, &dds("Response")?, &default_profile(), Box::new(|_| {}))?;
+        let Some((service, base, event, request)) = parts(conn, sources)? else { return Ok(None) };
+        let (rq, rr) = service_to_dds(&service);
+        let writer = RawWriter::new(participant, &rq, &dds_type(conn, &base, "Request")?, &default_profile(), None)?;
+        let replies = RawReader::new(
+            participant,
+            &rr,
+            &dds_type(conn, &base, "Response")?,
+            &default_profile(),
+            Box::new(|_| {}),
+        )?;
         let id = rbag_transport::now_ns() ^ u64::from(std::process::id()) << 32;
-        Ok(Some(RequestSender {
-            service: service.to_string(),
-            writer,
-            _replies: replies,
-            event,
-            request,
-            kind,
-            client_id: id.to_le_bytes(),
-            seq: 0,
-            buf: Vec::new(),
-        }))
+        let calls = Calls::Dds { writer, _replies: replies, client_id: id.to_le_bytes(), seq: 0 };
+        Ok(Some(RequestSender { service, calls, event, request, kind, buf: Vec::new() }))
     }
 
-    /// The request writer (playback waits for it to match the services discovery knows).
-    pub fn writer(&self) -> &RawWriter {
-        &self.writer
+    /// The same, sending as an rmw_zenoh client of `node` on `session`'s domain.
+    #[cfg(feature = "zenoh")]
+    pub fn zenoh(
+        session: &std::sync::Arc<rbag_ros2::zenoh::ZenohSession>,
+        node: &rbag_ros2::zenoh::Node,
+        conn: &Connection,
+        sources: &TypeSources,
+        kind: u8,
+    ) -> Result<Option<RequestSender>, Error> {
+        let Some((service, base, event, request)) = parts(conn, sources)? else { return Ok(None) };
+        // rmw_zenoh names a service by its request type less `Request_`.
+        let request_type = dds_type(conn, &base, "Request")?;
+        let prefix = request_type.strip_suffix("Request_").unwrap_or(&request_type);
+        let client = rbag_ros2::zenoh::ZenohClient::new(session, node, &service, prefix)?;
+        Ok(Some(RequestSender { service, calls: Calls::Zenoh(client), event, request, kind, buf: Vec::new() }))
+    }
+
+    /// The service's name.
+    pub fn service(&self) -> &str {
+        &self.service
+    }
+
+    /// The DDS request writer, whose matches playback waits for; `None` over Zenoh.
+    pub fn writer(&self) -> Option<&RawWriter> {
+        match &self.calls {
+            Calls::Dds { writer, .. } => Some(writer),
+            #[cfg(feature = "zenoh")]
+            Calls::Zenoh(_) => None,
+        }
+    }
+
+    /// Whether the service's server is known: over Zenoh, by its `SS` token (over DDS,
+    /// [`RequestSender::writer`]'s matches say it).
+    pub fn server_ready(&self) -> bool {
+        match &self.calls {
+            Calls::Dds { writer, .. } => writer.matched() > 0,
+            #[cfg(feature = "zenoh")]
+            Calls::Zenoh(client) => client.server_ready(),
+        }
     }
 
     /// Sends the request in one recorded event, when the event is of the chosen kind and
@@ -90,14 +151,44 @@ impl RequestSender {
         self.buf.clear();
         rbag_msg::encode(&self.request, &request, Encoding::Cdr, false, &mut self.buf)
             .map_err(|e| PlayError::sink(format!("service {}: {e}", self.service)))?;
-        self.seq += 1;
-        let mut out = Vec::with_capacity(self.buf.len() + 16);
-        out.extend_from_slice(&self.buf[..4]);
-        out.extend_from_slice(&self.client_id);
-        out.extend_from_slice(&self.seq.to_le_bytes());
-        out.extend_from_slice(&self.buf[4..]);
-        self.writer.write(&out, now_ns).map_err(PlayError::sink)?;
+        match &mut self.calls {
+            Calls::Dds { writer, client_id, seq, .. } => {
+                *seq += 1;
+                let mut out = Vec::with_capacity(self.buf.len() + 16);
+                out.extend_from_slice(&self.buf[..4]);
+                out.extend_from_slice(client_id);
+                out.extend_from_slice(&seq.to_le_bytes());
+                out.extend_from_slice(&self.buf[4..]);
+                writer.write(&out, now_ns).map_err(PlayError::sink)?;
+            }
+            #[cfg(feature = "zenoh")]
+            Calls::Zenoh(client) => {
+                // The response is not read, as rosbag2 does not await it.
+                client.call(&self.buf, |_, _| {}).map_err(PlayError::sink)?;
+            }
+        }
         Ok(true)
+    }
+
+    /// Waits up to `timeout` for the requests sent to reach the service (DDS: acknowledged;
+    /// Zenoh: its queries ended); returns a warning when Zenoh's may not have.
+    pub fn flush(&self, timeout: Duration) -> Option<String> {
+        match &self.calls {
+            Calls::Dds { writer, .. } => {
+                // As for topics: a reader that does not acknowledge is not worth a warning.
+                let _ = writer.wait_for_acks(timeout);
+                None
+            }
+            #[cfg(feature = "zenoh")]
+            Calls::Zenoh(client) => match client.flush(timeout) {
+                0 => None,
+                n => Some(format!(
+                    "service {}: {n} requests not answered within {} s; the service may not have received them",
+                    self.service,
+                    timeout.as_secs()
+                )),
+            },
+        }
     }
 }
 

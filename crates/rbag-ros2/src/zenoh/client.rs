@@ -9,8 +9,9 @@
 //! is `*`, which any server's queryable intersects.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use zenoh::Wait;
 
@@ -32,6 +33,8 @@ pub struct ZenohClient {
     dds_type: String,
     gid: [u8; 16],
     sequence: AtomicI64,
+    /// Queries whose server has not finished answering (see [`ZenohClient::flush`]).
+    pending: Arc<AtomicUsize>,
     servers: Servers,
     _servers_sub: zenoh::pubsub::Subscriber<()>,
     _token: zenoh::liveliness::LivelinessToken,
@@ -79,6 +82,7 @@ impl ZenohClient {
             dds_type: dds_type.to_string(),
             gid: gid_of(&text),
             sequence: AtomicI64::new(0),
+            pending: Arc::default(),
             servers,
             _servers_sub: servers_sub,
             _token: token_handle,
@@ -108,6 +112,8 @@ impl ZenohClient {
         let key = data_key(self.session.domain(), &self.service, &self.dds_type, &hash);
         let attachment =
             Attachment { sequence_number, source_timestamp: now_ns() as i64, gid: self.gid }.encode().to_vec();
+        // Zenoh drops the callback when the query ends (answered in full, timed out or failed).
+        let pending = Pending::new(&self.pending);
         self.session
             .session()
             .get(&key)
@@ -116,6 +122,7 @@ impl ZenohClient {
             .target(zenoh::query::QueryTarget::AllComplete)
             .consolidation(zenoh::query::ConsolidationMode::None)
             .callback(move |reply| {
+                let _in_flight = &pending;
                 let Ok(sample) = reply.result() else { return };
                 let echoed = sample.attachment().and_then(|a| Attachment::decode(&a.to_bytes()));
                 if echoed.is_some_and(|a| a.sequence_number != sequence_number) {
@@ -126,5 +133,36 @@ impl ZenohClient {
             .wait()
             .map_err(|e| ZenohError::new(format!("query {key}"), e))?;
         Ok(sequence_number)
+    }
+
+    /// Waits up to `timeout` until every query sent has ended (its server answered in full, or
+    /// Zenoh gave up on it): Zenoh has no acknowledgement, and a query still queued when the
+    /// session closes is lost. Returns how many had not ended.
+    pub fn flush(&self, timeout: Duration) -> usize {
+        let start = Instant::now();
+        loop {
+            let left = self.pending.load(Ordering::Acquire);
+            if left == 0 || start.elapsed() >= timeout {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// One query in flight, counted in its client's `pending` until dropped with the query's
+/// callback.
+struct Pending(Arc<AtomicUsize>);
+
+impl Pending {
+    fn new(count: &Arc<AtomicUsize>) -> Pending {
+        count.fetch_add(1, Ordering::AcqRel);
+        Pending(count.clone())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
