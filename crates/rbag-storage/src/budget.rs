@@ -149,6 +149,49 @@ impl Budgeted {
     }
 }
 
+impl Drop for Budgeted {
+    fn drop(&mut self) {
+        recycle(std::mem::take(&mut self.data));
+    }
+}
+
+/// Buffers of dropped [`Budgeted`] bytes, for the next chunk to fill: memory that is mapped
+/// already, instead of fresh pages to fault in (and, when a read-ahead thread fills what the
+/// reading thread frees, instead of malloc trimming and regrowing its arenas on every chunk).
+/// Idle buffers are outside the budget, so their number and size are small and fixed:
+/// at most [`RECYCLED_COUNT`] × [`RECYCLED_MAX`] bytes.
+static RECYCLED: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+/// How many idle buffers are kept.
+pub const RECYCLED_COUNT: usize = 4;
+/// The largest buffer kept (chunks are 768 KiB to a few MiB as rosbag, rosbag2 and the mcap
+/// CLI write them).
+pub const RECYCLED_MAX: usize = 8 << 20;
+
+fn recycle(mut data: Vec<u8>) {
+    if data.capacity() == 0 || data.capacity() > RECYCLED_MAX {
+        return;
+    }
+    data.clear();
+    let mut idle = RECYCLED.lock().unwrap_or_else(|p| p.into_inner());
+    if idle.len() < RECYCLED_COUNT {
+        idle.push(data);
+    }
+}
+
+/// An empty vector with room for `bytes`: an idle buffer large enough when there is one, else
+/// a new one (or an error instead of the allocation failure).
+pub fn reused_vec(bytes: u64, offset: u64, what: &'static str) -> crate::Result<Vec<u8>> {
+    {
+        let mut idle = RECYCLED.lock().unwrap_or_else(|p| p.into_inner());
+        // At most twice the size, so that what the reservation pays for stays near the truth.
+        let fits = |b: &Vec<u8>| (bytes..=bytes.saturating_mul(2)).contains(&(b.capacity() as u64));
+        if let Some(i) = idle.iter().position(fits) {
+            return Ok(idle.swap_remove(i));
+        }
+    }
+    vec_with_capacity(bytes, offset, what)
+}
+
 /// An empty vector with room for `bytes`, or an error instead of the allocation failure (which
 /// would abort the process).
 pub fn vec_with_capacity(bytes: u64, offset: u64, what: &'static str) -> crate::Result<Vec<u8>> {

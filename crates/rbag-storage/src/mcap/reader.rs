@@ -166,7 +166,7 @@ impl McapReader {
 
     /// Opens `path` with `options` (see [`ReadOptions`]).
     pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
-        Self::open_inner(path, *options).map_err(|e| e.in_file(path))
+        Self::open_inner(path, options.clone()).map_err(|e| e.in_file(path))
     }
 
     fn open_inner(path: &Path, options: ReadOptions) -> Result<Self> {
@@ -192,7 +192,7 @@ impl McapReader {
             // The footer and, in most files, the whole summary: one request, kept.
             regions.get(len.saturating_sub(remote_tail(len))..len, true)?;
         }
-        let mut reader = Self::blank(path.clone(), Backing::Remote(regions), *options);
+        let mut reader = Self::blank(path.clone(), Backing::Remote(regions), options.clone());
         let unsummarised = reader.read_header().and_then(|()| reader.try_summary()).map_err(|e| e.in_file(&path))?;
         let Some(why) = unsummarised else {
             reader.finish_open();
@@ -207,7 +207,7 @@ impl McapReader {
         let map =
             Mapped::new(&file, &path).ok_or_else(|| Error::Invalid("the downloaded copy cannot be mapped".into()))?;
         let watch = map.clone();
-        let mut reader = mmap::checked(Some(&watch), Self::open_mapped(path.clone(), map, *options))?;
+        let mut reader = mmap::checked(Some(&watch), Self::open_mapped(path.clone(), map, options.clone()))?;
         reader.warnings.push(format!("{} was downloaded whole ({} bytes) to be scanned", source.url(), source.len()));
         Ok(reader)
     }
@@ -230,13 +230,13 @@ impl McapReader {
             record_lengths: Default::default(),
             indexed: false,
             warnings: Vec::new(),
+            ahead: Mutex::new(ReadAhead::new(crate::pool::resolve(options.threads))),
             options,
             undeclared: BTreeMap::new(),
             limits: Limits::default(),
             chunks_read: AtomicU64::new(0),
             chunks_decompressed: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
-            ahead: Mutex::new(ReadAhead::new(crate::pool::resolve(options.threads))),
         }
     }
 
@@ -1296,27 +1296,35 @@ impl StorageReader for McapReader {
         if matches!(self.backing, Backing::Remote(_)) {
             return Ok(BTreeMap::new());
         }
-        let mut times: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
-        let indexed = self.chunks.iter().all(|c| !c.loose && !c.message_indexes.is_empty());
+        let topic = |ch: u16| self.connection(ch as u32).map(|c| c.topic.as_str()).unwrap_or("");
+        let indexed = self.chunks.iter().all(|c| !c.loose && !c.message_indexes.is_empty() && c.channels.is_some());
         if indexed {
-            for c in &self.chunks {
-                let (buf, base) = self.region(c).map_err(|e| e.in_file(&self.path))?;
+            // A bounded sample of the chunks' message indexes is read (`periods::sampled`):
+            // the chunk indexes say which channels each chunk holds.
+            let mut order: Vec<usize> = (0..self.chunks.len()).collect();
+            order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].offset));
+            let chunks: Vec<(usize, Vec<u16>)> =
+                order.into_iter().map(|i| (i, self.chunks[i].channels.iter().flatten().copied().collect())).collect();
+            let periods = crate::periods::sampled(&chunks, topic, |i, out| {
+                let c = &self.chunks[i];
+                let (buf, base) = self.region(c)?;
                 for &off in &c.message_indexes {
-                    message_index_at(&buf, base, off, &mut |ch, t, _| times.entry(ch).or_default().push(t))
-                        .map_err(|e| e.in_file(&self.path))?;
+                    message_index_at(&buf, base, off, &mut |ch, t, _| out(ch, t))?;
                 }
-            }
-        } else {
-            // Times only: each chunk's records are walked (streamed when the budget has no room
-            // for them), payloads are not copied.
-            for i in 0..self.chunks.len() {
-                let (entries, _) = self.entries(i, &|_, _| true).map_err(|e| e.in_file(&self.path))?;
-                for e in entries {
-                    times.entry(e.channel).or_default().push(e.log_time);
-                }
+                Ok(())
+            })
+            .map_err(|e: Error| e.in_file(&self.path));
+            return mmap::checked(self.backing.map(), periods);
+        }
+        let mut times: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
+        // Times only: each chunk's records are walked (streamed when the budget has no room for
+        // them), payloads are not copied.
+        for i in 0..self.chunks.len() {
+            let (entries, _) = self.entries(i, &|_, _| true).map_err(|e| e.in_file(&self.path))?;
+            for e in entries {
+                times.entry(e.channel).or_default().push(e.log_time);
             }
         }
-        let topic = |ch: u16| self.connection(ch as u32).map(|c| c.topic.as_str()).unwrap_or("");
         mmap::checked(self.backing.map(), Ok(crate::periods::by_topic(times.into_iter().map(|(ch, t)| (topic(ch), t)))))
     }
 

@@ -82,7 +82,11 @@ pub fn decompress(
 ) -> Result<Bytes> {
     let name = compression.name();
     let bad = |reason: String| Error::Decompress { offset, compression: name, reason };
-    let mut out = budget::vec_with_capacity(size, offset, "chunk")?;
+    let mut out = budget::reused_vec(size, offset, "chunk")?;
+    if compression == Compression::Zstd && !lenient {
+        zstd_whole(data, size, &mut out).map_err(bad)?;
+        return Ok(Budgeted::bytes(out, reservation));
+    }
     out.resize(size as usize, 0);
     let mut strict = decoder(compression, data);
     let mut torn;
@@ -101,6 +105,38 @@ pub fn decompress(
         return Err(bad(format!("header says {size} bytes, data holds more")));
     }
     Ok(Budgeted::bytes(out, reservation))
+}
+
+thread_local! {
+    /// This thread's zstd decompression context, reused from chunk to chunk.
+    static ZSTD: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Decompresses zstd `data`, which must hold exactly `size` bytes, in one call into `out`'s
+/// spare room: no zero-filling, no copy through a stream's buffer, one context per thread.
+fn zstd_whole(data: &[u8], size: u64, out: &mut Vec<u8>) -> std::result::Result<(), String> {
+    out.clear();
+    let got = ZSTD.with(|z| {
+        let mut z = z.borrow_mut();
+        if z.is_none() {
+            *z = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
+        }
+        let Some(d) = z.as_mut() else { return Err("no zstd context".to_string()) };
+        d.decompress_to_buffer(data, out).map_err(|e| {
+            // The output is bounded by `out`'s room, at least `size`: running out of it means
+            // the chunk inflates to more than it says.
+            if e.to_string().contains("Destination buffer is too small") {
+                format!("header says {size} bytes, data holds more")
+            } else {
+                e.to_string()
+            }
+        })
+    })?;
+    match (got as u64).cmp(&size) {
+        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Less => Err(format!("header says {size} bytes, data holds {got}")),
+        std::cmp::Ordering::Greater => Err(format!("header says {size} bytes, data holds more")),
+    }
 }
 
 /// Roughly what a streaming decoder of `data` holds besides its output: bz2's block (900 kB

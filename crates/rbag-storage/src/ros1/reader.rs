@@ -116,6 +116,12 @@ impl std::io::Read for PosReader<'_> {
 }
 
 /// A chunk's header fields.
+/// Over this many chunks, an uncompressed bag's chunk sizes are worked out, not read (see
+/// `Ros1Reader::plain_chunk_lengths`).
+const PLAIN_OVER: usize = 512;
+/// How many chunk headers check that working-out.
+const PLAIN_SAMPLE: usize = 64;
+
 struct ChunkHeader {
     compression: Compression,
     size: u64,
@@ -144,7 +150,7 @@ impl Ros1Reader {
 
     /// Opens `path` with `options` (see [`ReadOptions`]).
     pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
-        Self::open_inner(path, Limits::default(), *options).map_err(|e| e.in_file(path))
+        Self::open_inner(path, Limits::default(), options.clone()).map_err(|e| e.in_file(path))
     }
 
     fn open_inner(path: &Path, limits: Limits, options: ReadOptions) -> Result<Self> {
@@ -160,7 +166,7 @@ impl Ros1Reader {
     pub fn from_source(source: Arc<dyn RangeSource>, head: Bytes, options: &ReadOptions) -> Result<Self> {
         let path = PathBuf::from(source.url());
         let file_len = source.len();
-        Self::load(path.clone(), Io::Remote(source), None, file_len, Limits::default(), *options, head)
+        Self::load(path.clone(), Io::Remote(source), None, file_len, Limits::default(), options.clone(), head)
             .map_err(|e| e.in_file(&path))
     }
 
@@ -184,6 +190,7 @@ impl Ros1Reader {
             chunks: Vec::new(),
             index_pos: 0,
             indexed: true,
+            ahead: Mutex::new(ReadAhead::new(crate::pool::resolve(options.threads))),
             options,
             undeclared: BTreeMap::new(),
             chunks_read: AtomicU64::new(0),
@@ -192,7 +199,6 @@ impl Ros1Reader {
             regions: Mutex::new(if head.is_empty() { Vec::new() } else { vec![(0, head)] }),
             summary: std::sync::OnceLock::new(),
             cut_short: None,
-            ahead: Mutex::new(ReadAhead::new(crate::pool::resolve(options.threads))),
         };
         let header = reader.read_bag_header()?;
         if header.index_pos == 0 {
@@ -945,6 +951,43 @@ impl Ros1Reader {
         Ok(out)
     }
 
+    /// The data lengths of an uncompressed bag's chunks, worked out from where each chunk
+    /// starts and ends instead of read from each chunk's header, when there are over
+    /// [`PLAIN_OVER`] chunks: a header read is a page fault or a request per chunk, and a
+    /// 10 GB bag has ~13 000 of them. Between one chunk's start and the next is its record
+    /// (header and data) and its index data (per connection a record of 55 bytes and 12 per
+    /// message); [`PLAIN_SAMPLE`] headers spread over the bag must all be uncompressed and
+    /// agree on the rest, else `None` (every header is read). A bag mixing compressions in
+    /// chunks the sample misses would be misreported; no writer does that.
+    fn plain_chunk_lengths(&self) -> Result<Option<Vec<u64>>> {
+        let n = self.chunks.len();
+        if n <= PLAIN_OVER || self.chunks.iter().any(|c| c.located.is_some()) {
+            return Ok(None);
+        }
+        let index_len = |i: usize| self.chunks[i].counts.iter().map(|&(_, k)| 55 + 12 * k as u64).sum::<u64>();
+        let rest = |i: usize, data_len: u64| {
+            self.region_end(i).checked_sub(self.chunks[i].pos)?.checked_sub(data_len.checked_add(index_len(i))?)
+        };
+        let mut header_len = None;
+        for k in 0..PLAIN_SAMPLE {
+            let i = k * (n - 1) / (PLAIN_SAMPLE - 1);
+            let h = self.read_chunk_header(i)?;
+            let r = rest(i, h.data_len);
+            if h.compression != Compression::None
+                || h.size != h.data_len
+                || r.is_none()
+                || header_len.is_some_and(|l| Some(l) != r)
+            {
+                return Ok(None);
+            }
+            header_len = r;
+        }
+        let Some(header_len) = header_len else { return Ok(None) };
+        let span =
+            |i: usize| self.region_end(i).checked_sub(self.chunks[i].pos)?.checked_sub(header_len + index_len(i));
+        Ok((0..n).map(span).collect())
+    }
+
     fn summary(&self) -> Result<StorageInfo> {
         let remote = matches!(self.io, Io::Remote(_));
         let mut info = StorageInfo {
@@ -962,6 +1005,7 @@ impl Ros1Reader {
         // Per-connection sizes are estimated from every chunk's size (see `size_estimate`).
         let mut blocks = Some(Vec::with_capacity(self.chunks.len()));
         let mut introduced = std::collections::BTreeSet::new();
+        let plain = if remote { None } else { self.plain_chunk_lengths()? };
         for (i, c) in self.chunks.iter().enumerate() {
             for &(conn, n) in c.counts.iter().filter(|(conn, _)| self.declared(*conn)) {
                 info.connections.entry(conn).or_default().message_count += n as u64;
@@ -976,9 +1020,10 @@ impl Ros1Reader {
                 blocks = None;
                 continue;
             }
-            let (compression, stats) = match &c.located {
-                Some(loc) => (loc.compression, (loc.data_len, loc.size)),
-                None => {
+            let (compression, stats) = match (&c.located, &plain) {
+                (Some(loc), _) => (loc.compression, (loc.data_len, loc.size)),
+                (None, Some(lengths)) => (Compression::None, (lengths[i], lengths[i])),
+                (None, None) => {
                     let h = self.read_chunk_header(i)?;
                     (h.compression, (h.data_len, h.size))
                 }
@@ -1054,20 +1099,30 @@ impl Ros1Reader {
     fn periods(&self) -> Result<BTreeMap<String, u64>> {
         // Times are gathered per connection (ids are looked up once per index record), then
         // merged per topic: rosbag's frequency is over all of a topic's connections.
-        let slot: HashMap<u32, usize> = self.connections.iter().enumerate().map(|(k, c)| (c.id, k)).collect();
-        let mut times: Vec<Vec<u64>> = vec![Vec::new(); self.connections.len()];
-        for i in 0..self.chunks.len() {
-            let mut last = (u32::MAX, usize::MAX);
-            self.index_times(i, &mut |conn, t| {
-                if conn != last.0 {
-                    last = (conn, slot.get(&conn).copied().unwrap_or(usize::MAX));
-                }
-                if let Some(v) = times.get_mut(last.1) {
-                    v.push(t);
-                }
-            })?;
-        }
-        Ok(crate::periods::by_topic(self.connections.iter().map(|c| c.topic.as_str()).zip(times)))
+        // A bounded sample of the chunks' index data is read (`periods::sampled`): the
+        // ChunkInfo records say which connections each chunk holds.
+        let topic: HashMap<u32, &str> = self.connections.iter().map(|c| (c.id, c.topic.as_str())).collect();
+        let mut order: Vec<usize> = (0..self.chunks.len()).collect();
+        order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].pos));
+        let chunks: Vec<(usize, Vec<u32>)> = order
+            .into_iter()
+            .map(|i| {
+                (
+                    i,
+                    self.chunks[i]
+                        .counts
+                        .iter()
+                        .filter(|(c, n)| *n > 0 && topic.contains_key(c))
+                        .map(|&(c, _)| c)
+                        .collect(),
+                )
+            })
+            .collect();
+        crate::periods::sampled(
+            &chunks,
+            |c| topic.get(&c).copied().unwrap_or(""),
+            |i, out| self.index_times(i, &mut |conn, t| out(conn, t)),
+        )
     }
 
     fn find_nth(&self, topic: &str, n: u64) -> Result<Option<Message>> {
