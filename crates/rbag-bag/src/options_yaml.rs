@@ -2,9 +2,10 @@
 //! --output-options`): several outputs, each with its own topics, time window, storage,
 //! splitting and compression, written in one pass over the inputs.
 //!
-//! The keys are rosbag2's (`StorageOptions` + `RecordOptions`). Keys that only make sense
-//! while recording (`compression_queue_size`, `include_unpublished_topics`, ...) are accepted
-//! and have no effect; a key rosbag2 does not have is an error naming it, so a typo does not
+//! The keys are rosbag2's (`StorageOptions` + `RecordOptions`). The compression workers'
+//! keys (`compression_threads`, `compression_queue_size`, `compression_threads_priority`) apply
+//! to the output, as rosbag2's writer takes them. Keys that only make sense while recording
+//! (`include_unpublished_topics`, ...) are accepted and have no effect; a key rosbag2 does not have is an error naming it, so a typo does not
 //! silently write everything. Where rosbag2 and rbag differ, the YAML follows rosbag2:
 //! `end_time_ns` is inclusive (rbag's `--end` is exclusive), and an output with no topic
 //! selection (`all_topics`, `topics`, `regex`, ...) is empty, as rosbag2 writes it.
@@ -101,9 +102,9 @@ struct RawOutput {
     exclude_actions: Vec<String>,
     compression_mode: String,
     compression_format: String,
-    compression_queue_size: u64,
-    compression_threads: u64,
-    compression_threads_priority: i64,
+    compression_queue_size: Option<u64>,
+    compression_threads: Option<u64>,
+    compression_threads_priority: Option<i64>,
     include_hidden_topics: bool,
     include_unpublished_topics: bool,
     ignore_leaf_topics: bool,
@@ -237,6 +238,19 @@ fn output(raw: RawOutput) -> std::result::Result<OutputBag, String> {
         }
         (_, other) => return Err(format!("compression_format {other:?}: rosbag2 compresses with zstd")),
     }
+    if let Some(n) = raw.compression_threads {
+        w.rosbag2.compression_threads = usize::try_from(n).map_err(|_| format!("compression_threads {n}: too many"))?;
+    }
+    if let Some(n) = raw.compression_queue_size {
+        w.rosbag2.compression_queue_size =
+            usize::try_from(n).map_err(|_| format!("compression_queue_size {n}: too large"))?;
+    }
+    if let Some(nice) = raw.compression_threads_priority {
+        w.rosbag2.compression_threads_priority = i32::try_from(nice)
+            .ok()
+            .filter(|n| (-20..=19).contains(n))
+            .ok_or_else(|| format!("compression_threads_priority {nice}: a nice value is -20 to 19"))?;
+    }
     let format = raw.output_serialization_format;
     if !format.is_empty() {
         options.encoding = Some(format);
@@ -247,4 +261,28 @@ fn output(raw: RawOutput) -> std::result::Result<OutputBag, String> {
         preset: (!raw.storage_preset_profile.is_empty()).then_some(raw.storage_preset_profile),
         options,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_output(yaml: &str) -> std::result::Result<OutputBag, String> {
+        let file: OutputFile = serde_saphyr::from_str(yaml).map_err(|e| e.to_string())?;
+        output(file.output_bags.into_iter().next().expect("one output"))
+    }
+
+    #[test]
+    fn compression_worker_keys_reach_the_writer() {
+        let yaml = "output_bags:\n- uri: out\n  all_topics: true\n  compression_mode: message\n  \
+                    compression_threads: 3\n  compression_queue_size: 0\n  compression_threads_priority: 7\n";
+        let r2 = first_output(yaml).unwrap().options.write.rosbag2;
+        assert_eq!(r2.compression_mode, CompressionMode::Message);
+        assert_eq!((r2.compression_threads, r2.compression_queue_size, r2.compression_threads_priority), (3, 0, 7));
+        // Absent keys keep rbag's defaults (rosbag2's: queue size 1).
+        let r2 = first_output("output_bags:\n- uri: out\n  all_topics: true\n").unwrap().options.write.rosbag2;
+        assert_eq!((r2.compression_threads, r2.compression_queue_size, r2.compression_threads_priority), (0, 1, 0));
+        let e = first_output("output_bags:\n- uri: out\n  compression_threads_priority: -21\n").err().unwrap();
+        assert!(e.contains("compression_threads_priority -21"), "{e}");
+    }
 }

@@ -232,6 +232,16 @@ pub enum Error {
     #[error("{0}")]
     Invalid(String),
 
+    /// An SQLite3 pragma asked for (rosbag2's storage config `read: pragmas:`) that is
+    /// refused or that SQLite fails to run; the file it was run on is added around it.
+    #[error("SQLite3 pragma {pragma:?}: {reason}")]
+    Pragma {
+        /// The entry, as given (without `PRAGMA`).
+        pragma: String,
+        /// Why it failed: SQLite's message, or why it was refused before running.
+        reason: String,
+    },
+
     /// No registered backend has this name ([`crate::backend`]).
     #[error("unknown storage {name:?} (registered: {known})")]
     UnknownStorage {

@@ -61,6 +61,19 @@ pub struct Ordered<R: Send + 'static> {
 impl<R: Send + 'static> Ordered<R> {
     /// `threads` workers (at least 1), at most `window` jobs in flight (at least `threads`).
     pub fn new(name: &str, threads: usize, window: usize) -> std::io::Result<Self> {
+        Self::with_start(name, threads, window, |_| {})
+    }
+
+    /// [`Ordered::new`], with `start(i)` run first on worker `i`'s own thread, before any job:
+    /// per-thread settings (a compression thread's nice value) that a job cannot set for the
+    /// workers that never get one.
+    pub fn with_start(
+        name: &str,
+        threads: usize,
+        window: usize,
+        start: impl Fn(usize) + Send + Sync + 'static,
+    ) -> std::io::Result<Self> {
+        let start = Arc::new(start);
         let threads = threads.max(1);
         let window = window.max(threads);
         let (tx, rx) = sync_channel::<(SyncSender<R>, Job<R>)>(window);
@@ -68,15 +81,20 @@ impl<R: Send + 'static> Ordered<R> {
         let mut workers = Vec::with_capacity(threads);
         for i in 0..threads {
             let rx = Arc::clone(&rx);
-            workers.push(std::thread::Builder::new().name(format!("{name}-{i}")).spawn(move || loop {
-                let next = match rx.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                let Ok((reply, job)) = next else { return };
-                // A panicking job drops `reply` unsent; `next` sees the closed channel.
-                if let Ok(result) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)) {
-                    let _ = reply.send(result);
+            let start = Arc::clone(&start);
+            workers.push(std::thread::Builder::new().name(format!("{name}-{i}")).spawn(move || {
+                // A panic here only skips the setting: the worker still serves jobs.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| start(i)));
+                loop {
+                    let next = match rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((reply, job)) = next else { return };
+                    // A panicking job drops `reply` unsent; `next` sees the closed channel.
+                    if let Ok(result) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)) {
+                        let _ = reply.send(result);
+                    }
                 }
             })?);
         }

@@ -302,16 +302,36 @@ impl Value {
     }
 }
 
-/// What a player does with a storage config file, in a line for the user: rbag's readers take
-/// no plugin settings, so it says so rather than dropping them silently.
-pub fn reading_note(format: Format, config: &StorageConfig) -> String {
+/// Opens a bag for reading as [`crate::open_with`] does, with `config`'s reading settings: its
+/// SQLite3 read pragmas run on every connection to a `.db3` file of the bag
+/// ([`crate::ReadOptions::sqlite_read_pragmas`]); MCAP files have none.
+pub fn open_for_reading(
+    path: &Path,
+    config: &StorageConfig,
+    allow_remote_scan: bool,
+) -> crate::Result<Box<dyn crate::StorageReader>> {
+    let options = crate::ReadOptions {
+        allow_remote_scan,
+        sqlite_read_pragmas: config.read_pragmas.clone(),
+        ..crate::ReadOptions::default()
+    };
+    crate::open_with(path, &options)
+}
+
+/// What a player does with a storage config file, in a line for the user, when it does less
+/// than the file might suggest: SQLite3 read pragmas are run (see
+/// [`crate::ReadOptions::sqlite_read_pragmas`]), so only a file without any gets a note, and
+/// rosbag2's MCAP plugin has no settings for reading.
+pub fn reading_note(format: Format, config: &StorageConfig) -> Option<String> {
     match format {
-        Format::Sqlite3 if !config.read_pragmas.is_empty() => format!(
-            "note: --storage-config-file: SQLite3 read pragmas ({}) are not run: rbag reads SQLite3 files read-only and immutable",
-            config.read_pragmas.join(", ")
+        Format::Sqlite3 if !config.read_pragmas.is_empty() => None,
+        Format::Sqlite3 => {
+            Some("note: --storage-config-file: no SQLite3 read pragmas; write pragmas apply to recording only".into())
+        }
+        _ => Some(
+            "note: --storage-config-file: the MCAP plugin has no settings for reading (its keys apply to writing)"
+                .into(),
         ),
-        Format::Sqlite3 => "note: --storage-config-file: no SQLite3 read pragmas; write pragmas apply to recording only".into(),
-        _ => "note: --storage-config-file: the MCAP plugin has no settings for reading (its keys apply to writing)".into(),
     }
 }
 

@@ -42,8 +42,8 @@ impl Connection {
     }
 }
 
-/// How a reader treats damage it can read past.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How a reader treats damage it can read past, and storage settings for reading.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadOptions {
     /// Messages on a connection the bag never declares are read on a stand-in connection
     /// ([`Connection::undeclared`]) and counted in the reader's warnings, instead of failing
@@ -56,6 +56,11 @@ pub struct ReadOptions {
     /// reading thread decompresses each chunk when it gets to it). What they hold is paid for
     /// from [`crate::budget`].
     pub threads: usize,
+    /// SQLite3 pragmas run (as `PRAGMA <entry>;`) on every connection that reads a `.db3`
+    /// file, after rbag's own: rosbag2's `read: pragmas:` of `--storage-config-file`. With
+    /// any, files are opened read-only but not `immutable`, as rosbag2 opens them, so that
+    /// locking pragmas act. An entry holding `'`, `;` or `"` is refused, as rosbag2 refuses it.
+    pub sqlite_read_pragmas: Vec<String>,
 }
 
 /// One stored message. `data` shares the buffer it was read into, so handing messages out does
@@ -348,12 +353,17 @@ pub struct Rosbag2Options {
     pub repeat_topics: std::collections::BTreeMap<String, usize>,
     /// `--storage-config-file`: SQLite3 pragmas and MCAP writer keys, over the preset.
     pub storage_config: crate::storage_config::StorageConfig,
-    /// File compression workers (`--compression-threads`; 0: one per core): closed files are
-    /// compressed off the writer's thread.
+    /// Compression workers (`--compression-threads`; 0: one per core): closed files (FILE
+    /// mode) or messages (MESSAGE mode) are compressed off the writer's thread.
     pub compression_threads: usize,
-    /// Closed files that may wait for a compression worker before the oldest waiting one is
-    /// dropped from the queue, staying uncompressed (`--compression-queue-size`; 0: no limit).
+    /// FILE mode: closed files that may wait for a compression worker before the oldest
+    /// waiting one is dropped from the queue, staying uncompressed (`--compression-queue-size`;
+    /// 0: no limit). MESSAGE mode drops nothing (see the writer): the writer waits instead.
     pub compression_queue_size: usize,
+    /// The nice value (-20..=19) of every compression worker thread
+    /// (`--compression-threads-priority`), as rosbag2 sets it on POSIX; 0 leaves the threads at
+    /// the process's own. A value the OS refuses is a warning, and the workers run as they are.
+    pub compression_threads_priority: i32,
 }
 
 impl Rosbag2Options {
@@ -410,6 +420,7 @@ impl Default for Rosbag2Options {
             storage_config: Default::default(),
             compression_threads: 0,
             compression_queue_size: 1,
+            compression_threads_priority: 0,
         }
     }
 }

@@ -323,8 +323,8 @@ fn record_calls(net: &Net, dir: &Path) -> (PathBuf, Calls, Calls) {
 /// 1 and one client GID, the request's CDR byte for byte), in order; from the server's
 /// REQUEST_RECEIVED events by default (all five calls), from the clients' REQUEST_SENT ones
 /// with `--service-requests-source client_introspection` (the three of the introspected
-/// client). rbag's client has its `SC` token on the player's node. Without a server, playback
-/// warns and still ends.
+/// client). rbag's client has its `SC` token on the player's node, with the service type's
+/// hash. Without a server, playback warns and still ends.
 #[test]
 fn publish_service_requests_over_zenoh_calls_an_rmw_zenoh_server() {
     let test = "publish_service_requests_over_zenoh_calls_an_rmw_zenoh_server";
@@ -338,7 +338,9 @@ fn publish_service_requests_over_zenoh_calls_an_rmw_zenoh_server() {
         received.iter().map(|c| (c.0, c.1)).collect::<Vec<_>>(),
         [(1, 93), (2, 193), (3, 293), (4, 393), (5, 493)]
     );
-    let client_token = "/SC/%/%/rosbag2_player/%add_two_ints/example_interfaces::srv::dds_::AddTwoInts_/";
+    // The token names AddTwoInts' own type hash, computed from the definitions in the bag.
+    let client_token = "/SC/%/%/rosbag2_player/%add_two_ints/example_interfaces::srv::dds_::AddTwoInts_/\
+                        RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a/";
     for (source, want) in
         [(None, &received), (Some("service_introspection"), &received), (Some("client_introspection"), &sent)]
     {

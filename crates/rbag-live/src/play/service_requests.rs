@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use rbag_bag::decode::{compile, TypeSources};
+use rbag_msg::Registry;
 use rbag_msg::{Encoding, Schema, Value};
 use rbag_ros2::dds::{Participant, RawReader, RawWriter};
 use rbag_ros2::names::{service_to_dds, type_to_dds};
@@ -49,8 +50,8 @@ pub(crate) struct RequestSender {
 }
 
 /// What a service-event connection replays: its service, its service type less `_Event`
-/// (`pkg/srv/S`), and the event and request schemas. `None` for any other connection.
-type Parts = (String, String, Schema, Schema);
+/// (`pkg/srv/S`), the event and request schemas, and the definitions they came from.
+type Parts = (String, String, Schema, Schema, Registry);
 
 fn parts(conn: &Connection, sources: &TypeSources) -> Result<Option<Parts>, Error> {
     let (Some(service), Some(base)) =
@@ -64,7 +65,16 @@ fn parts(conn: &Connection, sources: &TypeSources) -> Result<Option<Parts>, Erro
     let failed = |reason: String| Error::ServiceRequests { topic: conn.topic.clone(), reason };
     let (registry, event) = compile(conn, sources).map_err(|e| failed(e.to_string()))?;
     let request = Schema::compile(&registry, &format!("{base}_Request")).map_err(|e| failed(e.to_string()))?;
-    Ok(Some((service.to_string(), base.to_string(), event, request)))
+    Ok(Some((service.to_string(), base.to_string(), event, request, registry)))
+}
+
+/// The RIHS01 hash of the service type `base` (`pkg/srv/S`), from its request and response as
+/// the bag defines them, for the client's token; `None` when they do not resolve.
+fn service_hash(mut registry: Registry, base: &str) -> Option<String> {
+    let request = registry.get(&format!("{base}_Request"))?.clone();
+    let response = registry.get(&format!("{base}_Response"))?.clone();
+    registry.add_service(base, request, response).ok()?;
+    registry.rihs01(base).ok()
 }
 
 /// The DDS name of `base`'s `suffix` type (`pkg::srv::dds_::S_Request_`).
@@ -84,7 +94,7 @@ impl RequestSender {
         sources: &TypeSources,
         kind: u8,
     ) -> Result<Option<RequestSender>, Error> {
-        let Some((service, base, event, request)) = parts(conn, sources)? else { return Ok(None) };
+        let Some((service, base, event, request, _)) = parts(conn, sources)? else { return Ok(None) };
         let (rq, rr) = service_to_dds(&service);
         let writer = RawWriter::new(participant, &rq, &dds_type(conn, &base, "Request")?, &default_profile(), None)?;
         let replies = RawReader::new(
@@ -108,11 +118,12 @@ impl RequestSender {
         sources: &TypeSources,
         kind: u8,
     ) -> Result<Option<RequestSender>, Error> {
-        let Some((service, base, event, request)) = parts(conn, sources)? else { return Ok(None) };
+        let Some((service, base, event, request, registry)) = parts(conn, sources)? else { return Ok(None) };
         // rmw_zenoh names a service by its request type less `Request_`.
         let request_type = dds_type(conn, &base, "Request")?;
         let prefix = request_type.strip_suffix("Request_").unwrap_or(&request_type);
-        let client = rbag_ros2::zenoh::ZenohClient::new(session, node, &service, prefix)?;
+        let hash = service_hash(registry, &base);
+        let client = rbag_ros2::zenoh::ZenohClient::with_type_hash(session, node, &service, prefix, hash.as_deref())?;
         Ok(Some(RequestSender { service, calls: Calls::Zenoh(client), event, request, kind, buf: Vec::new() }))
     }
 

@@ -49,6 +49,19 @@ impl ZenohClient {
         service: &str,
         dds_type: &str,
     ) -> Result<ZenohClient, ZenohError> {
+        Self::with_type_hash(session, node, service, dds_type, None)
+    }
+
+    /// [`ZenohClient::new`], with the service type's own hash in the token when known (as an
+    /// rmw_zenoh client writes its type support's); else the hash of a server already seen,
+    /// else zeros.
+    pub fn with_type_hash(
+        session: &Arc<ZenohSession>,
+        node: &Node,
+        service: &str,
+        dds_type: &str,
+        type_hash: Option<&str>,
+    ) -> Result<ZenohClient, ZenohError> {
         let servers: Servers = Arc::default();
         let (known, name) = (servers.clone(), service.to_string());
         let servers_sub = session.watch_tokens(move |key, token| {
@@ -68,7 +81,10 @@ impl ZenohClient {
             }
         })?;
         let qos = crate::service::services_qos();
-        let hash = servers.lock().ok().and_then(|s| s.values().next().cloned()).unwrap_or_else(|| UNKNOWN_HASH.into());
+        let hash = match type_hash {
+            Some(h) => h.to_string(),
+            None => servers.lock().ok().and_then(|s| s.values().next().cloned()).unwrap_or_else(|| UNKNOWN_HASH.into()),
+        };
         let token = node.entity_token(
             session,
             EntityKind::Client,

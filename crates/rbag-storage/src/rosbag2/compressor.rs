@@ -3,11 +3,55 @@
 //! recording goes on in the next file. At most `queue_size` files wait for a worker; when one
 //! more comes, the oldest waiting file is dropped from the queue ("queued for compression
 //! before being dropped"), which leaves it in the bag uncompressed: no message is lost.
+//!
+//! Every compression thread, of this pool and of MESSAGE mode's (see the writer), is named
+//! [`THREAD_NAME`]`-<i>` and runs at the nice value asked for ([`priority_hook`]).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+
+/// The name of the compression threads (`/proc/<pid>/task/*/comm`, `top -H`), numbered `-0`, `-1`...
+pub(crate) const THREAD_NAME: &str = "rbag-compress";
+
+/// What each compression thread runs first: sets its own nice value to `nice`
+/// (`compression_threads_priority`; 0 leaves it at the process's). A value the OS refuses (a
+/// negative one without the privilege) is one warning naming the value and the OS's reason, and
+/// the threads run as they are: rosbag2 likewise warns ("Could not set nice value of compression
+/// thread to N : <strerror>") and goes on recording.
+pub(crate) fn priority_hook(nice: i32) -> impl Fn(usize) + Send + Sync + Clone + 'static {
+    let warned = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    move |_| {
+        if nice == 0 {
+            return;
+        }
+        if let Err(e) = set_thread_nice(nice) {
+            if !warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                crate::notice::warn(&format!("could not set the nice value of the compression threads to {nice}: {e}"));
+            }
+        }
+    }
+}
+
+/// Sets the calling thread's nice value. On Linux a thread has its own: `setpriority` with
+/// `PRIO_PROCESS` and the thread id changes that thread alone.
+#[cfg(target_os = "linux")]
+fn set_thread_nice(nice: i32) -> std::io::Result<()> {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as libc::id_t;
+    // SAFETY: plain syscall on our own thread id; the result is checked.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, nice) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Elsewhere `setpriority(PRIO_PROCESS, 0, ..)` would renice the whole process, not one thread.
+#[cfg(not(target_os = "linux"))]
+fn set_thread_nice(_nice: i32) -> std::io::Result<()> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "per-thread nice values are set on Linux only"))
+}
 
 /// Compresses one file; returns the compressed file's path.
 pub(crate) type Job = Arc<dyn Fn(&Path) -> std::io::Result<PathBuf> + Send + Sync>;
@@ -54,20 +98,22 @@ pub(crate) struct FileCompressor {
 }
 
 impl FileCompressor {
-    /// `threads` workers (0: one per core) running `job`; at most `queue_size` files wait
-    /// (0: no limit).
-    pub(crate) fn new(threads: usize, queue_size: usize, job: Job) -> std::io::Result<FileCompressor> {
+    /// `threads` workers (0: one per core) running `job` at nice value `priority` (see
+    /// [`priority_hook`]); at most `queue_size` files wait (0: no limit).
+    pub(crate) fn new(threads: usize, queue_size: usize, priority: i32, job: Job) -> std::io::Result<FileCompressor> {
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
         let shared = Arc::new(Shared::default());
         let mut workers = Vec::new();
+        let start = priority_hook(priority);
         for i in 0..threads {
-            let (shared, job) = (shared.clone(), job.clone());
-            workers.push(
-                std::thread::Builder::new().name(format!("bag-compress-{i}")).spawn(move || worker(&shared, &job))?,
-            );
+            let (shared, job, start) = (shared.clone(), job.clone(), start.clone());
+            workers.push(std::thread::Builder::new().name(format!("{THREAD_NAME}-{i}")).spawn(move || {
+                start(i);
+                worker(&shared, &job)
+            })?);
         }
         Ok(FileCompressor { shared, queue_size, workers })
     }
@@ -172,7 +218,7 @@ mod tests {
     #[test]
     fn submitting_returns_while_a_file_compresses_and_a_full_queue_drops_its_oldest() {
         let (job, started, go) = gated();
-        let c = FileCompressor::new(1, 1, job).unwrap();
+        let c = FileCompressor::new(1, 1, 0, job).unwrap();
         c.submit("a".into());
         // The worker holds "a"; submitting more does not wait for it (recording goes on).
         assert_eq!(started.recv().unwrap(), PathBuf::from("a"));
@@ -197,7 +243,7 @@ mod tests {
     #[test]
     fn queue_size_zero_keeps_every_file_and_finish_waits_for_them() {
         let job: Job = Arc::new(|p: &Path| Ok(PathBuf::from(format!("{}.z", p.display()))));
-        let c = FileCompressor::new(2, 0, job).unwrap();
+        let c = FileCompressor::new(2, 0, 0, job).unwrap();
         for n in 0..10 {
             c.submit(PathBuf::from(n.to_string()));
         }

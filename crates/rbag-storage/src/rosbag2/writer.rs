@@ -46,6 +46,70 @@ pub struct Rosbag2Writer {
     compressor: Option<super::compressor::FileCompressor>,
     /// Files the full compression queue left uncompressed.
     left_uncompressed: Vec<PathBuf>,
+    /// MESSAGE compression, off this thread.
+    packer: Option<MessagePacker>,
+}
+
+/// Messages handed to the MESSAGE-mode compression workers and not yet stored. The writer
+/// stores the oldest (waiting for it) before handing over one more, and never otherwise, so at
+/// every point the same messages are in the storage file whatever the thread count: split
+/// decisions, commits and so the output are the same for 1 or 16 threads. It is a constant,
+/// not `compression_queue_size`: rosbag2's MESSAGE mode drops the oldest queued message when its
+/// queue is full, and rbag drops none (the writer waits instead, and a recorder's
+/// `max_cache_size` is where a slow disk shows). More threads than this go unused.
+///
+/// Memory: at most this many copies of payloads plus their compressed forms (zstd's bound,
+/// the payload + 0.4% + 64 bytes) are held, i.e. about 128 of the largest message.
+const MESSAGE_WINDOW: usize = 64;
+
+/// Per-message bytes a stored message adds to its file beyond its payload, for the size check
+/// (an SQLite row with its index entry; over-estimated on purpose, see `should_split`).
+const STORED_OVERHEAD: u64 = 64;
+
+/// MESSAGE mode's zstd compression on `compression_threads` workers, results taken back in
+/// the order the messages came ([`crate::pool::Ordered`]).
+struct MessagePacker {
+    pool: crate::pool::Ordered<std::io::Result<Vec<u8>>>,
+    /// The messages in the pool, oldest first: connection slot, log and publish time, payload length.
+    waiting: VecDeque<(usize, u64, u64, usize)>,
+    /// Payload bytes handed over and compressed bytes stored so far: the ratio estimates what
+    /// the waiting messages will add to the file.
+    raw_stored: u64,
+    packed_stored: u64,
+}
+
+impl MessagePacker {
+    fn new(threads: usize, priority: i32) -> Result<Self> {
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let hook = super::compressor::priority_hook(priority);
+        let pool = crate::pool::Ordered::with_start(
+            super::compressor::THREAD_NAME,
+            threads.min(MESSAGE_WINDOW),
+            MESSAGE_WINDOW,
+            hook,
+        )
+        .map_err(|e| Error::Invalid(format!("starting the compression workers: {e}")))?;
+        Ok(MessagePacker { pool, waiting: VecDeque::new(), raw_stored: 0, packed_stored: 0 })
+    }
+
+    /// An upper bound of what the waiting messages add to the file once stored (zstd's bound
+    /// of each payload): below it, a size split cannot be due.
+    fn bound(&self) -> u64 {
+        self.waiting.iter().map(|w| zstd::zstd_safe::compress_bound(w.3) as u64 + STORED_OVERHEAD).sum()
+    }
+
+    /// What the waiting messages will likely add, at the compression ratio seen so far.
+    fn estimate(&self) -> u64 {
+        let raw: u64 = self.waiting.iter().map(|w| w.3 as u64).sum();
+        let packed = match self.raw_stored {
+            0 => raw,
+            n => (raw as u128 * self.packed_stored as u128 / n as u128) as u64,
+        };
+        packed + self.waiting.len() as u64 * STORED_OVERHEAD
+    }
 }
 
 impl Rosbag2Writer {
@@ -121,12 +185,21 @@ impl Rosbag2Writer {
             poisoned: None,
             compressor: None,
             left_uncompressed: Vec::new(),
+            packer: None,
         };
         if w.dir.is_some() && r2.compression_mode == CompressionMode::File {
             let job: super::compressor::Job = std::sync::Arc::new(|plain: &Path| zstd_file(plain));
-            let pool = super::compressor::FileCompressor::new(r2.compression_threads, r2.compression_queue_size, job)
-                .map_err(|e| Error::Invalid(format!("starting the compression workers: {e}")))?;
+            let pool = super::compressor::FileCompressor::new(
+                r2.compression_threads,
+                r2.compression_queue_size,
+                r2.compression_threads_priority,
+                job,
+            )
+            .map_err(|e| Error::Invalid(format!("starting the compression workers: {e}")))?;
             w.compressor = Some(pool);
+        }
+        if r2.compression_mode == CompressionMode::Message {
+            w.packer = Some(MessagePacker::new(r2.compression_threads, r2.compression_threads_priority)?);
         }
         w.open_next()?;
         Ok(w)
@@ -167,6 +240,7 @@ impl Rosbag2Writer {
     /// Closes the current file: stores the bag metadata in it, compresses it in FILE mode,
     /// deletes the oldest file past `max_files`, and rewrites metadata.yaml.
     fn close_current(&mut self) -> Result<()> {
+        self.store_packed()?;
         let Some(mut file) = self.current.take() else { return Ok(()) };
         self.refresh_totals();
         file.set_bag_metadata(&self.meta.to_yaml(false));
@@ -273,12 +347,26 @@ impl Rosbag2Writer {
         }
     }
 
-    fn should_split(&self, log_time: u64) -> bool {
-        let Some(file) = &self.current else { return false };
+    /// Whether the file ends before a message at `log_time`. With messages still being
+    /// compressed, their largest possible size is counted first; only when that could reach the
+    /// split are they stored and the file's exact size compared, so the decision never depends
+    /// on how far the workers got.
+    fn should_split(&mut self, log_time: u64) -> Result<bool> {
+        let Some(file) = &self.current else { return Ok(false) };
         if self.dir.is_none() {
-            return false;
+            return Ok(false);
         }
-        self.options.rosbag2.split_due(file.bytes_written(), self.period_start_ns, log_time)
+        let waiting = self.packer.as_ref().map_or(0, MessagePacker::bound);
+        let r2 = &self.options.rosbag2;
+        if !r2.split_due(file.bytes_written() + waiting, self.period_start_ns, log_time) {
+            return Ok(false);
+        }
+        if waiting == 0 {
+            return Ok(true);
+        }
+        self.store_packed()?;
+        let written = self.current.as_ref().map_or(0, |f| f.bytes_written());
+        Ok(self.options.rosbag2.split_due(written, self.period_start_ns, log_time))
     }
 
     /// The path of the storage file being written (`None` once closed): what rosbag2's
@@ -294,8 +382,12 @@ impl Rosbag2Writer {
     /// Bytes of the storage file being written (an estimate while buffers are unflushed): what
     /// [`crate::Rosbag2Options::split_due`] compares with `max_file_size` when a recorder drives the
     /// splits through [`StorageWriter::split_now`].
+    ///
+    /// In MESSAGE mode the messages still being compressed (at most [`MESSAGE_WINDOW`]) are
+    /// counted at the compression ratio seen so far.
     pub fn current_file_bytes(&self) -> u64 {
-        self.current.as_ref().map_or(0, |f| f.bytes_written())
+        let waiting = self.packer.as_ref().map_or(0, MessagePacker::estimate);
+        self.current.as_ref().map_or(0, |f| f.bytes_written() + waiting)
     }
 
     fn check(&self) -> Result<()> {
@@ -403,7 +495,8 @@ impl StorageWriter for Rosbag2Writer {
         if slot >= self.connections.len() {
             return Err(Error::UnknownConnection { id: conn });
         }
-        if self.should_split(log_time) {
+        let due = self.should_split(log_time);
+        if self.poison(due)? {
             self.next_file()?;
         }
         self.period_start_ns.get_or_insert(log_time);
@@ -418,6 +511,8 @@ impl StorageWriter for Rosbag2Writer {
 
     fn checkpoint(&mut self) -> Result<()> {
         self.check()?;
+        let stored = self.store_packed();
+        self.poison(stored)?;
         let r = match self.current.as_mut() {
             Some(f) => f.checkpoint(),
             None => Ok(()),
@@ -430,6 +525,9 @@ impl StorageWriter for Rosbag2Writer {
         if self.dir.is_none() {
             return Ok(false);
         }
+        // The messages being compressed came before the split: they count in this file.
+        let stored = self.store_packed();
+        self.poison(stored)?;
         if self.meta.files.last().is_some_and(|f| f.message_count > 0) {
             self.next_file()?;
         }
@@ -475,15 +573,51 @@ impl Rosbag2Writer {
         Ok(())
     }
 
-    /// Writes one message into the current file (no split check).
+    /// Writes one message into the current file (no split check); in MESSAGE mode hands it to
+    /// the compression workers, storing the oldest waiting one first when [`MESSAGE_WINDOW`]
+    /// are out.
     fn write_here(&mut self, slot: usize, log_time: u64, publish_time: u64, data: &[u8]) -> Result<()> {
-        let packed;
-        let payload = if self.options.rosbag2.compression_mode == CompressionMode::Message {
-            packed = zstd::bulk::compress(data, 1).map_err(|e| Error::Invalid(format!("zstd: {e}")))?;
-            &packed[..]
-        } else {
-            data
+        if self.packer.as_ref().is_some_and(|p| p.waiting.len() >= MESSAGE_WINDOW) {
+            self.store_oldest()?;
+        }
+        if let Some(p) = self.packer.as_mut() {
+            let owned = data.to_vec();
+            if p.pool.submit(move || zstd::bulk::compress(&owned, 1)).is_err() {
+                return self.poison(Err(Error::Invalid("the compression workers are gone".into())));
+            }
+            p.waiting.push_back((slot, log_time, publish_time, data.len()));
+            return Ok(());
+        }
+        self.store(slot, log_time, publish_time, data)
+    }
+
+    /// Stores every message the compression workers hold, in order.
+    fn store_packed(&mut self) -> Result<()> {
+        while self.packer.as_ref().is_some_and(|p| !p.waiting.is_empty()) {
+            self.store_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest message given to the compression workers, and stores it.
+    fn store_oldest(&mut self) -> Result<()> {
+        let Some(p) = self.packer.as_mut() else { return Ok(()) };
+        let Some((slot, log_time, publish_time, len)) = p.waiting.pop_front() else { return Ok(()) };
+        let packed = match p.pool.next() {
+            Some(Ok(packed)) => packed,
+            Some(Err(e)) => return self.poison(Err(Error::Invalid(format!("zstd compression of a message: {e}")))),
+            None => {
+                return self
+                    .poison(Err(Error::Invalid("zstd compression of a message failed (worker panicked)".into())))
+            }
         };
+        p.raw_stored += len as u64;
+        p.packed_stored += packed.len() as u64;
+        self.store(slot, log_time, publish_time, &packed)
+    }
+
+    /// Writes one message, as it is to be stored, into the current file and counts it.
+    fn store(&mut self, slot: usize, log_time: u64, publish_time: u64, payload: &[u8]) -> Result<()> {
         let file_id = self.file_ids.get(slot).copied().unwrap_or(u32::MAX);
         let r = match self.current.as_mut() {
             Some(f) => f.write(file_id, log_time, publish_time, payload),

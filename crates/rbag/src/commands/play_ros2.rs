@@ -85,8 +85,8 @@ pub struct Args {
     /// QoS per topic instead of the recorded one (YAML: `topic: {reliability: reliable, ...}`).
     #[arg(long, value_name = "FILE")]
     pub qos_profile_overrides_path: Option<PathBuf>,
-    /// rosbag2's storage plugin config (YAML). SQLite3 `read: pragmas: [...]` are checked but
-    /// not run (rbag opens SQLite3 files read-only and immutable); MCAP has no reading settings.
+    /// rosbag2's storage plugin config (YAML). SQLite3 `read: pragmas: ["cache_size = 2000"]`
+    /// run on each .db3 opened (read-only, as rosbag2 opens it); MCAP has no reading settings.
     #[arg(long, value_name = "FILE")]
     pub storage_config_file: Option<PathBuf>,
     /// Loop playback.
@@ -256,6 +256,30 @@ fn filter(args: &Args, bag_topics: &[(&str, &str)]) -> Filter {
     }
 }
 
+/// Opens a bag to play; with a storage config file, the reader runs its SQLite3 read pragmas
+/// on every connection to a `.db3` file.
+fn open_bag(
+    path: &std::path::Path,
+    config: Option<&rbag_bag::storage_config::StorageConfig>,
+    args: &Args,
+) -> Result<Box<dyn rbag_bag::StorageReader>> {
+    use anyhow::Context as _;
+    let (Some(config), Some(file)) = (config, args.storage_config_file.as_deref()) else {
+        return super::open(path);
+    };
+    if config.read_pragmas.is_empty() {
+        return super::open(path);
+    }
+    let reader = rbag_bag::storage_config::open_for_reading(path, config, super::remote::scan_allowed())
+        .map_err(|e| super::with_hint(e.into()))
+        .with_context(|| format!("reading with --storage-config-file {}", file.display()))?;
+    let bag = rbag_bag::Bag::from_reader(path, reader);
+    for w in bag.warnings() {
+        note!("warning: {}: {w}", path.display());
+    }
+    Ok(bag.into_reader())
+}
+
 pub fn run(args: Args) -> Result<Outcome> {
     let mut paths = args.inputs.clone();
     paths.extend(args.more_inputs.iter().cloned());
@@ -263,15 +287,19 @@ pub fn run(args: Args) -> Result<Outcome> {
         return Err(UsageError("rbag play --ros2: name at least one bag".into()).into());
     }
     let remaps = remaps(&args)?;
+    let mut storage_config = None;
     if let Some(path) = &args.storage_config_file {
         let (format, config) = rbag_bag::storage_config::StorageConfig::load_for_reading(path)?;
-        note!("{}", rbag_bag::storage_config::reading_note(format, &config));
+        if let Some(note) = rbag_bag::storage_config::reading_note(format, &config) {
+            note!("{note}");
+        }
+        storage_config = Some(config);
     }
     let qos_overrides = match &args.qos_profile_overrides_path {
         Some(p) => Overrides::load(p)?,
         None => Overrides::default(),
     };
-    let bags = paths.iter().map(|p| super::open(p)).collect::<Result<Vec<_>>>()?;
+    let bags = paths.iter().map(|p| open_bag(p, storage_config.as_ref(), &args)).collect::<Result<Vec<_>>>()?;
     super::check_topic_names(&bags, "--topics", &args.topics)?;
     super::check_topic_names(&bags, "--exclude-topics", &args.exclude_topics)?;
     super::check_topic_names(&bags, "--clock-topics", &args.clock_topics)?;

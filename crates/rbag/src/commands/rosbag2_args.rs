@@ -11,15 +11,22 @@ pub struct Rosbag2Args {
     /// --compression-mode`.
     #[arg(long, value_name = "none|file|message", default_value = "none", value_parser = parse_mode)]
     pub compression_mode: CompressionMode,
-    /// With --compression-mode file: how many closed files are compressed at once, off the
-    /// writer's thread (0: one per core).
+    /// Compression threads, off the writer's thread (0: one per core): closed files at once
+    /// (file mode), or messages, stored in order (message mode; the output is the same for any
+    /// count).
     #[arg(long, value_name = "N", default_value = "0")]
     pub compression_threads: usize,
     /// With --compression-mode file: closed files that may wait for compression; when one
     /// more comes the oldest waiting is dropped from the queue and stays uncompressed (0: no
-    /// limit). Message mode compresses on the writer's thread, so nothing queues there.
+    /// limit). Message mode drops no message: the writer waits when 64 are being compressed.
     #[arg(long, value_name = "N", default_value = "1")]
     pub compression_queue_size: usize,
+    /// Nice value of the compression threads, -20 (first) to 19 (last), as rosbag2 sets it; 0
+    /// leaves them at rbag's own. A value the system refuses (negative, unprivileged) is a
+    /// warning.
+    #[arg(long, value_name = "NICE", default_value = "0", allow_hyphen_values = true,
+          value_parser = clap::value_parser!(i32).range(-20..=19))]
+    pub compression_threads_priority: i32,
     /// Start a new storage file once the current one reaches this size (rosbag2 directories;
     /// a ROS 1 output becomes NAME_0.bag, NAME_1.bag..., as `rosbag record --split`).
     #[arg(short = 'b', long, value_name = "BYTES", value_parser = parse_size)]
@@ -127,6 +134,7 @@ impl Rosbag2Args {
             max_files: self.max_bag_files,
             compression_threads: self.compression_threads,
             compression_queue_size: self.compression_queue_size,
+            compression_threads_priority: self.compression_threads_priority,
             ..Rosbag2Options::default()
         };
         if let Some(secs) = self.max_bag_duration {

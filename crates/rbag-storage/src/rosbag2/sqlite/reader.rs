@@ -73,7 +73,7 @@ impl SqliteReader {
     /// Opens `path` with `options` (see [`ReadOptions`]). A lenient reader looks for rows of
     /// undeclared topic ids at open, which costs one pass over the `messages` table.
     pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
-        Self::open_inner(path, *options).map_err(|e| e.in_file(path))
+        Self::open_inner(path, options.clone()).map_err(|e| e.in_file(path))
     }
 
     /// The reader of a downloaded copy, named (in its info and errors) as the original.
@@ -89,8 +89,10 @@ impl SqliteReader {
         }
         let wal = sibling(path, "-wal");
         let wal_len = std::fs::metadata(&wal).ok().filter(|m| m.is_file()).map(|m| m.len());
+        let pragmas = &options.sqlite_read_pragmas;
         let attempt = |uri: String| -> Result<(String, rusqlite::Connection, Loaded)> {
             let db = open_read(&uri)?;
+            run_pragmas(&db, pragmas)?;
             let loaded = load(&db)?;
             Ok((uri, db, loaded))
         };
@@ -104,7 +106,10 @@ impl SqliteReader {
                 )),
                 other => other,
             })?,
-            _ => attempt(uri_for(path, true))?,
+            // Pragmas asked for by the user are run as rosbag2 runs them, on a file opened
+            // read-only but not immutable: with `immutable` SQLite takes no locks at all, and a
+            // locking pragma (`locking_mode = EXCLUSIVE`) would silently do nothing.
+            _ => attempt(uri_for(path, pragmas.is_empty()))?,
         };
         let unfinished = db
             .query_row("SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version)", [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
@@ -237,6 +242,7 @@ impl SqliteReader {
         };
 
         let db = open_read(&self.uri)?;
+        run_pragmas(&db, &self.options.sqlite_read_pragmas)?;
         let interrupt = db.get_interrupt_handle();
         let (tx, rx) = sync_channel(CHANNEL_DEPTH);
         let path = self.path.clone();
@@ -363,6 +369,20 @@ struct Undeclared {
     /// The ids the `topics` table has, sorted.
     declared: Vec<u32>,
     filter: Filter,
+}
+
+/// Runs the user's read pragmas (rosbag2's `read: pragmas:`) on a reading connection, each as
+/// `PRAGMA <entry>;` as rosbag2 runs them. An entry holding `'`, `;` or `"` is refused (it
+/// could smuggle in another statement), as rosbag2 refuses it; a failure names the pragma.
+fn run_pragmas(db: &rusqlite::Connection, pragmas: &[String]) -> Result<()> {
+    for entry in pragmas {
+        if entry.contains(['\'', ';', '"']) {
+            return Err(Error::Pragma { pragma: entry.clone(), reason: "it holds ', ; or \" (refused)".into() });
+        }
+        db.execute_batch(&format!("PRAGMA {entry};"))
+            .map_err(|e| Error::Pragma { pragma: entry.clone(), reason: format!("SQLite: {e}") })?;
+    }
+    Ok(())
 }
 
 /// Rows per topic id that the `topics` table lacks (`declared`, sorted).
