@@ -221,3 +221,42 @@ pub(super) fn request_of<'a>(schema: &Schema, event: &'a [u8], kind: u8) -> Resu
         _ => None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// rosidl's hash of `example_interfaces/srv/AddTwoInts` (the one rclcpp's type support and
+    /// an rmw_zenoh client's token carry).
+    const ADD_TWO_INTS: &str = "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a";
+
+    #[test]
+    fn the_service_hash_comes_from_the_event_definitions_a_bag_stores() {
+        let base = "example_interfaces/srv/AddTwoInts";
+        // As rbag records it: the event with its nested types, concatenated.
+        let concatenated = "service_msgs/msg/ServiceEventInfo info\n\
+            example_interfaces/srv/AddTwoInts_Request[<=1] request\n\
+            example_interfaces/srv/AddTwoInts_Response[<=1] response\n\
+            ================================================================================\n\
+            MSG: service_msgs/ServiceEventInfo\n\
+            uint8 REQUEST_SENT=0\nuint8 REQUEST_RECEIVED=1\nuint8 RESPONSE_SENT=2\nuint8 RESPONSE_RECEIVED=3\n\
+            uint8 event_type\nbuiltin_interfaces/Time stamp\nchar[16] client_gid\nint64 sequence_number\n\
+            ================================================================================\n\
+            MSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n\
+            ================================================================================\n\
+            MSG: example_interfaces/srv/AddTwoInts_Request\nint64 a\nint64 b\n\
+            ================================================================================\n\
+            MSG: example_interfaces/srv/AddTwoInts_Response\nint64 sum\n";
+        // As rosbag2 records it: the `.srv` text.
+        let srv = "int64 a\nint64 b\n---\nint64 sum\n";
+        for text in [concatenated, srv] {
+            let mut registry = Registry::new(rbag_msg::Dialect::Ros2);
+            registry.add_ros2_concatenated(&format!("{base}_Event"), text).unwrap();
+            assert_eq!(service_hash(registry, base).as_deref(), Some(ADD_TWO_INTS), "{text}");
+        }
+        // Without the response's definition there is no hash to give.
+        let mut registry = Registry::new(rbag_msg::Dialect::Ros2);
+        registry.add_ros2_concatenated(&format!("{base}_Request"), "int64 a\nint64 b\n").unwrap();
+        assert_eq!(service_hash(registry, base), None);
+    }
+}
