@@ -205,6 +205,27 @@ mod tests {
     }
 
     #[test]
+    fn start_runs_on_every_worker_thread_before_its_jobs() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let mut pool = Ordered::with_start("t", 3, 3, move |i| {
+            log.lock().unwrap().push((i, std::thread::current().name().map(String::from)));
+        })
+        .unwrap();
+        // No job at all: every worker still ran its start.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while seen.lock().unwrap().len() < 3 {
+            assert!(std::time::Instant::now() < deadline, "{:?}", seen.lock().unwrap());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let mut got = seen.lock().unwrap().clone();
+        got.sort();
+        assert_eq!(got, (0..3).map(|i| (i, Some(format!("t-{i}")))).collect::<Vec<_>>());
+        pool.submit(|| 5).map_err(|_| ()).unwrap();
+        assert_eq!(pool.next(), Some(5));
+    }
+
+    #[test]
     fn a_full_window_hands_the_job_back() {
         let mut pool = Ordered::new("t", 1, 1).unwrap();
         pool.submit(|| 1).map_err(|_| ()).unwrap();

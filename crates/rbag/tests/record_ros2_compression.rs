@@ -271,3 +271,54 @@ fn message_mode_recording_stores_each_message_compressed() {
     let meta = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
     assert!(meta.contains("compression_mode: MESSAGE"), "{meta}");
 }
+
+#[test]
+fn message_mode_recording_splits_by_size_with_messages_in_flight() {
+    let test = "message_mode_recording_splits_by_size_with_messages_in_flight";
+    let Some(py) = available(test) else { return };
+    let domain = Domain::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let bag = tmp.path().join("bag");
+    let rec = record(
+        &domain,
+        tmp.path(),
+        &[
+            "--topics",
+            "/blob",
+            "-s",
+            "sqlite3",
+            "--compression-mode",
+            "message",
+            "--compression-threads",
+            "2",
+            "-b",
+            "86016",
+            "-o",
+            bag.to_str().unwrap(),
+        ],
+    );
+    rec.wait_log("Recording to");
+    // 40 blobs of 60 kB that zstd shrinks to about 4 kB each: about 170 kB stored.
+    let mut p = CyclonePeer::spawn(
+        &py,
+        &domain,
+        "pub",
+        &[
+            "--topic", "rt/blob", "--type", "blob", "--count", "40", "--rate", "50", "--size", "60000", "--linger",
+            "0.5",
+        ],
+    );
+    p.expect_line("DONE", LONG);
+    p.wait_exit(LONG);
+    let log = rec.stop();
+    let db3 = std::fs::read_dir(&bag).unwrap().flatten().filter(|e| e.path().extension().is_some_and(|x| x == "db3"));
+    assert!(db3.count() >= 2, "split into several files:\n{log}");
+    let stored = rows(&bag);
+    assert_eq!(stored.len(), 40, "{log}");
+    for (_, _, d) in &stored {
+        assert!(d.len() < 20_000, "stored compressed: {} bytes", d.len());
+        assert!(zstd::decode_all(&d[..]).unwrap().len() >= 60_000);
+    }
+    let meta = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
+    assert!(meta.contains("message_count: 40"), "{meta}");
+}

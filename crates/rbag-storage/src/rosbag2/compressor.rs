@@ -18,8 +18,8 @@ pub(crate) const THREAD_NAME: &str = "rbag-compress";
 /// What each compression thread runs first: sets its own nice value to `nice`
 /// (`compression_threads_priority`; 0 leaves it at the process's). A value the OS refuses (a
 /// negative one without the privilege) is one warning naming the value and the OS's reason, and
-/// the threads run as they are: rosbag2 likewise warns ("Could not set nice value of compression
-/// thread to N : <strerror>") and goes on recording.
+/// the threads run as they are. rosbag2's compression thread, as far as we know, does the same:
+/// it logs a warning naming the value and `strerror(errno)` and goes on (one per thread there).
 pub(crate) fn priority_hook(nice: i32) -> impl Fn(usize) + Send + Sync + Clone + 'static {
     let warned = Arc::new(std::sync::atomic::AtomicBool::new(false));
     move |_| {

@@ -21,9 +21,9 @@ pub struct Rosbag2Args {
     /// limit). Message mode drops no message: the writer waits when 64 are being compressed.
     #[arg(long, value_name = "N", default_value = "1")]
     pub compression_queue_size: usize,
-    /// Nice value of the compression threads, -20 (first) to 19 (last), as rosbag2 sets it; 0
-    /// leaves them at rbag's own. A value the system refuses (negative, unprivileged) is a
-    /// warning.
+    /// Nice value of the compression threads, as rosbag2 sets it: -20 (most CPU) to 19 (least);
+    /// 0 leaves them at rbag's own. A value the system refuses (negative, unprivileged) is a
+    /// warning, and recording goes on.
     #[arg(long, value_name = "NICE", default_value = "0", allow_hyphen_values = true,
           value_parser = clap::value_parser!(i32).range(-20..=19))]
     pub compression_threads_priority: i32,
