@@ -38,14 +38,15 @@ pub(crate) fn by_topic<'a>(times: impl IntoIterator<Item = (&'a str, Vec<u64>)>)
 /// number of chunk indexes however large the bag is (a 10 GB bag has ~13 000 chunks, each a
 /// page fault or a request away). Gaps are taken only within a run, so the figure is a median
 /// of true gaps; on a bag whose rate changes, it is the rate of the sampled stretches.
-pub(crate) const RUN: usize = 32;
+pub(crate) const RUN: usize = 8;
 /// See [`RUN`].
-pub(crate) const RUNS: usize = 8;
+pub(crate) const RUNS: usize = 4;
 
 /// Which positions of a topic's `n` chunks are read: all, or [`RUNS`] runs spread evenly.
 fn runs(n: usize) -> Vec<std::ops::Range<usize>> {
     if n <= RUN * RUNS {
-        return vec![0..n];
+        let all = 0..n;
+        return vec![all];
     }
     (0..RUNS).map(|k| k * (n - RUN) / (RUNS - 1)).map(|s| s..s + RUN).collect()
 }
