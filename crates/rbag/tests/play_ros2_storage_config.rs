@@ -142,6 +142,17 @@ fn without_read_pragmas_the_bag_stays_writable_while_played() {
     assert!(play.log().contains("write pragmas apply to recording only"), "{}", play.log());
 }
 
+/// `rbag play --ros2 --storage-config-file CONFIG BAG`, run to its end.
+fn play_with(domain: &Domain, config: &Path, bag: &Path) -> std::process::Output {
+    rbag(domain)
+        .args(["play", "--ros2", "--disable-keyboard-controls", "--storage-config-file"])
+        .arg(config)
+        .arg(bag)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_bad_read_pragma_names_the_config_file_the_bag_and_the_pragma() {
     let domain = Domain::new();
@@ -149,13 +160,7 @@ fn a_bad_read_pragma_names_the_config_file_the_bag_and_the_pragma() {
     let bag = bag(tmp.path());
     let config = tmp.path().join("bad-pragmas.yaml");
     std::fs::write(&config, "read:\n  pragmas: [\"locking_mode EXCLUSIVE\"]\n").unwrap();
-    let out = rbag(&domain)
-        .args(["play", "--ros2", "--disable-keyboard-controls", "--storage-config-file"])
-        .arg(&config)
-        .arg(&bag)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = play_with(&domain, &config, &bag);
     let err = String::from_utf8_lossy(&out.stderr);
     let code = out.status.code().unwrap_or(-1);
     assert!(code != 0 && code != 101, "exit {code}: {err}");
@@ -165,13 +170,7 @@ fn a_bad_read_pragma_names_the_config_file_the_bag_and_the_pragma() {
     }
     // A pragma rosbag2 refuses is refused when the file is read, before any bag is opened.
     std::fs::write(&config, "read:\n  pragmas: [\"cache_size = 10; DROP TABLE messages\"]\n").unwrap();
-    let out = rbag(&domain)
-        .args(["play", "--ros2", "--disable-keyboard-controls", "--storage-config-file"])
-        .arg(&config)
-        .arg(&bag)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = play_with(&domain, &config, &bag);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("bad-pragmas.yaml") && err.contains("DROP TABLE"), "{err}");
