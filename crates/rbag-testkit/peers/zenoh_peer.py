@@ -25,8 +25,8 @@ session config connects to tcp/localhost:7447; tests pass their own loopback por
 
     zenoh_peer.py router --listen tcp/127.0.0.1:P
     zenoh_peer.py talker --connect E --domain D --topic /chatter --dds-type T --hash H
-                         [--kind string|blob] [--size BYTES] [--count N] [--rate HZ]
-                         [--depth K] [--transient-local] [--wait-sub S] [--linger S]
+                         [--kind string|blob|clock] [--size BYTES] [--count N] [--rate HZ]
+                         [--depth K] [--transient-local] [--best-effort] [--wait-sub S] [--linger S]
     zenoh_peer.py listener --connect E --domain D --topic /chatter --dds-type T --hash H
                          [--count N] [--timeout S] [--depth K] [--transient-local]
     zenoh_peer.py tokens --connect E --domain D [--timeout S] [--until SUBSTRING]
@@ -88,6 +88,14 @@ The server prints REQUEST <i> <payload hex> <a> <b> <sequence number> <client GI
 and DONE <n>, exit 0 once --count requests came (else 2); the client prints CLIENT <GID hex>,
 CALL <i> <a> <b> <payload hex>, SUM <i> <sum>, DONE (NO_SERVER exit 3, NO_RESPONSE exit 4).
 
+A `/clock` publisher (rosgraph_msgs/msg/Clock, as a simulator's rclcpp::ClockQoS publisher
+on rmw_zenoh: best effort, keep last 1) is a talker with `--kind clock --best-effort --depth 1
+--topic /clock --dds-type rosgraph_msgs::msg::dds_::Clock_ --hash <Clock's RIHS01>`: sample i
+carries sec = 100 + i, nanosec = 250000000 (so a log time taken from it is recognisable).
+--best-effort writes reliability 2 (RMW_QOS_POLICY_RELIABILITY_BEST_EFFORT) in the token's QoS
+(qos_to_keyexpr) and publishes with congestion control DROP (rmw_zenoh blocks only for reliable
+keep-all publishers, as rbag's own Zenoh publisher does).
+
 Output, one line each, flushed: READY <zid>; TOKEN <key expression> for each token it declares
 (talker, listener) or sees (tokens); talker: PUBLISHED <i> <payload hex> <attachment hex> (or
 `-` for the payload with --size over 4096), DONE; listener: RECEIVED <i> <payload hex or
@@ -126,11 +134,12 @@ def session(args, mode="peer"):
     return zenoh.open(conf)
 
 
-def qos_text(depth, transient_local):
+def qos_text(depth, transient_local, best_effort=False):
     # qos_to_keyexpr: reliability, durability, history,depth, deadline, lifespan, liveliness,lease.
+    rel = "2" if best_effort else ""
     dur = "1" if transient_local else ""
     d = "" if depth == 42 else str(depth)
-    return f":{dur}:,{d}:,:,:,,"
+    return f"{rel}:{dur}:,{d}:,:,:,,"
 
 
 def mangle(s):
@@ -142,7 +151,7 @@ def tokens_for(zid, args, kind):
     node = "talker" if kind == "MP" else "listener"
     node_token = f"{base}/0/NN/%/%/{node}"
     entity = (f"{base}/10/{kind}/%/%/{node}/{mangle(args.topic)}/{mangle(args.dds_type)}/"
-              f"{mangle(args.hash)}/{qos_text(args.depth, args.transient_local)}")
+              f"{mangle(args.hash)}/{qos_text(args.depth, args.transient_local, args.best_effort)}")
     return [node_token, entity]
 
 
@@ -190,6 +199,10 @@ def payload(kind, i, size):
     c = Cdr()
     if kind == "string":
         c.string(f"hello {i}")
+    elif kind == "clock":
+        # rosgraph_msgs/msg/Clock: builtin_interfaces/Time clock (int32 sec, uint32 nanosec).
+        c.i32(100 + i)
+        c.u32(250_000_000)
     else:
         # sensor_msgs/msg/CompressedImage: header (stamp, frame_id "blob"), format "raw", data.
         c.i32(i)
@@ -252,6 +265,8 @@ def run_talker(args):
         # `depth` samples and publisher detection.
         pub = zenoh.ext.declare_advanced_publisher(
             s, data_key(args), cache=zenoh.ext.CacheConfig(args.depth), publisher_detection=True)
+    elif args.best_effort:
+        pub = s.declare_publisher(data_key(args), congestion_control=zenoh.CongestionControl.DROP)
     else:
         pub = s.declare_publisher(data_key(args), congestion_control=zenoh.CongestionControl.BLOCK)
     period = 1.0 / args.rate if args.rate > 0 else 0
@@ -839,12 +854,14 @@ def main():
     p.add_argument("--topic", default="/chatter")
     p.add_argument("--dds-type", default=STRING)
     p.add_argument("--hash", default="RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18")
-    p.add_argument("--kind", choices=["string", "blob"], default="string")
+    p.add_argument("--kind", choices=["string", "blob", "clock"], default="string")
     p.add_argument("--size", type=int, default=1024)
     p.add_argument("--count", type=int, default=10)
     p.add_argument("--rate", type=float, default=50.0)
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--transient-local", action="store_true")
+    p.add_argument("--best-effort", action="store_true",
+                   help="talker: best-effort reliability in the token, congestion control DROP")
     p.add_argument("--wait-sub", type=float, default=0.0)
     p.add_argument("--linger", type=float, default=0.5)
     p.add_argument("--timeout", type=float, default=20.0)
