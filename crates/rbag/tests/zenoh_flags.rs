@@ -273,7 +273,7 @@ fn call_recorder(py: &Path, port: u16, domain: u32, service: &str, ty: &str) -> 
 
 /// `--snapshot-mode` over Zenoh, triggered by the `~/snapshot` service: messages wait in the
 /// ring (the bag holds none), and a `Snapshot` call from an rmw_zenoh client answers success
-/// and writes them all, in order.
+/// and writes them all, in order; without `--snapshot-mode` the call answers failure.
 #[test]
 fn zenoh_snapshot_service_writes_the_buffered_messages() {
     let test = "zenoh_snapshot_service_writes_the_buffered_messages";
@@ -297,8 +297,15 @@ fn zenoh_snapshot_service_writes_the_buffered_messages() {
     assert_eq!(success.first(), Some(&1), "Snapshot's success: {success:?}");
     rec.expect_err("Snapshot: wrote 20 message(s)");
     let log = rec.stop();
-    router.kill();
     let got: Vec<String> = messages(&bag, "/chatter").into_iter().map(|m| m.1).collect();
     assert_eq!(got.len(), 20, "{log}");
     assert_eq!(got, published(&chatter), "{log}");
+    // Outside snapshot mode the service answers failure, as rosbag2's does.
+    let plain = dir.path().join("plain");
+    let mut rec = Rbag::record(dir.path(), port, d, &["--topics", "/chatter", "-o", plain.to_str().unwrap()]);
+    rec.expect_err("Recording to");
+    assert_eq!(call_recorder(&py, port, d, "snapshot", "Snapshot").first(), Some(&0), "{}", rec.stderr());
+    let log = rec.stop();
+    assert!(!log.contains("Snapshot"), "{log}");
+    router.kill();
 }
