@@ -2,9 +2,9 @@
 //! MCAP bags, whose summaries count each connection's messages per chunk and give each chunk's
 //! size, but not any message's size.
 //!
-//! Each chunk is a [`Block`]: its payload bytes (its uncompressed size less the fixed bytes of
-//! its records) and how many messages of each connection it holds. The chunk where a connection
-//! first appears is read from its index data instead, as one block per connection: a sample
+//! Each chunk is a block (of [`Blocks`]): its payload bytes (its uncompressed size less the
+//! fixed bytes of its records) and how many messages of each connection it holds. The chunk
+//! where a connection first appears is read from its index data instead, as one block per connection: a sample
 //! of every connection's sizes, at the cost of one chunk's index per connection at most.
 //!
 //! Mean message sizes per connection start from those samples and are fitted to the blocks by
@@ -15,16 +15,41 @@
 
 use std::collections::BTreeMap;
 
-/// One chunk: payload bytes, and message counts by connection id.
+/// Every chunk's payload bytes and message counts by connection id, in flat arrays: one
+/// allocation for all blocks instead of a `Vec` per chunk (a 10 GB bag has ~13 000 chunks).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Block {
-    pub payload: u64,
-    pub counts: Vec<(u32, u64)>,
+pub(crate) struct Blocks {
+    payload: Vec<u64>,
+    /// Where each block's counts end in `counts`.
+    ends: Vec<usize>,
+    counts: Vec<(u32, u64)>,
+}
+
+impl Blocks {
+    pub fn with_capacity(blocks: usize, counts: usize) -> Self {
+        Blocks {
+            payload: Vec::with_capacity(blocks),
+            ends: Vec::with_capacity(blocks),
+            counts: Vec::with_capacity(counts),
+        }
+    }
+
+    /// Adds one block: `payload` bytes holding `counts` messages by connection.
+    pub fn push(&mut self, payload: u64, counts: impl IntoIterator<Item = (u32, u64)>) {
+        self.counts.extend(counts);
+        self.payload.push(payload);
+        self.ends.push(self.counts.len());
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u64, &[(u32, u64)])> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        self.payload.iter().zip(starts.zip(self.ends.iter())).map(|(&p, (s, &e))| (p, &self.counts[s..e]))
+    }
 }
 
 /// Sets every connection's [`crate::ConnectionStats::estimated_bytes`] from `blocks` (0 for
 /// connections without messages).
-pub(crate) fn fill(info: &mut crate::StorageInfo, blocks: &[Block]) {
+pub(crate) fn fill(info: &mut crate::StorageInfo, blocks: &Blocks) {
     let sizes = estimate(blocks);
     for (id, s) in info.connections.iter_mut() {
         s.estimated_bytes = Some(sizes.get(id).copied().unwrap_or(0));
@@ -39,40 +64,46 @@ const TOLERANCE: f64 = 1e-7;
 const WORK: usize = 100_000_000;
 
 /// Estimated payload bytes by connection; every connection counted in `blocks` gets an entry.
-pub(crate) fn estimate(blocks: &[Block]) -> BTreeMap<u32, u64> {
+pub(crate) fn estimate(blocks: &Blocks) -> BTreeMap<u32, u64> {
     let mut totals: BTreeMap<u32, u64> = BTreeMap::new();
-    for b in blocks {
-        for &(c, n) in &b.counts {
-            *totals.entry(c).or_default() += n;
-        }
+    for &(c, n) in &blocks.counts {
+        *totals.entry(c).or_default() += n;
     }
     let messages: u64 = totals.values().sum();
-    let payload: u64 = blocks.iter().map(|b| b.payload).sum();
+    let payload: u64 = blocks.payload.iter().sum();
     if messages == 0 {
         return totals;
     }
     let ids: Vec<u32> = totals.keys().copied().collect();
     let index = |c: u32| ids.binary_search(&c).unwrap_or(0);
-    let blocks: Vec<(f64, Vec<(usize, f64)>)> = blocks
-        .iter()
-        .filter(|b| b.counts.iter().any(|&(_, n)| n > 0))
-        .map(|b| (b.payload as f64, b.counts.iter().filter(|x| x.1 > 0).map(|&(c, n)| (index(c), n as f64)).collect()))
-        .collect();
+    // The blocks with messages, flat: payloads, where each one's pairs end, (connection, count).
+    let mut payloads: Vec<f64> = Vec::with_capacity(blocks.payload.len());
+    let mut ends: Vec<usize> = Vec::with_capacity(blocks.payload.len());
+    let mut pairs: Vec<(usize, f64)> = Vec::with_capacity(blocks.counts.len());
+    for (p, counts) in blocks.iter().filter(|b| b.1.iter().any(|&(_, n)| n > 0)) {
+        pairs.extend(counts.iter().filter(|x| x.1 > 0).map(|&(c, n)| (index(c), n as f64)));
+        payloads.push(p as f64);
+        ends.push(pairs.len());
+    }
+    let each = || {
+        let starts = std::iter::once(0).chain(ends.iter().copied());
+        payloads.iter().zip(starts.zip(ends.iter())).map(|(&p, (s, &e))| (p, &pairs[s..e]))
+    };
     let weight: Vec<f64> = ids.iter().map(|c| totals[c] as f64).collect();
     // Start from each connection's sampled mean (blocks of its own), else the bag's mean.
     let mut sampled = vec![(0f64, 0f64); ids.len()];
-    for (payload, counts) in blocks.iter().filter(|b| b.1.len() == 1) {
+    for (payload, counts) in each().filter(|b| b.1.len() == 1) {
         sampled[counts[0].0].0 += payload;
         sampled[counts[0].0].1 += counts[0].1;
     }
     let mean = payload as f64 / messages as f64;
     let mut size: Vec<f64> =
         sampled.iter().map(|&(b, n)| if n > 0.0 && b > 0.0 { b / n } else { mean.max(1.0) }).collect();
-    let pairs: usize = blocks.iter().map(|b| b.1.len()).sum::<usize>().max(1);
+    let work = pairs.len().max(1);
     let mut ratio = vec![0f64; ids.len()];
-    for _ in 0..(WORK / pairs).clamp(1, 500) {
+    for _ in 0..(WORK / work).clamp(1, 500) {
         ratio.iter_mut().for_each(|r| *r = 0.0);
-        for (payload, counts) in &blocks {
+        for (payload, counts) in each() {
             let predicted: f64 = counts.iter().map(|&(c, n)| n * size[c]).sum();
             if predicted <= 0.0 {
                 continue;
@@ -99,8 +130,16 @@ pub(crate) fn estimate(blocks: &[Block]) -> BTreeMap<u32, u64> {
 mod tests {
     use super::*;
 
-    fn block(payload: u64, counts: &[(u32, u64)]) -> Block {
-        Block { payload, counts: counts.to_vec() }
+    fn block(payload: u64, counts: &[(u32, u64)]) -> (u64, Vec<(u32, u64)>) {
+        (payload, counts.to_vec())
+    }
+
+    fn estimate(blocks: &[(u64, Vec<(u32, u64)>)]) -> BTreeMap<u32, u64> {
+        let mut all = Blocks::default();
+        for (p, c) in blocks {
+            all.push(*p, c.iter().copied());
+        }
+        super::estimate(&all)
     }
 
     /// Chunks whose mixes differ pin every connection's size down.

@@ -42,6 +42,10 @@ pub struct McapReader {
     connections: Vec<Connection>,
     /// Sorted by (start time, file offset).
     chunks: Vec<ChunkMeta>,
+    /// Every chunk index's (channel, MessageIndex offset) pairs, by chunk
+    /// ([`Channels::Indexed`] ranges), each chunk's by channel: one list, not a map and a
+    /// `Vec` per chunk.
+    indexes: Vec<(u16, u64)>,
     counts: BTreeMap<u16, u64>,
     metadata: BTreeMap<String, BTreeMap<String, String>>,
     /// Every Metadata record, in file order (names repeat; `metadata` keeps the last of each).
@@ -84,19 +88,41 @@ struct ChunkMeta {
     loose: bool,
     start: u64,
     end: u64,
-    /// Channels with messages here; `None` when the file does not say.
-    channels: Option<BTreeSet<u16>>,
-    /// MessageIndex records (file offsets) by channel.
-    message_indexes: Vec<u64>,
+    /// Channels with messages here, and their MessageIndex records.
+    channels: Channels,
     /// Where the message indexes after the chunk end (the chunk's own end when it has none):
     /// a remote read fetches the chunk up to here in one request.
     index_end: u64,
-    compression: String,
+    /// Its MCAP name (`""` is none), shared by every chunk with the same one.
+    compression: Arc<str>,
     compressed: u64,
     uncompressed: u64,
     /// A chunk the file ends inside: its records decode as far as they go, and `uncompressed`
     /// bytes of them are complete.
     salvaged: bool,
+}
+
+/// A chunk's channels with messages.
+#[derive(Debug, Clone)]
+enum Channels {
+    /// The file does not say.
+    Unknown,
+    /// From the chunk index, which names one or more: `McapReader::indexes[range]`.
+    Indexed(Range<usize>),
+    /// Found by reading the chunk's records (no message indexes).
+    Scanned(BTreeSet<u16>),
+}
+
+impl Channels {
+    /// Adds a channel found by reading records.
+    fn insert(&mut self, ch: u16) {
+        match self {
+            Channels::Scanned(set) => {
+                set.insert(ch);
+            }
+            _ => *self = Channels::Scanned(BTreeSet::from([ch])),
+        }
+    }
 }
 
 impl ChunkMeta {
@@ -114,9 +140,8 @@ impl ChunkMeta {
             loose,
             start: u64::MAX,
             end: 0,
-            channels: Some(BTreeSet::new()),
-            message_indexes: Vec::new(),
-            compression: compression.to_string(),
+            channels: Channels::Scanned(BTreeSet::new()),
+            compression: Arc::from(compression),
             compressed: 0,
             uncompressed: 0,
             salvaged: false,
@@ -221,6 +246,7 @@ impl McapReader {
             library: String::new(),
             connections: Vec::new(),
             chunks: Vec::new(),
+            indexes: Vec::new(),
             counts: BTreeMap::new(),
             metadata: BTreeMap::new(),
             metadata_records: Vec::new(),
@@ -247,6 +273,7 @@ impl McapReader {
         if let Some(why) = reader.try_summary()? {
             reader.warnings.push(format!("{why}; the file was scanned instead"));
             reader.chunks.clear();
+            reader.indexes = Vec::new();
             reader.counts.clear();
             reader.metadata.clear();
             reader.metadata_records.clear();
@@ -274,7 +301,10 @@ impl McapReader {
     }
 
     fn finish_open(&mut self) {
-        self.chunks.sort_by_key(|c| (c.start, c.offset));
+        // Summaries list chunks in order: checked first, the sort's buffer is then not needed.
+        if !self.chunks.is_sorted_by_key(|c| (c.start, c.offset)) {
+            self.chunks.sort_by_key(|c| (c.start, c.offset));
+        }
         self.find_undeclared();
     }
 
@@ -287,10 +317,12 @@ impl McapReader {
         for (&ch, &n) in self.counts.iter().filter(|(ch, n)| **n > 0 && !declared.contains(&u32::from(**ch))) {
             found.insert(u32::from(ch), n);
         }
-        for set in self.chunks.iter().filter_map(|c| c.channels.as_ref()) {
-            for &ch in set.iter().filter(|ch| !declared.contains(&u32::from(**ch))) {
-                found.entry(u32::from(ch)).or_default();
-            }
+        for c in &self.chunks {
+            self.each_channel(c, |ch| {
+                if !declared.contains(&u32::from(ch)) {
+                    found.entry(u32::from(ch)).or_default();
+                }
+            });
         }
         if self.options.lenient && !found.is_empty() {
             let encoding = if self.profile == "ros1" { "ros1" } else { "" };
@@ -299,6 +331,25 @@ impl McapReader {
             self.warnings.extend(crate::reading::undeclared_warnings("channel", &found));
         }
         self.undeclared = found;
+    }
+
+    /// Chunk `c`'s (channel, MessageIndex offset) pairs, by channel; empty when it has none.
+    fn index_of(&self, c: &ChunkMeta) -> &[(u16, u64)] {
+        match &c.channels {
+            Channels::Indexed(r) => self.indexes.get(r.clone()).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// Calls `f` with each channel chunk `c` has messages of, in order; `false` when the file
+    /// does not say which.
+    fn each_channel(&self, c: &ChunkMeta, mut f: impl FnMut(u16)) -> bool {
+        match &c.channels {
+            Channels::Unknown => return false,
+            Channels::Indexed(_) => self.index_of(c).iter().for_each(|e| f(e.0)),
+            Channels::Scanned(set) => set.iter().for_each(|&ch| f(ch)),
+        }
+        true
     }
 
     /// Whether a Channel record declares `ch`.
@@ -360,6 +411,15 @@ impl McapReader {
         let mut schemas = HashMap::new();
         let mut channels = BTreeMap::new();
         let mut stats = None;
+        // Room for as many chunks (and 3 channels each) as the summary can hold chunk indexes
+        // (over 73 bytes each): one allocation, whose untouched part costs nothing, not a
+        // doubling series of copies of ~13 000 entries.
+        // Only a hint, up to a million chunks: a failed one is not an error.
+        let most = ((end - start) / 73).min(1 << 20) as usize;
+        let _ = self.chunks.try_reserve(most);
+        let _ = self.indexes.try_reserve(most * 3);
+        // Compression names, one shared copy of each.
+        let mut names: Vec<Arc<str>> = Vec::new();
         for rec in Walk::new(&buf[..(end - base) as usize], (start - base) as usize, base, false) {
             let rec = rec?;
             let body = &buf[rec.body.clone()];
@@ -367,7 +427,8 @@ impl McapReader {
                 op::SCHEMA | op::CHANNEL => schema_or_channel(&rec, &buf, &mut schemas, &mut channels)?,
                 op::STATISTICS => stats = Some(parse::statistics(body, rec.offset)?),
                 op::CHUNK_INDEX => {
-                    let ci = parse::chunk_index(body, rec.offset)?;
+                    let from = self.indexes.len();
+                    let ci = parse::chunk_index_into(body, rec.offset, &mut self.indexes)?;
                     let end = ci
                         .chunk_start_offset
                         .checked_add(ci.chunk_length)
@@ -385,6 +446,14 @@ impl McapReader {
                     // The message indexes follow the chunk; a length that runs past the file
                     // is not trusted.
                     let index_end = end.checked_add(ci.message_index_length).filter(|&e| e <= len).unwrap_or(end);
+                    let compression = match names.iter().find(|n| &***n == ci.compression) {
+                        Some(n) => n.clone(),
+                        None => {
+                            names.push(Arc::from(ci.compression));
+                            names[names.len() - 1].clone()
+                        }
+                    };
+                    let to = self.indexes.len();
                     self.chunks.push(ChunkMeta {
                         offset: ci.chunk_start_offset,
                         index_end,
@@ -392,10 +461,8 @@ impl McapReader {
                         loose: false,
                         start: ci.message_start_time,
                         end: ci.message_end_time,
-                        channels: (!ci.message_index_offsets.is_empty())
-                            .then(|| ci.message_index_offsets.keys().copied().collect()),
-                        message_indexes: ci.message_index_offsets.values().copied().collect(),
-                        compression: ci.compression,
+                        channels: if to > from { Channels::Indexed(from..to) } else { Channels::Unknown },
+                        compression,
                         compressed: ci.compressed_size,
                         uncompressed: ci.uncompressed_size,
                         salvaged: false,
@@ -484,7 +551,7 @@ impl McapReader {
                     l.range.end = rec.body.end;
                     l.start = l.start.min(m.log_time);
                     l.end = l.end.max(m.log_time);
-                    l.channels.get_or_insert_default().insert(m.channel);
+                    l.channels.insert(m.channel);
                 }
                 op::CHUNK => match self.scan_chunk(&rec, buf, &mut schemas, &mut channels) {
                     Ok(meta) => self.chunks.push(meta),
@@ -537,7 +604,7 @@ impl McapReader {
                 chunks::Item::Meta { op, body } => schema_or_channel_body(op, body, rec.offset, schemas, channels)?,
                 chunks::Item::Message { channel, .. } => {
                     *counts.entry(channel).or_insert(0u64) += 1;
-                    meta.channels.get_or_insert_default().insert(channel);
+                    meta.channels.insert(channel);
                 }
             }
             Ok(())
@@ -578,7 +645,7 @@ impl McapReader {
                 chunks::Item::Meta { op, body } => schema_or_channel_body(op, body, at as u64, schemas, channels)?,
                 chunks::Item::Message { channel, log_time, .. } => {
                     *counts.entry(channel).or_default() += 1;
-                    meta.channels.get_or_insert_default().insert(channel);
+                    meta.channels.insert(channel);
                     meta.start = meta.start.min(log_time);
                     meta.end = meta.end.max(log_time);
                     n += 1;
@@ -651,9 +718,9 @@ impl McapReader {
             return Ok((entries, Some(chunks::Data::Held(buf))));
         }
         let large = meta.uncompressed > eager_max();
-        if large && !meta.salvaged && !meta.message_indexes.is_empty() {
+        if large && !meta.salvaged && !self.index_of(meta).is_empty() {
             let (buf, base) = self.region(meta)?;
-            for &off in &meta.message_indexes {
+            for &(_, off) in self.index_of(meta) {
                 message_index_at(&buf, base, off, &mut |ch, t, at| {
                     if want(ch, t) {
                         entries.push(Entry { log_time: t, at, channel: ch });
@@ -815,7 +882,7 @@ impl McapReader {
     /// there (rosbag2 registers topics up front), the others just before that first message
     /// (the mcap writers' default), so they come off the message before it.
     fn sizes_from_indexes(&self) -> Result<Option<IndexedSizes>> {
-        if self.chunks.iter().any(|c| c.loose || c.salvaged || c.message_indexes.is_empty()) {
+        if self.chunks.iter().any(|c| c.loose || c.salvaged || self.index_of(c).is_empty()) {
             return Ok(None);
         }
         let mut bytes: BTreeMap<u32, u64> = self.connections.iter().map(|c| (c.id, 0)).collect();
@@ -837,7 +904,7 @@ impl McapReader {
         let (channel_len, schema_len) = &self.record_lengths;
         let (buf, base) = self.region(c)?;
         let mut at: Vec<(u64, u16)> = Vec::new();
-        for &off in &c.message_indexes {
+        for &(_, off) in self.index_of(c) {
             message_index_at(&buf, base, off, &mut |ch, _, pos| at.push((pos, ch)))?;
         }
         at.sort_unstable();
@@ -896,12 +963,27 @@ impl McapReader {
         }
         info.message_count += self.undeclared.values().sum::<u64>();
         info.undeclared = self.undeclared.clone();
+        // Figures by compression, named once at the end (not a `String` per chunk).
+        let mut kinds: Vec<(&str, crate::CompressionStats)> = Vec::new();
         for c in self.chunks.iter().filter(|c| !c.loose) {
-            let name = if c.compression.is_empty() { "none" } else { c.compression.as_str() };
-            let s = info.compression.entry(name.to_string()).or_default();
+            let k = match kinds.iter().position(|k| *k.0 == *c.compression) {
+                Some(k) => k,
+                None => {
+                    kinds.push((&c.compression, Default::default()));
+                    kinds.len() - 1
+                }
+            };
+            let s = &mut kinds[k].1;
             s.chunks += 1;
             s.compressed_bytes += c.compressed;
             s.uncompressed_bytes += c.uncompressed;
+        }
+        for (name, stats) in kinds {
+            let name = if name.is_empty() { "none" } else { name };
+            let s = info.compression.entry(name.to_string()).or_default();
+            s.chunks += stats.chunks;
+            s.compressed_bytes += stats.compressed_bytes;
+            s.uncompressed_bytes += stats.uncompressed_bytes;
         }
         if info.message_count > 0 {
             info.start_ns = self.chunks.iter().map(|c| c.start).min();
@@ -920,30 +1002,41 @@ impl McapReader {
     /// times) and the Channel and Schema records of channels first seen in the chunk. `None`
     /// for a file with messages outside chunks or chunks without message indexes.
     /// See [`crate::size_estimate`].
-    fn chunk_blocks(&self) -> Option<Vec<crate::size_estimate::Block>> {
+    fn chunk_blocks(&self) -> Option<crate::size_estimate::Blocks> {
         let mut chunks: Vec<&ChunkMeta> = self.chunks.iter().collect();
-        chunks.sort_by_key(|c| c.offset);
+        // Time order is file order in most files: no sort (and no sort buffer) then.
+        if !chunks.is_sorted_by_key(|c| c.offset) {
+            chunks.sort_by_key(|c| c.offset);
+        }
         let (channel_len, schema_len) = &self.record_lengths;
         let mut seen = Introduced::default();
-        let mut blocks = Vec::with_capacity(chunks.len());
+        let mut blocks = crate::size_estimate::Blocks::with_capacity(chunks.len(), self.indexes.len());
+        // One chunk's (offset, channel) pairs and (channel, count) pairs, reused.
+        let mut at: Vec<(u64, u16)> = Vec::new();
+        let mut counts: Vec<(u16, u64)> = Vec::new();
+        let local = matches!(self.backing, Backing::Local(_));
         for c in chunks {
-            let channels = c.channels.as_ref().filter(|_| !c.loose && !c.salvaged)?;
-            let mut at: Vec<(u64, u16)> = c.message_indexes.iter().copied().zip(channels.iter().copied()).collect();
-            at.sort_unstable();
-            let mut counts = Vec::with_capacity(at.len());
+            if matches!(c.channels, Channels::Unknown) || c.loose || c.salvaged {
+                return None;
+            }
+            at.clear();
+            at.extend(self.index_of(c).iter().map(|&(ch, off)| (off, ch)));
+            // Message indexes are normally written in channel order, which is file order.
+            if !at.is_sorted() {
+                at.sort_unstable();
+            }
+            counts.clear();
             for (k, &(off, ch)) in at.iter().enumerate() {
                 let end = at.get(k + 1).map_or(c.index_end, |n| n.0);
                 counts.push((ch, end.checked_sub(off)?.checked_sub(15)? / 16));
             }
             // A channel's first chunk is read from its message indexes: a sample of its sizes
             // (not for a remote file, whose summary is all that is fetched for it).
-            let local = matches!(self.backing, Backing::Local(_));
             if local && counts.iter().any(|&(ch, n)| n > 0 && !seen.channels.contains(&ch)) {
                 if let Ok(sizes) = self.chunk_sizes(c, &mut seen) {
-                    blocks.extend(sizes.into_iter().map(|(ch, (payload, n))| crate::size_estimate::Block {
-                        payload,
-                        counts: vec![(u32::from(ch), n)],
-                    }));
+                    for (ch, (payload, n)) in sizes {
+                        blocks.push(payload, [(u32::from(ch), n)]);
+                    }
                     continue;
                 }
             }
@@ -958,10 +1051,7 @@ impl McapReader {
                     }
                 }
             }
-            blocks.push(crate::size_estimate::Block {
-                payload: c.uncompressed.saturating_sub(overhead),
-                counts: counts.into_iter().map(|(ch, n)| (u32::from(ch), n)).collect(),
-            });
+            blocks.push(c.uncompressed.saturating_sub(overhead), counts.iter().map(|&(ch, n)| (u32::from(ch), n)));
         }
         Some(blocks)
     }
@@ -973,8 +1063,10 @@ impl McapReader {
         let pending: VecDeque<usize> = (0..self.chunks.len())
             .filter(|&i| {
                 let c = &self.chunks[i];
-                filter.overlaps(c.start, c.end)
-                    && c.channels.as_ref().is_none_or(|set| set.iter().any(|&ch| self.selects(&wanted, filter, ch)))
+                filter.overlaps(c.start, c.end) && {
+                    let mut any = false;
+                    !self.each_channel(c, |ch| any = any || self.selects(&wanted, filter, ch)) || any
+                }
             })
             .collect();
         let filter = filter.clone();
@@ -1297,18 +1389,19 @@ impl StorageReader for McapReader {
             return Ok(BTreeMap::new());
         }
         let topic = |ch: u16| self.connection(ch as u32).map(|c| c.topic.as_str()).unwrap_or("");
-        let indexed = self.chunks.iter().all(|c| !c.loose && !c.message_indexes.is_empty() && c.channels.is_some());
+        let indexed = self.chunks.iter().all(|c| !c.loose && !self.index_of(c).is_empty());
         if indexed {
             // A bounded sample of the chunks' message indexes is read (`periods::sampled`):
             // the chunk indexes say which channels each chunk holds.
-            let mut order: Vec<usize> = (0..self.chunks.len()).collect();
-            order.sort_by_key(|&i| (self.chunks[i].start, self.chunks[i].offset));
-            let chunks: Vec<(usize, Vec<u16>)> =
-                order.into_iter().map(|i| (i, self.chunks[i].channels.iter().flatten().copied().collect())).collect();
-            let periods = crate::periods::sampled(&chunks, topic, |i, out| {
+            // `chunks` is in (start time, offset) order already (`finish_open`).
+            let order: Vec<usize> = (0..self.chunks.len()).collect();
+            let keys = |i: usize, visit: &mut dyn FnMut(u16)| {
+                self.each_channel(&self.chunks[i], visit);
+            };
+            let periods = crate::periods::sampled(&order, keys, topic, |i, out| {
                 let c = &self.chunks[i];
                 let (buf, base) = self.region(c)?;
-                for &off in &c.message_indexes {
+                for &(_, off) in self.index_of(c) {
                     message_index_at(&buf, base, off, &mut |ch, t, _| out(ch, t))?;
                 }
                 Ok(())
@@ -1375,7 +1468,7 @@ impl StorageReader for McapReader {
                 length: c.range.len() as u64,
                 start_ns: c.start,
                 end_ns: c.end,
-                compression: if c.compression.is_empty() { "none".into() } else { c.compression.clone() },
+                compression: if c.compression.is_empty() { "none".into() } else { c.compression.to_string() },
                 compressed_size: c.compressed,
                 uncompressed_size: c.uncompressed,
                 message_count: None,

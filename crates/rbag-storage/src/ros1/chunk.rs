@@ -37,9 +37,75 @@ pub struct ChunkMeta {
     pub start: u64,
     pub end: u64,
     /// Messages per connection id.
-    pub counts: Vec<(u32, u32)>,
-    /// Set for chunks found by scanning an unindexed bag.
-    pub located: Option<Located>,
+    pub counts: Counts,
+    /// Set for chunks found by scanning an unindexed bag; boxed, so the ~13 000 chunks of an
+    /// indexed 10 GB bag take 8 bytes each for it, not the size of a `Located`.
+    pub located: Option<Box<Located>>,
+}
+
+/// How many connections a chunk's [`Counts`] holds without a heap allocation.
+const INLINE: usize = 4;
+
+/// Messages per connection id of one chunk, as (connection, messages): up to [`INLINE`]
+/// connections (most chunks) held inline, more on the heap. An indexed 10 GB bag has ~13 000
+/// chunks, all read at open: a `Vec` each was an allocation (and a free) per chunk.
+#[derive(Debug, Clone)]
+pub enum Counts {
+    Inline(u8, [(u32, u32); INLINE]),
+    Heap(Vec<(u32, u32)>),
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts::Inline(0, [(0, 0); INLINE])
+    }
+}
+
+impl std::ops::Deref for Counts {
+    type Target = [(u32, u32)];
+
+    fn deref(&self) -> &[(u32, u32)] {
+        match self {
+            Counts::Inline(n, a) => &a[..*n as usize],
+            Counts::Heap(v) => v,
+        }
+    }
+}
+
+impl FromIterator<(u32, u32)> for Counts {
+    fn from_iter<I: IntoIterator<Item = (u32, u32)>>(iter: I) -> Self {
+        let mut iter = iter.into_iter();
+        let mut a = [(0, 0); INLINE];
+        for n in 0..INLINE {
+            match iter.next() {
+                Some(x) => a[n] = x,
+                None => return Counts::Inline(n as u8, a),
+            }
+        }
+        match iter.next() {
+            None => Counts::Inline(INLINE as u8, a),
+            Some(x) => Counts::Heap(a.into_iter().chain(std::iter::once(x)).chain(iter).collect()),
+        }
+    }
+}
+
+impl From<Vec<(u32, u32)>> for Counts {
+    fn from(v: Vec<(u32, u32)>) -> Self {
+        if v.len() <= INLINE {
+            v.into_iter().collect()
+        } else {
+            Counts::Heap(v)
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Counts {
+    type Item = &'a (u32, u32);
+    type IntoIter = std::slice::Iter<'a, (u32, u32)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 impl ChunkMeta {
@@ -116,11 +182,23 @@ pub fn write_connection(out: &mut Vec<u8>, conn: &Connection) {
 /// Checks an index record (chunk info or index data): `ver=1`, and data that holds exactly
 /// `count` entries of `size` bytes.
 fn check_index_record(rec: &Record<'_>, what: &'static str, size: usize) -> Result<()> {
-    let ver = rec.header.u32("ver")?;
+    let [ver, count] = rec.header.get_all(["ver", "count"]);
+    check_index_fields(rec, what, size, ver, count)
+}
+
+/// [`check_index_record`] on the `ver` and `count` values already looked up.
+fn check_index_fields(
+    rec: &Record<'_>,
+    what: &'static str,
+    size: usize,
+    ver: Option<&[u8]>,
+    count: Option<&[u8]>,
+) -> Result<()> {
+    let ver = rec.header.u32_of("ver", ver)?;
     if ver != 1 {
         return Err(Error::Malformed { offset: rec.offset, what, reason: format!("version {ver}, expected 1") });
     }
-    let count = rec.header.u32("count")? as usize;
+    let count = rec.header.u32_of("count", count)? as usize;
     if rec.data.len() != count * size {
         return Err(Error::Malformed {
             offset: rec.offset,
@@ -135,18 +213,20 @@ fn check_index_record(rec: &Record<'_>, what: &'static str, size: usize) -> Resu
     Ok(())
 }
 
-/// Parses a chunk-info record.
+/// Parses a chunk-info record. Its five fields are found in one pass over the header (a
+/// 10 GB bag has ~13 000 of these records, all read at open).
 pub fn parse_chunk_info(rec: &Record<'_>) -> Result<ChunkMeta> {
-    check_index_record(rec, "chunk info", 8)?;
+    let [ver, count, pos, start, end] = rec.header.get_all(["ver", "count", "chunk_pos", "start_time", "end_time"]);
+    check_index_fields(rec, "chunk info", 8, ver, count)?;
     let counts = rec
         .data
         .chunks_exact(8)
         .map(|c| (u32::from_le_bytes([c[0], c[1], c[2], c[3]]), u32::from_le_bytes([c[4], c[5], c[6], c[7]])))
         .collect();
     Ok(ChunkMeta {
-        pos: rec.header.u64("chunk_pos")?,
-        start: rec.header.time("start_time")?,
-        end: rec.header.time("end_time")?,
+        pos: rec.header.u64_of("chunk_pos", pos)?,
+        start: rec.header.time_of("start_time", start)?,
+        end: rec.header.time_of("end_time", end)?,
         counts,
         located: None,
     })

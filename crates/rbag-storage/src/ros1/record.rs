@@ -105,8 +105,52 @@ impl<'a> Header<'a> {
         })
     }
 
+    /// The first values of fields `names`, in one pass over the fields: a record read for
+    /// several fields (a chunk info's five) splits its fields once, not once per field.
+    pub fn get_all<const N: usize>(&self, names: [&str; N]) -> [Option<&'a [u8]>; N] {
+        let mut out = [None; N];
+        let mut left = N;
+        for (k, v) in self.fields() {
+            if let Some(i) = names.iter().position(|n| n.as_bytes() == k) {
+                if out[i].is_none() {
+                    out[i] = Some(v);
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Field `name`'s value `v` (from [`Header::get_all`]) as a little-endian `u32`, with the
+    /// errors of [`Header::u32`].
+    pub fn u32_of(&self, name: &'static str, v: Option<&'a [u8]>) -> Result<u32> {
+        let v = self.check(name, v, 4)?;
+        Ok(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+    }
+
+    /// Field `name`'s value `v` as a little-endian `u64`, with the errors of [`Header::u64`].
+    pub fn u64_of(&self, name: &'static str, v: Option<&'a [u8]>) -> Result<u64> {
+        let v = self.check(name, v, 8)?;
+        let mut b = [0u8; 8];
+        b.copy_from_slice(v);
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Field `name`'s value `v` as a ROS time, with the errors of [`Header::time`].
+    pub fn time_of(&self, name: &'static str, v: Option<&'a [u8]>) -> Result<u64> {
+        Ok(time_from_bytes(self.check(name, v, 8)?))
+    }
+
     fn require(&self, name: &'static str, len: usize) -> Result<&'a [u8]> {
-        let v = self.get(name).ok_or_else(|| Error::Malformed {
+        self.check(name, self.get(name), len)
+    }
+
+    /// `v` (field `name`'s value, if any) when it is `len` bytes long.
+    fn check(&self, name: &'static str, v: Option<&'a [u8]>, len: usize) -> Result<&'a [u8]> {
+        let v = v.ok_or_else(|| Error::Malformed {
             offset: self.offset,
             what: "record header",
             reason: format!("missing field {name:?}"),
@@ -284,6 +328,29 @@ pub(crate) fn check_data_len(len: u64, offset: u64, limits: &Limits) -> Result<(
         return Err(Error::TooLarge { offset, what: "record data", len, limit: limits.max_data_len });
     }
     Ok(())
+}
+
+/// The length of the whole record at the start of `buf` (file offset `offset`, the rest of
+/// the file): what [`read_record_into`] reads, with its checks and errors, when the bytes are
+/// already at hand (a mapped file), so none are copied.
+pub fn record_len(buf: &[u8], offset: u64, limits: &Limits) -> Result<usize> {
+    let remaining = buf.len() as u64;
+    let truncated = |what, needed| Error::Truncated { offset, what, needed, available: remaining };
+    if remaining < 4 {
+        return Err(truncated("record header length", 4));
+    }
+    let header_len = read_u32(buf, offset, "record header length")?;
+    check_header_len(header_len, offset, limits)?;
+    let with_len = 8 + header_len as u64;
+    if with_len > remaining {
+        return Err(truncated("record header", with_len));
+    }
+    let data_len = read_u32(&buf[4 + header_len as usize..], offset, "record data length")? as u64;
+    check_data_len(data_len, offset, limits)?;
+    if with_len + data_len > remaining {
+        return Err(truncated("record data", with_len + data_len));
+    }
+    Ok((with_len + data_len) as usize)
 }
 
 /// Reads one whole record from `r` (positioned at file offset `offset`, with `remaining` bytes

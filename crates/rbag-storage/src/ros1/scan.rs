@@ -347,6 +347,6 @@ fn push_chunk(
         start,
         end,
         counts: counts.into_iter().collect(),
-        located: Some(Located { compression, data_offset, data_len, size, salvaged, entries }),
+        located: Some(Box::new(Located { compression, data_offset, data_len, size, salvaged, entries })),
     });
 }

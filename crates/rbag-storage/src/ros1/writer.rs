@@ -301,7 +301,7 @@ impl<W: Write + Seek> Ros1Writer<W> {
         self.emit(&index)?;
         let start = entries.iter().map(|e| e.time).min().unwrap_or(0);
         let end = entries.iter().map(|e| e.time).max().unwrap_or(0);
-        self.chunks.push(ChunkMeta { pos, start, end, counts, located: None });
+        self.chunks.push(ChunkMeta { pos, start, end, counts: counts.into(), located: None });
         Ok(())
     }
 
