@@ -66,16 +66,19 @@ pub(crate) fn sampled<'t, K: Ord + Copy, E>(
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
     let mut slot_of: BTreeMap<K, usize> = BTreeMap::new();
     let mut held: Vec<Vec<usize>> = Vec::new();
-    // The last key's slot: chunks mostly hold the same keys as the one before.
-    let mut last: Option<(K, usize)> = None;
+    // The first keys' slots, searched in a line before the map: a bag has a few keys, each
+    // met in thousands of chunks.
+    let mut near: Vec<(K, usize)> = Vec::new();
     for (pos, &id) in chunks.iter().enumerate() {
         keys(id, &mut |k| {
-            let slot = match last {
-                Some((lk, s)) if lk == k => s,
-                _ => {
+            let slot = match near.iter().find(|e| e.0 == k) {
+                Some(&(_, s)) => s,
+                None => {
                     let n = names.len();
                     let s = *slot_of.entry(k).or_insert_with(|| *names.entry(topic(k)).or_insert(n));
-                    last = Some((k, s));
+                    if near.len() < 16 {
+                        near.push((k, s));
+                    }
                     s
                 }
             };

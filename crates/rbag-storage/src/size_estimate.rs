@@ -49,7 +49,7 @@ impl Blocks {
 
 /// Sets every connection's [`crate::ConnectionStats::estimated_bytes`] from `blocks` (0 for
 /// connections without messages).
-pub(crate) fn fill(info: &mut crate::StorageInfo, blocks: &Blocks) {
+pub(crate) fn fill(info: &mut crate::StorageInfo, blocks: Blocks) {
     let sizes = estimate(blocks);
     for (id, s) in info.connections.iter_mut() {
         s.estimated_bytes = Some(sizes.get(id).copied().unwrap_or(0));
@@ -64,7 +64,7 @@ const TOLERANCE: f64 = 1e-7;
 const WORK: usize = 100_000_000;
 
 /// Estimated payload bytes by connection; every connection counted in `blocks` gets an entry.
-pub(crate) fn estimate(blocks: &Blocks) -> BTreeMap<u32, u64> {
+pub(crate) fn estimate(mut blocks: Blocks) -> BTreeMap<u32, u64> {
     let mut totals: BTreeMap<u32, u64> = BTreeMap::new();
     for &(c, n) in &blocks.counts {
         *totals.entry(c).or_default() += n;
@@ -75,42 +75,37 @@ pub(crate) fn estimate(blocks: &Blocks) -> BTreeMap<u32, u64> {
         return totals;
     }
     let ids: Vec<u32> = totals.keys().copied().collect();
-    let index = |c: u32| ids.binary_search(&c).unwrap_or(0);
-    // The blocks with messages, flat: payloads, where each one's pairs end, (connection, count).
-    let mut payloads: Vec<f64> = Vec::with_capacity(blocks.payload.len());
-    let mut ends: Vec<usize> = Vec::with_capacity(blocks.payload.len());
-    let mut pairs: Vec<(usize, f64)> = Vec::with_capacity(blocks.counts.len());
-    for (p, counts) in blocks.iter().filter(|b| b.1.iter().any(|&(_, n)| n > 0)) {
-        pairs.extend(counts.iter().filter(|x| x.1 > 0).map(|&(c, n)| (index(c), n as f64)));
-        payloads.push(p as f64);
-        ends.push(pairs.len());
+    // Connection ids become positions in `ids`, in place (no second copy of every block).
+    // Pairs with no messages stay: they add exact zeros below, and are skipped where a block
+    // is told apart by its connections with messages.
+    for e in blocks.counts.iter_mut() {
+        e.0 = ids.binary_search(&e.0).unwrap_or(0) as u32;
     }
-    let each = || {
-        let starts = std::iter::once(0).chain(ends.iter().copied());
-        payloads.iter().zip(starts.zip(ends.iter())).map(|(&p, (s, &e))| (p, &pairs[s..e]))
-    };
+    let with_messages = |counts: &[(u32, u64)]| counts.iter().filter(|x| x.1 > 0).count();
+    let each = || blocks.iter().map(|(p, counts)| (p as f64, counts));
     let weight: Vec<f64> = ids.iter().map(|c| totals[c] as f64).collect();
     // Start from each connection's sampled mean (blocks of its own), else the bag's mean.
     let mut sampled = vec![(0f64, 0f64); ids.len()];
-    for (payload, counts) in each().filter(|b| b.1.len() == 1) {
-        sampled[counts[0].0].0 += payload;
-        sampled[counts[0].0].1 += counts[0].1;
+    for (payload, counts) in each().filter(|b| with_messages(b.1) == 1) {
+        let Some(&(c, n)) = counts.iter().find(|x| x.1 > 0) else { continue };
+        sampled[c as usize].0 += payload;
+        sampled[c as usize].1 += n as f64;
     }
     let mean = payload as f64 / messages as f64;
     let mut size: Vec<f64> =
         sampled.iter().map(|&(b, n)| if n > 0.0 && b > 0.0 { b / n } else { mean.max(1.0) }).collect();
-    let work = pairs.len().max(1);
+    let work = blocks.counts.iter().filter(|x| x.1 > 0).count().max(1);
     let mut ratio = vec![0f64; ids.len()];
     for _ in 0..(WORK / work).clamp(1, 500) {
         ratio.iter_mut().for_each(|r| *r = 0.0);
         for (payload, counts) in each() {
-            let predicted: f64 = counts.iter().map(|&(c, n)| n * size[c]).sum();
+            let predicted: f64 = counts.iter().map(|&(c, n)| n as f64 * size[c as usize]).sum();
             if predicted <= 0.0 {
                 continue;
             }
             let r = payload / predicted;
             for &(c, n) in counts {
-                ratio[c] += n * r;
+                ratio[c as usize] += n as f64 * r;
             }
         }
         let mut moved = 0f64;
@@ -139,7 +134,7 @@ mod tests {
         for (p, c) in blocks {
             all.push(*p, c.iter().copied());
         }
-        super::estimate(&all)
+        super::estimate(all)
     }
 
     /// Chunks whose mixes differ pin every connection's size down.

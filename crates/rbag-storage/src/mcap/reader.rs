@@ -990,7 +990,7 @@ impl McapReader {
             info.end_ns = self.chunks.iter().map(|c| c.end).max();
         }
         if let Some(blocks) = self.chunk_blocks() {
-            crate::size_estimate::fill(&mut info, &blocks);
+            crate::size_estimate::fill(&mut info, blocks);
         }
         info
     }

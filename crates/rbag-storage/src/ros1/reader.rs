@@ -1080,7 +1080,7 @@ impl Ros1Reader {
             s.uncompressed_bytes += stats.uncompressed_bytes;
         }
         if let Some(blocks) = blocks {
-            crate::size_estimate::fill(&mut info, &blocks);
+            crate::size_estimate::fill(&mut info, blocks);
         }
         for (&id, &n) in &self.undeclared {
             if let Some(c) = info.connections.get_mut(&id) {
