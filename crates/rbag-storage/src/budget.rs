@@ -113,6 +113,23 @@ impl Reservation {
         self.bytes
     }
 
+    /// Grows the reservation to `total` bytes when the budget has room; whether it holds that
+    /// many now.
+    pub fn grow_to(&mut self, total: u64) -> bool {
+        if total <= self.bytes {
+            return true;
+        }
+        match try_reserve(total - self.bytes) {
+            Some(extra) => {
+                self.bytes = total;
+                // Its bytes are ours now: returned when `self` is dropped.
+                std::mem::forget(extra);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Returns what is not needed any more (`keep` bytes stay reserved).
     pub fn shrink_to(&mut self, keep: u64) {
         if keep < self.bytes {
@@ -143,7 +160,12 @@ impl AsRef<[u8]> for Budgeted {
 
 impl Budgeted {
     /// `data` with the reservation that paid for it, as shareable bytes.
-    pub fn bytes(data: Vec<u8>, mut reservation: Reservation) -> bytes::Bytes {
+    pub fn bytes(mut data: Vec<u8>, mut reservation: Reservation) -> bytes::Bytes {
+        // A reused buffer can be larger than what was reserved for its contents: the budget
+        // pays for all of it, or the spare room goes.
+        if !reservation.grow_to(data.capacity() as u64) {
+            data.shrink_to_fit();
+        }
         reservation.shrink_to(data.capacity() as u64);
         bytes::Bytes::from_owner(Budgeted { data, _reservation: reservation })
     }
@@ -159,7 +181,7 @@ impl Drop for Budgeted {
 /// already, instead of fresh pages to fault in (and, when a read-ahead thread fills what the
 /// reading thread frees, instead of malloc trimming and regrowing its arenas on every chunk).
 /// Idle buffers are outside the budget, so their number and size are small and fixed:
-/// at most [`RECYCLED_COUNT`] × [`RECYCLED_MAX`] bytes.
+/// at most [`RECYCLED_COUNT`] × [`RECYCLED_MAX`] bytes (32 MiB).
 static RECYCLED: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
 /// How many idle buffers are kept.
 pub const RECYCLED_COUNT: usize = 4;
@@ -167,8 +189,12 @@ pub const RECYCLED_COUNT: usize = 4;
 /// CLI write them).
 pub const RECYCLED_MAX: usize = 8 << 20;
 
+/// The smallest buffer kept: smaller ones cost little to allocate, and would take the places
+/// of chunk-sized ones.
+pub const RECYCLED_MIN: usize = 64 << 10;
+
 fn recycle(mut data: Vec<u8>) {
-    if data.capacity() == 0 || data.capacity() > RECYCLED_MAX {
+    if !(RECYCLED_MIN..=RECYCLED_MAX).contains(&data.capacity()) {
         return;
     }
     data.clear();
@@ -183,7 +209,7 @@ fn recycle(mut data: Vec<u8>) {
 pub fn reused_vec(bytes: u64, offset: u64, what: &'static str) -> crate::Result<Vec<u8>> {
     {
         let mut idle = RECYCLED.lock().unwrap_or_else(|p| p.into_inner());
-        // At most twice the size, so that what the reservation pays for stays near the truth.
+        // At most twice the size: the budget pays for the whole buffer (`Budgeted::bytes`).
         let fits = |b: &Vec<u8>| (bytes..=bytes.saturating_mul(2)).contains(&(b.capacity() as u64));
         if let Some(i) = idle.iter().position(fits) {
             return Ok(idle.swap_remove(i));
@@ -309,6 +335,27 @@ mod tests {
         assert_eq!(parse_bytes("lots"), Err(SizeError::NotASize { text: "lots".into() }));
         assert_eq!(mib(512 << 20), "512 MiB");
         assert_eq!(mib(3 << 19), "1.5 MiB");
+    }
+
+    #[test]
+    fn dropped_buffers_are_reused_and_paid_for_whole() {
+        let base = used();
+        let (mut v, r) = buffer(1 << 20, 0, "chunk").unwrap();
+        v.resize(1 << 20, 7);
+        let at = v.as_ptr();
+        drop(Budgeted::bytes(v, r));
+        assert_eq!(used(), base);
+        // The next buffer that size is the same memory, empty.
+        let again = reused_vec(1 << 20, 0, "chunk").unwrap();
+        assert!(again.as_ptr() == at && again.is_empty());
+        // Handed out with a smaller reservation, the buffer is paid for whole.
+        let bytes = Budgeted::bytes(again, try_reserve(1000).unwrap());
+        assert_eq!(used(), base + (1 << 20));
+        drop(bytes);
+        assert_eq!(used(), base);
+        // Small buffers are not kept (they would take the places of chunk-sized ones).
+        drop(Budgeted::bytes(vec![0; 16], try_reserve(16).unwrap()));
+        assert!(reused_vec(8, 0, "chunk").unwrap().capacity() < RECYCLED_MIN);
     }
 
     #[test]

@@ -957,11 +957,12 @@ impl McapReader {
         for c in &self.connections {
             let n = self.counts.get(&(c.id as u16)).copied().unwrap_or(0);
             info.connections.insert(c.id, ConnectionStats { message_count: n, ..Default::default() });
+            // Counts a file claims are summed saturating: they are not bounded by its size.
             if !self.undeclared.contains_key(&c.id) {
-                info.message_count += n;
+                info.message_count = info.message_count.saturating_add(n);
             }
         }
-        info.message_count += self.undeclared.values().sum::<u64>();
+        info.message_count = self.undeclared.values().fold(info.message_count, |a, &n| a.saturating_add(n));
         info.undeclared = self.undeclared.clone();
         // Figures by compression, named once at the end (not a `String` per chunk).
         let mut kinds: Vec<(&str, crate::CompressionStats)> = Vec::new();
@@ -975,8 +976,8 @@ impl McapReader {
             };
             let s = &mut kinds[k].1;
             s.chunks += 1;
-            s.compressed_bytes += c.compressed;
-            s.uncompressed_bytes += c.uncompressed;
+            s.compressed_bytes = s.compressed_bytes.saturating_add(c.compressed);
+            s.uncompressed_bytes = s.uncompressed_bytes.saturating_add(c.uncompressed);
         }
         for (name, stats) in kinds {
             let name = if name.is_empty() { "none" } else { name };

@@ -352,28 +352,29 @@ impl StorageReader for Rosbag2Reader {
             info.files.extend(fi.files);
             info.size_bytes += fi.size_bytes;
             info.indexed &= fi.indexed;
-            info.message_count += fi.message_count;
+            info.message_count = info.message_count.saturating_add(fi.message_count);
             info.start_ns = [info.start_ns, fi.start_ns].into_iter().flatten().min();
             info.end_ns = [info.end_ns, fi.end_ns].into_iter().flatten().max();
             info.chunk_count += fi.chunk_count;
             for (name, s) in fi.compression {
                 let t = info.compression.entry(name).or_default();
                 t.chunks += s.chunks;
-                t.compressed_bytes += s.compressed_bytes;
-                t.uncompressed_bytes += s.uncompressed_bytes;
+                t.compressed_bytes = t.compressed_bytes.saturating_add(s.compressed_bytes);
+                t.uncompressed_bytes = t.uncompressed_bytes.saturating_add(s.uncompressed_bytes);
             }
             for (id, n) in fi.undeclared {
                 // Stand-ins (lenient) have global ids; other undeclared ids keep the file's own.
                 let id = self.maps.get(k).and_then(|m| m.get(&id)).copied().unwrap_or(id);
-                *info.undeclared.entry(id).or_default() += n;
+                let u = info.undeclared.entry(id).or_default();
+                *u = u.saturating_add(n);
             }
             for (id, s) in fi.connections {
                 let t = info.connections.entry(self.global(k, id)).or_default();
                 let first = t.message_count == 0;
-                t.message_count += s.message_count;
+                t.message_count = t.message_count.saturating_add(s.message_count);
                 // A sum is known when every file knows its part.
                 let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-                    (Some(a), Some(b)) => Some(a + b),
+                    (Some(a), Some(b)) => Some(a.saturating_add(b)),
                     (None, b) if first => b,
                     _ => None,
                 };
