@@ -383,7 +383,7 @@ impl Rosbag2Writer {
     /// [`crate::Rosbag2Options::split_due`] compares with `max_file_size` when a recorder drives the
     /// splits through [`StorageWriter::split_now`].
     ///
-    /// In MESSAGE mode the messages still being compressed (at most [`MESSAGE_WINDOW`]) are
+    /// In MESSAGE mode the messages still being compressed (at most 64, `MESSAGE_WINDOW`) are
     /// counted at the compression ratio seen so far.
     pub fn current_file_bytes(&self) -> u64 {
         let waiting = self.packer.as_ref().map_or(0, MessagePacker::estimate);
