@@ -678,12 +678,12 @@ fn mcap_summary_record_with_a_lying_string_length() {
     assert_eq!(replay_mcap(&file).unwrap(), 0);
 }
 
-/// Found by fuzzing (`mcap_file`, 2026-11-27; the two inputs are kept as found): counts a file
+/// Found by fuzzing (`mcap_file`, 2026-11-27; the three inputs are kept as found): counts a file
 /// claims (Statistics records, chunk indexes) added up past `u64::MAX` in `info`'s sums, which
 /// panics in a build with overflow checks. They are summed saturating.
 #[test]
 fn mcap_claimed_counts_that_overflow_when_summed() {
-    for name in ["mcap_counts_overflow_1.mcap", "mcap_counts_overflow_2.mcap"] {
+    for name in ["mcap_counts_overflow_1.mcap", "mcap_counts_overflow_2.mcap", "mcap_counts_overflow_3.mcap"] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/crashes").join(name);
         let bytes = std::fs::read(&path).unwrap();
         // Ok or Err, never a panic.
