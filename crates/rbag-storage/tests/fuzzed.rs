@@ -678,17 +678,70 @@ fn mcap_summary_record_with_a_lying_string_length() {
     assert_eq!(replay_mcap(&file).unwrap(), 0);
 }
 
-/// Found by fuzzing (`mcap_file`, 2026-11-27; the three inputs are kept as found): counts a file
-/// claims (Statistics records, chunk indexes) added up past `u64::MAX` in `info`'s sums, which
-/// panics in a build with overflow checks. They are summed saturating.
+/// Found by fuzzing (`mcap_file`, 2026-11-27; three inputs, one bug): the per-channel message
+/// counts a summary's Statistics record claims added up past `u64::MAX` in `info`'s sum, which
+/// panics in a build with overflow checks. This file is the smallest the summary is read from:
+/// an empty uncompressed chunk and its index, two channels, and Statistics claiming 2^63
+/// messages on each. Counts a file claims are summed saturating.
 #[test]
 fn mcap_claimed_counts_that_overflow_when_summed() {
-    for name in ["mcap_counts_overflow_1.mcap", "mcap_counts_overflow_2.mcap", "mcap_counts_overflow_3.mcap"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/crashes").join(name);
-        let bytes = std::fs::read(&path).unwrap();
-        // Ok or Err, never a panic.
-        let _ = replay_mcap(&bytes);
+    let magic = b"\x89MCAP0\r\n";
+    let string = |out: &mut Vec<u8>, text: &str| {
+        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+    };
+    let mut file = magic.to_vec();
+    file.extend(mcap_record(0x01, &[0; 8])); // Header: empty profile and library
+                                             // An empty uncompressed Chunk: times, uncompressed size and CRC 0, compression "", no records.
+    let chunk_start = file.len() as u64;
+    let mut chunk = vec![0; 8 + 8 + 8 + 4];
+    string(&mut chunk, "");
+    chunk.extend_from_slice(&0u64.to_le_bytes());
+    file.extend(mcap_record(0x06, &chunk));
+    let chunk_length = file.len() as u64 - chunk_start;
+    file.extend(mcap_record(0x0F, &[0; 4])); // DataEnd
+    let summary_start = file.len() as u64;
+    for id in [1u16, 2] {
+        let mut channel = id.to_le_bytes().to_vec();
+        channel.extend_from_slice(&0u16.to_le_bytes()); // no schema
+        string(&mut channel, "/t");
+        string(&mut channel, "cdr");
+        channel.extend_from_slice(&0u32.to_le_bytes()); // no metadata
+        file.extend(mcap_record(0x04, &channel));
     }
+    // Statistics: u64::MAX messages, 2 channels, 1 chunk; per channel 2^63.
+    let mut stats = u64::MAX.to_le_bytes().to_vec();
+    stats.extend_from_slice(&0u16.to_le_bytes());
+    stats.extend_from_slice(&2u32.to_le_bytes());
+    stats.extend_from_slice(&[0; 8]); // attachments, metadata
+    stats.extend_from_slice(&1u32.to_le_bytes());
+    stats.extend_from_slice(&[0; 16]); // start, end
+    stats.extend_from_slice(&20u32.to_le_bytes());
+    for id in [1u16, 2] {
+        stats.extend_from_slice(&id.to_le_bytes());
+        stats.extend_from_slice(&(1u64 << 63).to_le_bytes());
+    }
+    file.extend(mcap_record(0x0B, &stats));
+    // The chunk's ChunkIndex: no message indexes, sizes of an empty chunk.
+    let mut index = vec![0; 16];
+    index.extend_from_slice(&chunk_start.to_le_bytes());
+    index.extend_from_slice(&chunk_length.to_le_bytes());
+    index.extend_from_slice(&0u32.to_le_bytes()); // message index offsets
+    index.extend_from_slice(&0u64.to_le_bytes()); // message index length
+    string(&mut index, "");
+    index.extend_from_slice(&[0; 16]); // compressed and uncompressed size
+    file.extend(mcap_record(0x08, &index));
+    let mut footer = summary_start.to_le_bytes().to_vec();
+    footer.extend_from_slice(&[0; 12]);
+    file.extend(mcap_record(0x02, &footer));
+    file.extend_from_slice(magic);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("counts.mcap");
+    std::fs::write(&path, &file).unwrap();
+    let reader = rbag_storage::mcap::McapReader::open(&path).unwrap();
+    // The summary was read (not a scan of the empty data section), and the sum saturates.
+    assert_eq!(reader.info().unwrap().message_count, u64::MAX);
+    let _ = replay_mcap(&file);
 }
 
 /// Every prefix of a real MCAP file (chunked, zstd) opens or fails cleanly, and the messages a
