@@ -5,109 +5,19 @@
 //! by the `~/snapshot` service called as an rmw_zenoh client calls it. Each test has its own
 //! router port, domain id and directory.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rbag_testkit::ros2::{from_hex, Domain};
-use rbag_testkit::zenoh::{endpoint, free_port, rbag_env, spawn, zenoh_python, ZenohPeer};
+use rbag_testkit::zenoh::{endpoint, free_port, spawn, zenoh_python, ZenohPeer};
 
 mod common;
+#[path = "common/zenoh_net.rs"]
+mod zenoh_net;
+use zenoh_net::{exit_ok, hash_of, router, talker, Rbag, LONG};
 
-const LONG: Duration = Duration::from_secs(60);
 const STRING: &str = "std_msgs::msg::dds_::String_";
 const CLOCK: &str = "rosgraph_msgs::msg::dds_::Clock_";
-
-/// RIHS01 of a bundled ROS 2 type.
-fn hash_of(ty: &str) -> String {
-    let reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy);
-    reg.rihs01(ty).unwrap_or_else(|e| panic!("{ty}: {e}"))
-}
-
-/// One running `rbag record` with its stderr in a file; killed on drop.
-struct Rbag {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Rbag {
-    fn record(dir: &Path, port: u16, domain: u32, args: &[&str]) -> Rbag {
-        let log = dir.join("record.err");
-        let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
-        rbag_env(&mut c, port, domain);
-        c.args(["record", "--ros2", "--middleware", "zenoh", "--disable-keyboard-controls"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(File::create(&log).unwrap());
-        Rbag { child: c.spawn().expect("rbag starts"), log }
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits until stderr holds `needle` (while rbag runs).
-    fn expect_err(&mut self, needle: &str) {
-        let start = Instant::now();
-        while !self.stderr().contains(needle) {
-            let exited = self.child.try_wait().ok().flatten();
-            assert!(
-                exited.is_none() && start.elapsed() < LONG,
-                "rbag printed no {needle:?} ({exited:?}):\n{}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
-    }
-
-    /// SIGINT, then the exit: code 0 and no panic; returns stderr.
-    fn stop(&mut self) -> String {
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().ok().flatten() {
-                break s;
-            }
-            assert!(start.elapsed() < LONG, "rbag did not exit:\n{}", self.stderr());
-            std::thread::sleep(Duration::from_millis(25));
-        };
-        let log = self.stderr();
-        assert!(!log.contains("panicked at"), "{log}");
-        assert_eq!(status.code(), Some(0), "{log}");
-        log
-    }
-}
-
-impl Drop for Rbag {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A router (eclipse-zenoh) listening on `port`, once it is up.
-fn router(py: &Path, port: u16) -> ZenohPeer {
-    let r = spawn(py, "router", &["--listen", &endpoint(port)]);
-    r.expect_line("READY", LONG);
-    r
-}
-
-/// A `zenoh_peer.py talker` on `topic` (`ty`, `hash`) with `extra` options.
-fn talker(py: &Path, port: u16, domain: u32, topic: &str, ty: &str, hash: &str, extra: &[&str]) -> ZenohPeer {
-    let (e, d) = (endpoint(port), domain.to_string());
-    let mut args = vec!["--connect", &e, "--domain", &d, "--topic", topic, "--dds-type", ty, "--hash", hash];
-    args.extend_from_slice(extra);
-    spawn(py, "talker", &args)
-}
-
-/// Waits for the peer's exit with status 0.
-fn exit_ok(peer: &mut ZenohPeer) {
-    let st = peer.wait_exit(LONG);
-    assert!(st.is_some_and(|s| s.success()), "peer failed ({st:?}):\n{}", peer.output());
-}
 
 /// The payloads (hex) a talker printed as published, in order.
 fn published(peer: &ZenohPeer) -> Vec<String> {

@@ -5,18 +5,19 @@
 //! domain id; rbag reaches the router through rmw_zenoh's `ZENOH_CONFIG_OVERRIDE`. Bags are read
 //! back with rosbags and the mcap library (`tests/peers/ros2_read.py`).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use rbag_testkit::ros2::{from_hex, Domain};
-use rbag_testkit::zenoh::{endpoint, free_port, rbag_env, spawn, zenoh_python, ZenohPeer};
+use rbag_testkit::zenoh::{endpoint, free_port, spawn, zenoh_python, ZenohPeer};
 use serde_json::Value;
 
 mod common;
+#[path = "common/zenoh_net.rs"]
+mod zenoh_net;
+use zenoh_net::{exit_ok, hash_of, router, talker, Rbag, LONG};
 
-const LONG: Duration = Duration::from_secs(60);
 const STRING: &str = "std_msgs::msg::dds_::String_";
 const STRING_HASH: &str = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18";
 const BLOB: &str = "sensor_msgs::msg::dds_::CompressedImage_";
@@ -27,88 +28,6 @@ fn setup(test: &str) -> Option<PathBuf> {
     Some(py)
 }
 
-/// RIHS01 of a bundled ROS 2 type.
-fn hash_of(ty: &str) -> String {
-    let reg = rbag_msg::store::registry(rbag_msg::store::Distro::Jazzy);
-    reg.rihs01(ty).unwrap_or_else(|e| panic!("{ty}: {e}"))
-}
-
-/// One running rbag (record or play) with its stderr in a file; killed on drop.
-struct Rbag {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Rbag {
-    fn start(dir: &Path, name: &str, port: u16, domain: u32, args: &[&str]) -> Rbag {
-        Self::start_env(dir, name, port, domain, args, &[])
-    }
-
-    /// [`Rbag::start`] with `env` on top (`None` removes a variable).
-    fn start_env(dir: &Path, name: &str, port: u16, domain: u32, args: &[&str], env: &[(&str, Option<&str>)]) -> Rbag {
-        let log = dir.join(format!("{name}.err"));
-        let mut c = Command::new(env!("CARGO_BIN_EXE_rbag"));
-        rbag_env(&mut c, port, domain);
-        for (k, v) in env {
-            match v {
-                Some(v) => c.env(k, v),
-                None => c.env_remove(k),
-            };
-        }
-        c.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(File::create(&log).unwrap());
-        Rbag { child: c.spawn().expect("rbag starts"), log }
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn expect_err(&mut self, needle: &str) {
-        let start = Instant::now();
-        while !self.stderr().contains(needle) {
-            let exited = self.child.try_wait().ok().flatten();
-            assert!(
-                exited.is_none() && start.elapsed() < LONG,
-                "rbag printed no {needle:?} ({exited:?}):\n{}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
-    }
-
-    /// Waits for the exit (after SIGINT when `interrupt`); checks no panic.
-    fn finish(&mut self, interrupt: bool) -> Option<i32> {
-        if interrupt {
-            // SAFETY: kill(2) on our own child's pid.
-            unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        }
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().ok().flatten() {
-                break s;
-            }
-            assert!(start.elapsed() < LONG, "rbag did not exit:\n{}", self.stderr());
-            std::thread::sleep(Duration::from_millis(25));
-        };
-        assert!(!self.stderr().contains("panicked at"), "{}", self.stderr());
-        status.code()
-    }
-}
-
-impl Drop for Rbag {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A router (eclipse-zenoh) listening on `port`, once it is up.
-fn router(py: &Path, port: u16) -> ZenohPeer {
-    let r = spawn(py, "router", &["--listen", &endpoint(port)]);
-    r.expect_line("READY", LONG);
-    r
-}
-
 /// rbag's sample ROS 1 bag of `seconds`, converted into a rosbag2 MCAP directory `DIR/ros2`.
 fn ros2_sample(dir: &Path, seconds: u64) -> PathBuf {
     let ros1 = common::sample_bag(dir, "in.bag", seconds);
@@ -116,13 +35,6 @@ fn ros2_sample(dir: &Path, seconds: u64) -> PathBuf {
     let o = common::run(&[&"convert", &ros1, &"-o", &bag, &"-s", &"mcap"]);
     assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
     bag
-}
-
-fn talker(py: &Path, port: u16, domain: u32, topic: &str, ty: &str, hash: &str, extra: &[&str]) -> ZenohPeer {
-    let (e, d) = (endpoint(port), domain.to_string());
-    let mut args = vec!["--connect", &e, "--domain", &d, "--topic", topic, "--dds-type", ty, "--hash", hash];
-    args.extend_from_slice(extra);
-    spawn(py, "talker", &args)
 }
 
 /// The `PUBLISHED`/`RECEIVED` lines of a peer: (index, payload or its digest, attachment).
@@ -135,11 +47,6 @@ fn samples(peer: &ZenohPeer, tag: &str) -> Vec<(usize, String, Vec<u8>)> {
             (f[0].parse().unwrap(), f[1].to_string(), from_hex(f[2]))
         })
         .collect()
-}
-
-fn exit_ok(peer: &mut ZenohPeer) {
-    let st = peer.wait_exit(LONG);
-    assert!(st.is_some_and(|s| s.success()), "peer failed ({st:?}):\n{}", peer.output());
 }
 
 /// `tests/peers/ros2_read.py MODE PATH`.
