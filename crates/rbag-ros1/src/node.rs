@@ -239,7 +239,9 @@ impl Node {
         }
         match self.inner.master.register_subscriber(topic, msg_type, &self.inner.slave_uri) {
             Ok(publishers) => {
-                self.inner.publisher_update(topic, publishers);
+                // The reply can arrive after a `publisherUpdate` the master sent later (the
+                // two travel on different connections): it only adds, never removes.
+                self.inner.connect_publishers(topic, publishers, false);
                 Ok(())
             }
             Err(e) => {
@@ -348,19 +350,29 @@ impl SlaveApi for Inner {
 
     /// The master's list of publishers for `topic`: new ones get a link, gone ones lose theirs.
     fn publisher_update(self: &Arc<Inner>, topic: &str, uris: Vec<String>) {
+        self.connect_publishers(topic, uris, true);
+    }
+}
+
+impl Inner {
+    /// Starts a link to each publisher of `uris` that has none; with `drop_gone`, closes the
+    /// links to publishers not in `uris`.
+    fn connect_publishers(self: &Arc<Inner>, topic: &str, uris: Vec<String>, drop_gone: bool) {
         let mut start = Vec::new();
         {
             let mut subs = self.subs.lock().unwrap_or_else(|p| p.into_inner());
             let Some(sub) = subs.get_mut(topic) else { return };
-            for (uri, link) in sub.links.iter_mut() {
-                if !uris.contains(uri) {
-                    link.wanted = false;
-                    if let Some(c) = link.closer.take() {
-                        c.close();
+            if drop_gone {
+                for (uri, link) in sub.links.iter_mut() {
+                    if !uris.contains(uri) {
+                        link.wanted = false;
+                        if let Some(c) = link.closer.take() {
+                            c.close();
+                        }
                     }
                 }
+                sub.links.retain(|_, l| l.wanted);
             }
-            sub.links.retain(|_, l| l.wanted);
             for uri in uris {
                 if uri == self.slave_uri || sub.links.contains_key(&uri) {
                     continue;
@@ -378,9 +390,7 @@ impl SlaveApi for Inner {
                 .spawn(move || run_link(this, topic, uri, id));
         }
     }
-}
 
-impl Inner {
     /// Whether the link `id` on `topic` should still be (re)connected.
     fn link_wanted(&self, topic: &str, uri: &str, id: u64) -> bool {
         if self.closing.load(Ordering::SeqCst) {
@@ -504,5 +514,37 @@ fn run_link(node: Arc<Inner>, topic: String, publisher: String, id: u64) {
             (backoff * 2).min(Duration::from_secs(5))
         };
         std::thread::sleep(backoff);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::master::Master;
+    use crate::slave::SlaveApi;
+
+    /// A `registerSubscriber` reply listing no publisher, read after the master's later
+    /// `publisherUpdate` already started a link, must not close it (the recorder lost every
+    /// message of a test that way on a loaded machine).
+    #[test]
+    fn a_stale_register_reply_keeps_links_that_an_update_started() {
+        let master = Master::start("127.0.0.1:0".parse().expect("address")).expect("master");
+        let config = NodeConfig {
+            name: "/listener".into(),
+            namespace: "/".into(),
+            master_uri: master.uri().into(),
+            host: "127.0.0.1".into(),
+            remaps: Default::default(),
+        };
+        let node = Node::start(config, tcpros::Limits::default()).expect("node");
+        node.subscribe("/x", "*", true, Arc::new(|_| {})).expect("subscribe");
+        let talker = "http://127.0.0.1:9/".to_string();
+        node.inner.publisher_update("/x", vec![talker.clone()]);
+        node.inner.connect_publishers("/x", Vec::new(), false);
+        let peers: Vec<String> = node.inner.bus_info().into_iter().map(|b| b.peer).collect();
+        assert_eq!(peers, [talker.clone()]);
+        node.inner.publisher_update("/x", Vec::new());
+        assert!(node.inner.bus_info().is_empty(), "the master's update is authoritative");
+        node.shutdown();
     }
 }
