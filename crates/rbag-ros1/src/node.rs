@@ -542,7 +542,7 @@ mod tests {
         node.inner.publisher_update("/x", vec![talker.clone()]);
         node.inner.connect_publishers("/x", Vec::new(), false);
         let peers: Vec<String> = node.inner.bus_info().into_iter().map(|b| b.peer).collect();
-        assert_eq!(peers, [talker.clone()]);
+        assert_eq!(peers, std::slice::from_ref(&talker));
         node.inner.publisher_update("/x", Vec::new());
         assert!(node.inner.bus_info().is_empty(), "the master's update is authoritative");
         node.shutdown();
