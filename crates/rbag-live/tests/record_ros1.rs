@@ -121,7 +121,9 @@ fn ros1_split_repeats_latched_and_checkpoints_on_the_virtual_clock() {
     }
     let first = dir.path().join("run_0.mcap");
     // Nothing moves the virtual clock yet: no checkpoint, the open chunk is not in the file.
-    std::thread::sleep(Duration::from_millis(300));
+    // Every message must be in the pipeline before the clock moves, or the one checkpoint
+    // would leave the late ones in the open chunk.
+    wait_until("six messages taken", || rec.controls.taken() >= 6);
     assert!(read(&first).is_empty(), "before a checkpoint the messages are still in the open chunk");
     clock.advance(SEC);
     wait_until("the checkpoint of run_0", || read(&first).len() == 6);
@@ -135,7 +137,7 @@ fn ros1_split_repeats_latched_and_checkpoints_on_the_virtual_clock() {
     for i in 5..8 {
         chatter.publish(string_msg(&format!("hello {i}")));
     }
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until("nine messages taken", || rec.controls.taken() >= 9);
     clock.advance(SEC);
     wait_until("the checkpoint of run_1", || read(&second).len() == 4);
 
@@ -188,9 +190,7 @@ fn ros1_snapshot_writes_the_newest_messages_on_a_trigger() {
     for i in 0..10 {
         chatter.publish(string_msg(&format!("hello {i}")));
     }
-    // Time for the ten messages to cross TCPROS into the ring: a second was too little once,
-    // with the whole suite running on 2 cores (the snapshot came out empty).
-    std::thread::sleep(Duration::from_millis(3000));
+    wait_until("the ten messages in the ring", || rec.controls.taken() >= 10);
     let bag = dir.path().join("snap.bag");
     assert!(!bag.exists(), "nothing is written before the trigger");
     rec.controls.snapshot();

@@ -109,7 +109,9 @@ fn ros2_split_repeats_transient_local_and_checkpoints_on_the_virtual_clock() {
         chatter.write(&cdr::string_msg(&format!("hello {i}")), 0).unwrap();
     }
     let first = tmp.path().join("bag/bag_0.mcap");
-    std::thread::sleep(Duration::from_millis(300));
+    // Every message must be in the pipeline before the clock moves, or the one checkpoint
+    // would leave the late ones in the open chunk.
+    wait_until("eight messages taken", || rec.controls.taken() >= 8);
     assert!(read(&first).is_empty(), "before a checkpoint the messages are still in the open chunk");
     clock.advance(SEC);
     wait_until("the checkpoint of bag_0", || read(&first).len() == 8);
@@ -121,7 +123,7 @@ fn ros2_split_repeats_transient_local_and_checkpoints_on_the_virtual_clock() {
     for i in 5..8 {
         chatter.write(&cdr::string_msg(&format!("hello {i}")), 0).unwrap();
     }
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until("eleven messages taken", || rec.controls.taken() >= 11);
     clock.advance(SEC);
     wait_until("the checkpoint of bag_1", || read(&second).len() == 5);
 
@@ -161,13 +163,13 @@ fn ros2_snapshot_writes_the_cache_into_the_bag_on_a_trigger() {
     for i in 0..10 {
         chatter.write(&cdr::string_msg(&format!("hello {i}")), 0).unwrap();
     }
-    std::thread::sleep(Duration::from_millis(1000));
+    wait_until("the ten messages in the ring", || rec.controls.taken() >= 10);
     rec.controls.snapshot();
     wait_until("the snapshot", || rec.logged("from the cache into the bag"));
     for i in 10..13 {
         chatter.write(&cdr::string_msg(&format!("hello {i}")), 0).unwrap();
     }
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until("the three later messages", || rec.controls.taken() >= 13);
     let outcome = rec.finish();
     assert_eq!(outcome.report.snapshots, 1);
     assert_eq!(texts(&read(&tmp.path().join("bag")), "/chatter"), hellos(5..10));

@@ -93,6 +93,9 @@ struct Subscription {
     tcp_nodelay: bool,
     handler: SubHandler,
     links: BTreeMap<String, LinkState>,
+    /// A `publisherUpdate` came: the master sends one only for changes after this node
+    /// registered, so the `registerSubscriber` reply, when read later, is older news.
+    updated: bool,
 }
 
 /// Shared state behind a [`Node`]; the slave API and the link threads hold it too.
@@ -234,13 +237,19 @@ impl Node {
             }
             subs.insert(
                 topic.to_string(),
-                Subscription { msg_type: msg_type.to_string(), tcp_nodelay, handler, links: BTreeMap::new() },
+                Subscription {
+                    msg_type: msg_type.to_string(),
+                    tcp_nodelay,
+                    handler,
+                    links: BTreeMap::new(),
+                    updated: false,
+                },
             );
         }
         match self.inner.master.register_subscriber(topic, msg_type, &self.inner.slave_uri) {
             Ok(publishers) => {
-                // The reply can arrive after a `publisherUpdate` the master sent later (the
-                // two travel on different connections): it only adds, never removes.
+                // The reply can be read after a `publisherUpdate` the master sent later (the two
+                // travel on different connections); then the update is the newer list.
                 self.inner.connect_publishers(topic, publishers, false);
                 Ok(())
             }
@@ -355,24 +364,27 @@ impl SlaveApi for Inner {
 }
 
 impl Inner {
-    /// Starts a link to each publisher of `uris` that has none; with `drop_gone`, closes the
-    /// links to publishers not in `uris`.
-    fn connect_publishers(self: &Arc<Inner>, topic: &str, uris: Vec<String>, drop_gone: bool) {
+    /// Makes `topic`'s links those of `uris`: new publishers get a link, gone ones lose theirs.
+    /// `update` says the list is a `publisherUpdate`; the `registerSubscriber` reply is
+    /// ignored once one came.
+    fn connect_publishers(self: &Arc<Inner>, topic: &str, uris: Vec<String>, update: bool) {
         let mut start = Vec::new();
         {
             let mut subs = self.subs.lock().unwrap_or_else(|p| p.into_inner());
             let Some(sub) = subs.get_mut(topic) else { return };
-            if drop_gone {
-                for (uri, link) in sub.links.iter_mut() {
-                    if !uris.contains(uri) {
-                        link.wanted = false;
-                        if let Some(c) = link.closer.take() {
-                            c.close();
-                        }
+            if !update && sub.updated {
+                return;
+            }
+            sub.updated |= update;
+            for (uri, link) in sub.links.iter_mut() {
+                if !uris.contains(uri) {
+                    link.wanted = false;
+                    if let Some(c) = link.closer.take() {
+                        c.close();
                     }
                 }
-                sub.links.retain(|_, l| l.wanted);
             }
+            sub.links.retain(|_, l| l.wanted);
             for uri in uris {
                 if uri == self.slave_uri || sub.links.contains_key(&uri) {
                     continue;
@@ -525,7 +537,7 @@ mod tests {
 
     /// A `registerSubscriber` reply listing no publisher, read after the master's later
     /// `publisherUpdate` already started a link, must not close it (the recorder lost every
-    /// message of a test that way on a loaded machine).
+    /// message of a test that way on a loaded machine); a later update still rules.
     #[test]
     fn a_stale_register_reply_keeps_links_that_an_update_started() {
         let master = Master::start("127.0.0.1:0".parse().expect("address")).expect("master");
@@ -545,6 +557,8 @@ mod tests {
         assert_eq!(peers, std::slice::from_ref(&talker));
         node.inner.publisher_update("/x", Vec::new());
         assert!(node.inner.bus_info().is_empty(), "the master's update is authoritative");
+        node.inner.connect_publishers("/x", vec![talker], false);
+        assert!(node.inner.bus_info().is_empty(), "a stale reply does not bring back a publisher that left");
         node.shutdown();
     }
 }

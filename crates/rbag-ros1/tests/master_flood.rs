@@ -112,7 +112,7 @@ fn master_answers_while_2048_connections_sit_idle() {
     eprintln!("{n} idle connections opened in {opened:?}; getUri + getSystemState took {took:?}");
     assert_eq!(uri, Value::Str(master.uri().into()));
     assert_eq!(state.publishers, vec![("/chatter".to_string(), vec!["/talker".to_string()])]);
-    assert!(took < Duration::from_secs(3), "the calls took {took:?}");
+    assert!(took < Duration::from_secs(10), "the calls took {took:?}");
 
     // The talker's kept connection was the oldest idle one, so it was closed for the flood;
     // its client reconnects once.
@@ -185,7 +185,7 @@ fn idle_connections_are_closed_after_the_idle_timeout() {
         assert_closed(c, Duration::from_secs(5));
     }
     let took = start.elapsed();
-    assert!(took >= idle && took < Duration::from_secs(3), "closed after {took:?}");
+    assert!(took >= idle && took < Duration::from_secs(10), "closed after {took:?}");
     wait_until("the server forgets them", Duration::from_secs(5), || server.connections() == 0);
 
     // A kept connection: answered, then closed after `keep_alive` with no further request.
@@ -200,7 +200,7 @@ fn idle_connections_are_closed_after_the_idle_timeout() {
     let took = start.elapsed();
     assert!(all.starts_with("HTTP/1.1 200") && all.ends_with("</methodResponse>\n"), "{all}");
     assert!(!all.contains("Connection: close"), "{all}");
-    assert!(took >= keep_alive && took < Duration::from_secs(3), "closed after {took:?}");
+    assert!(took >= keep_alive && took < Duration::from_secs(10), "closed after {took:?}");
 }
 
 /// Sends `prefix` at once, then one byte every 100 ms (at most 100); returns how long after the
@@ -235,12 +235,12 @@ fn a_trickling_request_is_closed_at_its_deadline() {
     // A head that never ends (one header line, a byte at a time).
     let (took, got) = trickle(addr, b"POST / HTTP/1.1\r\nX-Slow: ");
     assert!(got.is_empty(), "{:?}", String::from_utf8_lossy(&got));
-    assert!(took >= head && took < head + Duration::from_secs(2), "closed after {took:?}");
+    assert!(took >= head && took < head + Duration::from_secs(6), "closed after {took:?}");
 
     // A body that never ends.
     let (took, got) = trickle(addr, b"POST / HTTP/1.1\r\nContent-Length: 1000\r\n\r\n<?xml");
     assert!(got.is_empty(), "{:?}", String::from_utf8_lossy(&got));
-    assert!(took >= request && took < request + Duration::from_secs(2), "closed after {took:?}");
+    assert!(took >= request && took < request + Duration::from_secs(6), "closed after {took:?}");
 
     assert_eq!(handler.calls.load(Ordering::SeqCst), 0);
     wait_until("the server forgets them", Duration::from_secs(5), || server.connections() == 0);

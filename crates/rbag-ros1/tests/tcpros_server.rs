@@ -263,7 +263,7 @@ fn stalled_subscriber_drops_oldest_and_costs_only_itself() {
     for i in 0..N {
         let t = Instant::now();
         tp.publish(msg(i));
-        assert!(t.elapsed() < Duration::from_secs(1), "publish blocked");
+        assert!(t.elapsed() < Duration::from_secs(5), "publish blocked");
         assert_eq!(healthy.next_message().unwrap().unwrap(), msg(i));
     }
     let subs = tp.subscribers();
@@ -485,7 +485,7 @@ fn bad_publisher_dies_in_the_header() {
 #[test]
 fn bad_publisher_never_replies() {
     let (a, h) = fake_publisher(|s| {
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(Duration::from_secs(6));
         drop(s)
     });
     let t = Instant::now();
@@ -493,7 +493,7 @@ fn bad_publisher_never_replies() {
         Err(e) => e,
         Ok(_) => panic!("connected"),
     };
-    assert!(t.elapsed() < Duration::from_millis(1400), "the timeout was not applied");
+    assert!(t.elapsed() < Duration::from_secs(5), "the timeout was not applied");
     assert!(
         matches!(e, TcprosError::Wire { source: WireError::TimedOut { what: "connection header length" }, .. }),
         "{e}"

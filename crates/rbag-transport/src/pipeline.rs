@@ -47,6 +47,9 @@ pub struct Controls {
     pub snapshots: AtomicU64,
     /// Split requests not yet carried out.
     pub splits: AtomicU64,
+    /// Messages the pipeline has taken from the queue so far (written, held in a snapshot ring
+    /// or discarded while paused): what a caller waits on before a trigger.
+    pub taken: AtomicU64,
 }
 
 impl Controls {
@@ -78,6 +81,11 @@ impl Controls {
     /// Asks for the current file to end and the next to begin.
     pub fn split(&self) {
         self.splits.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Messages taken from the queue so far.
+    pub fn taken(&self) -> u64 {
+        self.taken.load(Ordering::SeqCst)
     }
 }
 
@@ -253,6 +261,7 @@ impl Pipeline {
                 true
             }
             Popped::Item(Queued::Message { key, receive_time_ns, data }) => {
+                self.controls.taken.fetch_add(1, Ordering::SeqCst);
                 match &mut self.target {
                     Target::Ring { ring, .. } => {
                         ring.push(key, receive_time_ns, data);

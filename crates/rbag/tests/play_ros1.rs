@@ -1087,9 +1087,10 @@ fn rate_control_topic_holds_playback_until_its_stamp_allows() {
     // Debian's rostopic stamps 1000.45 s: messages up to 1000.7 s (0.25 s ahead) may go.
     let stamp = |env: &mut Ros1Env, name: &str, secs: u32, nsecs: u32| {
         let mut c = env.command("/usr/bin/rostopic");
+        // Without `-1`, which exits 3 s after publishing, rostopic stays up with the message
+        // latched: a slow connection still gets it.
         c.args([
             "pub",
-            "-1",
             "/rc",
             "geometry_msgs/PointStamped",
             &format!("{{header: {{stamp: {{secs: {secs}, nsecs: {nsecs}}}}}}}"),

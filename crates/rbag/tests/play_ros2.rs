@@ -398,7 +398,7 @@ fn talker_reaches_cyclone(test: &str, storage: &str) {
 
     let mut sub = g.sub("rt/topic", "string", "10", &[]);
     let mut log_sub = g.sub("rt/rosout", "log", "10", &[]);
-    let log = g.play_at_once("play", &[bag.to_str().unwrap()]);
+    let log = g.play("play", &[bag.to_str().unwrap()]);
     assert!(log.contains("Done: 20 message(s) published"), "{log}");
 
     sub.expect_line("DONE", LONG);
@@ -445,7 +445,7 @@ fn ros1_bag_reaches_cyclone_converted_to_ros2() {
             (*t, g.sub(&format!("rt{t}"), kind, &n.to_string(), &["--no-hex"]))
         })
         .collect();
-    let log = g.play_at_once("play", &[bag.to_str().unwrap()]);
+    let log = g.play("play", &[bag.to_str().unwrap()]);
     assert!(!log.contains("is not played"), "every topic of the bag converts:\n{log}");
     for (t, sub) in &mut subs {
         let n = want.topics[*t].len();

@@ -667,9 +667,10 @@ fn best_effort_and_reliable_publishers_on_one_topic_are_both_recorded() {
     let Some(py) = setup(T) else { return };
     let domain = Domain::new();
     let dir = Dir::new(T);
-    // The first look at the graph comes at once (nothing there yet), the next after 8 s, by
-    // which time both publishers exist: rbag sees both offers when it subscribes.
-    let mut rec = record(&domain, dir.path(), "bag", &["-a", "-p", "8000"]);
+    // The first look at the graph comes at once (nothing there yet), the next after 15 s, by
+    // which time both publishers exist even on a loaded machine (two Python interpreters
+    // loading Cyclone): rbag sees both offers when it subscribes.
+    let mut rec = record(&domain, dir.path(), "bag", &["-a", "-p", "15000"]);
     rec.expect_err("Recording to");
     let t0 = Instant::now();
     let be = publisher(
@@ -698,7 +699,7 @@ fn best_effort_and_reliable_publishers_on_one_topic_are_both_recorded() {
     let log = rec.stderr();
     assert!(
         log.contains("some, but not all, publishers on topic /mixed offer reliable"),
-        "rbag did not see both offers when it subscribed (both publishers were up {ready_after:?} after rbag started, its second look was at 8 s):\n{log}"
+        "rbag did not see both offers when it subscribed (both publishers were up {ready_after:?} after rbag started, its second look was at 15 s):\n{log}"
     );
     let v = rosbags(&py, &rec.out);
     let got = payloads(&v, "/mixed");
@@ -739,9 +740,9 @@ fn qos_profile_overrides_replace_the_adapted_profile() {
     let overrides = dir.path().join("overrides.yaml");
     std::fs::write(&overrides, "/chatter:\n  reliability: best_effort\n  history: keep_all\nlatched:\n  reliability: reliable\n  durability: transient_local\n  history: keep_last\n  depth: 10\n").unwrap();
     let ov = overrides.to_str().unwrap();
-    // As in the mixed-QoS test: the second look at the graph (8 s) sees every publisher.
-    let mut with = record(&domain, dir.path(), "with", &["-a", "-p", "8000", "--qos-profile-overrides-path", ov]);
-    let mut without = record(&domain, dir.path(), "without", &["-a", "-p", "8000", "-x", "/chatter"]);
+    // As in the mixed-QoS test: the second look at the graph (15 s) sees every publisher.
+    let mut with = record(&domain, dir.path(), "with", &["-a", "-p", "15000", "--qos-profile-overrides-path", ov]);
+    let mut without = record(&domain, dir.path(), "without", &["-a", "-p", "15000", "-x", "/chatter"]);
     with.expect_err("Recording to");
     without.expect_err("Recording to");
     let t0 = Instant::now();
@@ -790,7 +791,7 @@ fn qos_profile_overrides_replace_the_adapted_profile() {
     if log.contains("some, but not all, publishers on topic /latched offer transient-local") {
         assert!(payloads(&vo, "/latched").is_empty(), "a volatile subscription got history:\n{log}");
     } else {
-        panic!("the recorder without overrides did not see both /latched publishers at once (they were up {up_after:?} after it started, its second look was at 8 s):\n{log}");
+        panic!("the recorder without overrides did not see both /latched publishers at once (they were up {up_after:?} after it started, its second look was at 15 s):\n{log}");
     }
     assert!(!with.stderr().contains("some, but not all"), "overrides replace the adapted profile:\n{}", with.stderr());
 }

@@ -374,7 +374,12 @@ fn include_unpublished_topics_records_a_topic_with_only_subscribers() {
         args.extend(flag);
         let rec = record(&domain, tmp.path(), &args);
         rec.wait_log("Recording to");
-        std::thread::sleep(Duration::from_secs(2));
+        if subscribed {
+            rec.wait_log("Subscribed to topic '/wanted'");
+        } else {
+            // Time for discovery to find the subscriber, which must not be recorded.
+            std::thread::sleep(Duration::from_secs(2));
+        }
         let log = rec.stop();
         assert_eq!(log.contains("Subscribed to topic '/wanted' (sensor_msgs/msg/Imu)"), subscribed, "{flag:?}:\n{log}");
         let meta = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
@@ -475,7 +480,11 @@ fn service_flags_choose_service_event_topics() {
         full.extend(["-o", bag.to_str().unwrap()]);
         let rec = record(&domain, tmp.path(), &full);
         rec.wait_log("Recording to");
-        std::thread::sleep(Duration::from_millis(1500));
+        for t in &want {
+            rec.wait_log(&format!("Subscribed to topic '{t}'"));
+        }
+        // Time for a topic that must not be recorded to show up.
+        std::thread::sleep(Duration::from_millis(1000));
         let log = rec.stop();
         let mut got: Vec<String> = log
             .lines()

@@ -201,7 +201,7 @@ fn zenoh_snapshot_service_writes_the_buffered_messages() {
         talker(&py, port, d, "/chatter", STRING, &string_hash, &["--count", "20", "--rate", "50", "--wait-sub", "30"]);
     exit_ok(&mut chatter);
     // Let the last samples reach the ring; nothing is written before the trigger.
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_millis(2000));
     assert!(!rec.stderr().contains("Snapshot"), "{}", rec.stderr());
     let success = call_recorder(&py, port, d, "snapshot", "Snapshot");
     assert_eq!(success.first(), Some(&1), "Snapshot's success: {success:?}");

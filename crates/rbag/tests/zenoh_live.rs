@@ -97,7 +97,8 @@ fn record_talkers(test: &str, external: bool) {
     exit_ok(&mut blob);
     exit_ok(&mut mystery);
     rec.expect_err("Subscribed to topic '/camera/compressed'");
-    std::thread::sleep(Duration::from_millis(500));
+    // The talkers have exited; a moment for their last samples to leave rbag's socket.
+    std::thread::sleep(Duration::from_millis(2000));
     assert_eq!(rec.finish(true), Some(0), "{}", rec.stderr());
     if let Some(r) = &mut router {
         r.kill();
