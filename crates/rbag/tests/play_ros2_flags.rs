@@ -154,6 +154,8 @@ fn message_order_sent_reaches_the_subscriber_in_send_time_order() {
         (vec![], storage.clone(), "default (received)"),
         (vec!["--message-order", "received"], storage.clone(), "received"),
         (vec!["--message-order", "sent", "--read-ahead-queue-size", "1"], storage.clone(), "sent, window 1"),
+        // rbag never loans messages: the flag is taken and changes nothing.
+        (vec!["--disable-loan-message"], storage.clone(), "--disable-loan-message"),
     ] {
         let mut sub = g.sub();
         let mut args = vec![bag, "-r", "4"];

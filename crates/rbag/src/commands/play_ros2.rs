@@ -126,6 +126,10 @@ pub struct Args {
     /// Do not read keys from the terminal.
     #[arg(long)]
     pub disable_keyboard_controls: bool,
+    /// Accepted as `ros2 bag play` takes it: rbag never publishes loaned messages (it writes
+    /// each recorded message straight from the bag), so there is nothing to disable.
+    #[arg(long)]
+    pub disable_loan_message: bool,
     /// After each message, wait up to MS milliseconds for every reliable subscriber to
     /// acknowledge it.
     #[arg(long, value_name = "MS")]
