@@ -691,6 +691,17 @@ impl ActionRequests for ZenohActionRequests {
     fn server_ready(&self) -> bool {
         self.clients.values().all(rbag_ros2::zenoh::ZenohClient::server_ready)
     }
+
+    /// Waits for the send_goal and cancel_goal queries to end (their servers answer at once);
+    /// a get_result query ends only with its goal, which playback does not wait for.
+    fn flush(&mut self, timeout: Duration) {
+        let end = Instant::now() + timeout;
+        for (service, client) in self.clients.iter() {
+            if *service != ActionService::GetResult {
+                client.flush(end.saturating_duration_since(Instant::now()));
+            }
+        }
+    }
 }
 
 #[cfg(test)]
