@@ -462,10 +462,12 @@ fn a_killed_convert_leaves_nothing_or_a_complete_bag() {
             if std::fs::symlink_metadata(&target).is_err() {
                 nothing += 1;
             } else {
-                assert!(status.success(), "{out} at {k}/21: the output exists but the convert was killed ({status})");
-                let r = rbag_storage::open(&target).unwrap();
+                // A kill can land after the rename, while rbag exits: the bag must be whole,
+                // whatever the exit status says.
+                let r = rbag_storage::open(&target)
+                    .unwrap_or_else(|e| panic!("{out} at {k}/21 ({status}): the output is not a bag: {e}"));
                 assert!(r.warnings().is_empty(), "{out}: {:?}", r.warnings());
-                assert_eq!(r.info().unwrap().message_count, n, "{out} at {k}/21");
+                assert_eq!(r.info().unwrap().message_count, n, "{out} at {k}/21 ({status})");
                 complete += 1;
                 let _ = std::fs::remove_dir_all(&target).or_else(|_| std::fs::remove_file(&target));
             }
