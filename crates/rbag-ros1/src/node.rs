@@ -533,7 +533,6 @@ fn run_link(node: Arc<Inner>, topic: String, publisher: String, id: u64) {
 mod tests {
     use super::*;
     use crate::master::Master;
-    use crate::slave::SlaveApi;
 
     /// A `registerSubscriber` reply listing no publisher, read after the master's later
     /// `publisherUpdate` already started a link, must not close it (the recorder lost every

@@ -657,12 +657,20 @@ fn mcap_record(op: u8, body: &[u8]) -> Vec<u8> {
     r
 }
 
+/// Ends a hand-built MCAP file: a Footer pointing at `summary_start` (no summary offsets, no
+/// CRC) and the closing magic.
+fn mcap_end(file: &mut Vec<u8>, summary_start: u64) {
+    let mut footer = summary_start.to_le_bytes().to_vec();
+    footer.extend_from_slice(&[0; 12]);
+    file.extend(mcap_record(0x02, &footer));
+    file.extend_from_slice(mcap::MAGIC);
+}
+
 /// Found by fuzzing: a summary Schema record whose name claims 4 GiB made the `mcap` crate
 /// allocate that much before checking. rbag parses summary records itself, within bounds.
 #[test]
 fn mcap_summary_record_with_a_lying_string_length() {
-    let magic = b"\x89MCAP0\r\n";
-    let mut file = magic.to_vec();
+    let mut file = mcap::MAGIC.to_vec();
     file.extend(mcap_record(0x01, &[0, 0, 0, 0, 0, 0, 0, 0]));
     file.extend(mcap_record(0x0F, &[0, 0, 0, 0]));
     let summary_start = file.len() as u64;
@@ -670,10 +678,7 @@ fn mcap_summary_record_with_a_lying_string_length() {
     schema.extend_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
     schema.extend_from_slice(b"std_msgs/msg/String");
     file.extend(mcap_record(0x03, &schema));
-    let mut footer = summary_start.to_le_bytes().to_vec();
-    footer.extend_from_slice(&[0; 12]);
-    file.extend(mcap_record(0x02, &footer));
-    file.extend_from_slice(magic);
+    mcap_end(&mut file, summary_start);
     // The summary is refused, the file is scanned (it holds no messages), nothing allocates.
     assert_eq!(replay_mcap(&file).unwrap(), 0);
 }
@@ -685,14 +690,14 @@ fn mcap_summary_record_with_a_lying_string_length() {
 /// messages on each. Counts a file claims are summed saturating.
 #[test]
 fn mcap_claimed_counts_that_overflow_when_summed() {
-    let magic = b"\x89MCAP0\r\n";
     let string = |out: &mut Vec<u8>, text: &str| {
         out.extend_from_slice(&(text.len() as u32).to_le_bytes());
         out.extend_from_slice(text.as_bytes());
     };
-    let mut file = magic.to_vec();
-    file.extend(mcap_record(0x01, &[0; 8])); // Header: empty profile and library
-                                             // An empty uncompressed Chunk: times, uncompressed size and CRC 0, compression "", no records.
+    let mut file = mcap::MAGIC.to_vec();
+    // Header: empty profile and library.
+    file.extend(mcap_record(0x01, &[0; 8]));
+    // An empty uncompressed Chunk: times, uncompressed size and CRC 0, compression "", no records.
     let chunk_start = file.len() as u64;
     let mut chunk = vec![0; 8 + 8 + 8 + 4];
     string(&mut chunk, "");
@@ -731,10 +736,7 @@ fn mcap_claimed_counts_that_overflow_when_summed() {
     string(&mut index, "");
     index.extend_from_slice(&[0; 16]); // compressed and uncompressed size
     file.extend(mcap_record(0x08, &index));
-    let mut footer = summary_start.to_le_bytes().to_vec();
-    footer.extend_from_slice(&[0; 12]);
-    file.extend(mcap_record(0x02, &footer));
-    file.extend_from_slice(magic);
+    mcap_end(&mut file, summary_start);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("counts.mcap");
     std::fs::write(&path, &file).unwrap();

@@ -38,7 +38,7 @@ pub fn wall_clock() -> Now {
 }
 
 /// Requests to a running recording, from any thread: a keyboard, a signal handler's poller, a
-/// control service. The pipeline acts on them at its next step.
+/// control service. The pipeline acts on them at its next step, and counts here what it took.
 #[derive(Debug, Default)]
 pub struct Controls {
     /// While set, messages are discarded (connections are still learned).
